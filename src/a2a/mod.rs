@@ -1,0 +1,65 @@
+//! The A2A client: a thin one of our own on reqwest + serde_json (a2a-facts.md: the official Rust
+//! client cannot reach v0.3 agents, hides the HTTP status, has no per-request timeout or OAuth).
+//!
+//! Contract used by the rest of the crate (ops, poller, MCP, doctor): [`Worker`] with
+//! `card`/`send`/`get_task`/`cancel`, each cut off at a caller-given deadline, returning
+//! [`TaskView`] or a classified [`A2aError`].
+
+use crate::core::task::TaskState;
+use serde::Serialize;
+
+/// Errors the callers branch on (STYLE.md convention 2): the poller clears the token on `Auth`,
+/// counts `Timeout`/`Unreachable`/`Protocol` as failed polls, stops on `TaskNotFound`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum A2aError {
+    #[error("the worker refused our credentials (HTTP {status})")]
+    Auth { status: u16 },
+    #[error("no answer within {0:.1} s")]
+    Timeout(f64),
+    #[error("cannot reach the worker: {0}")]
+    Unreachable(String),
+    #[error("the worker's answer is not A2A: {0}")]
+    Protocol(String),
+    #[error("the worker does not know this task")]
+    TaskNotFound,
+    #[error("the task can no longer be canceled")]
+    NotCancelable,
+    #[error("the worker answered error {code}: {message}")]
+    Rpc { code: i64, message: String },
+}
+
+/// What a send, GetTask or CancelTask tells about a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskView {
+    pub task_id: String,
+    pub context_id: Option<String>,
+    pub state: TaskState,
+    /// The state exactly as the worker spelled it (kept for `unknown`).
+    pub wire_state: String,
+    /// Result text: artifacts' text parts, then the status message; file and data parts summarised.
+    pub text: Option<String>,
+    /// For input-required / auth-required: what the worker asks.
+    pub question: Option<String>,
+}
+
+/// The parts of an agent card that `worker show`, the `workers` tool and `doctor` print.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CardSummary {
+    pub name: String,
+    pub description: String,
+    pub skills: Vec<SkillSummary>,
+    /// e.g. "1.0 JSONRPC http://…/a2a" or "0.3 JSONRPC http://…/"
+    pub protocol: String,
+    /// e.g. ["bearer", "apiKey header X-API-Key", "oauth2 client credentials https://…/token"]
+    pub auth: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillSummary {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+}
+
+mod client;
+pub use client::{Worker, http_client};

@@ -1,0 +1,214 @@
+//! Every command-line type, and no logic (zoxide `src/cmd/cmd.rs`). The doors are INTERFACES.md's;
+//! extend them, never change them.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "a2a-mod",
+    version,
+    about = "Hand work from Claude Code to remote A2A agents (workers), and be woken when it ends",
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Add, remove, list or show workers (remote A2A agents)
+    #[command(subcommand)]
+    Worker(WorkerCmd),
+    /// Send a message to a worker; wait the inline window, then print the result or the task id
+    Send(SendArgs),
+    /// Fetch a task's state and result now (re-tracks a dropped live task)
+    Task(TaskArgs),
+    /// Cancel a task
+    Cancel(TaskArgs),
+    /// List this session's tasks
+    Tasks(TasksArgs),
+    /// Run the embedded scripted A2A worker (for the demo and tests)
+    FakeWorker(FakeWorkerArgs),
+    /// Wire a2a-mod into Claude Code: plugin, status line, permissions
+    Install(InstallArgs),
+    /// Check the install, the workers and the session state, one line per check
+    Doctor,
+    /// Show the whole loop with the embedded fake worker, no set-up needed
+    Demo,
+    /// The MCP stdio server Claude Code starts (server name `a2a`)
+    Mcp,
+    /// Print the status line for the session named in Claude Code's JSON on stdin
+    Statusline(StatuslineArgs),
+    /// Claude Code hook entry points (JSON on stdin)
+    Hook(HookArgs),
+    /// The plugin's monitor: prints one line each time tasks of this session end
+    Watch(WatchArgs),
+    /// The background poller of one session (started by a2a-mod itself)
+    #[command(hide = true)]
+    Poller(PollerArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkerCmd {
+    /// Add a worker: fetches its agent card first (unless --no-check)
+    Add(WorkerAddArgs),
+    /// Remove a worker; its live tasks stop being tracked and Claude is told
+    Remove { alias: String },
+    /// List the configured workers
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a worker's agent card: name, description, skills, protocol, auth
+    Show {
+        alias: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerAddArgs {
+    pub alias: String,
+    pub url: String,
+    /// Send `Authorization: Bearer $VAR`
+    #[arg(long, value_name = "VAR", group = "auth")]
+    pub bearer_env: Option<String>,
+    /// Send the API key in $VAR in a header
+    #[arg(long, value_name = "VAR", group = "auth")]
+    pub api_key_env: Option<String>,
+    /// The API key header (default: the card's, else X-API-Key)
+    #[arg(long, value_name = "H", requires = "api_key_env")]
+    pub api_key_header: Option<String>,
+    /// Bearer token = stdout of this command, cached until a 401/403
+    #[arg(long, value_name = "CMD", group = "auth")]
+    pub token_cmd: Option<String>,
+    /// OAuth2 client credentials: the client id
+    #[arg(long, value_name = "ID", group = "auth", requires = "oauth_secret_env")]
+    pub oauth_client_id: Option<String>,
+    /// OAuth2 client credentials: the env var holding the client secret
+    #[arg(long, value_name = "VAR", requires = "oauth_client_id")]
+    pub oauth_secret_env: Option<String>,
+    /// OAuth2 token URL (default: the card's)
+    #[arg(long, value_name = "URL", requires = "oauth_client_id")]
+    pub oauth_token_url: Option<String>,
+    /// OAuth2 scope
+    #[arg(long, value_name = "S", requires = "oauth_client_id")]
+    pub oauth_scope: Option<String>,
+    /// Do not fetch the agent card now
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SessionArg {
+    /// Session id (default: $CLAUDE_CODE_SESSION_ID, else `cli`)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    pub alias: String,
+    #[arg(required = true, num_args = 1..)]
+    pub message: Vec<String>,
+    /// Answer an input-required task
+    #[arg(long, value_name = "ID")]
+    pub task_id: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    pub task_id: String,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// Session id (default: $CLAUDE_CODE_SESSION_ID, else `cli`)
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub session: Option<String>,
+    /// Every session's tasks
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FakeWorkerArgs {
+    /// Port on 127.0.0.1 (default: one the OS picks)
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Require `Authorization: Bearer $VAR`
+    #[arg(long, value_name = "VAR")]
+    pub bearer_env: Option<String>,
+    /// Serve only v0.3 (card with `url`, v1 methods answer -32601)
+    #[arg(long)]
+    pub v03_only: bool,
+    /// Issue OAuth2 client-credentials tokens that expire after N seconds, and require them
+    #[arg(long, value_name = "SECS")]
+    pub oauth_ttl: Option<f64>,
+    /// Append one JSON line per request received to this file (tests read it)
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Scope {
+    User,
+    Project,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+    /// Show what would change, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove our entries and restore the previous status line
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Run this status-line command first (same stdin) and print its output above ours
+    #[arg(long, value_name = "CMD")]
+    pub then: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    #[arg(value_enum)]
+    pub event: HookEvent,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum HookEvent {
+    SessionStart,
+    UserPromptSubmit,
+    PostToolUse,
+    Wake,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+}
+
+#[derive(Debug, Args)]
+pub struct PollerArgs {
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+}

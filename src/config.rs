@@ -1,0 +1,341 @@
+//! `config.toml`: workers, `[timing]`, `[statusline]` (INTERFACES.md). Read strictly: an unknown
+//! key or a bad value is a one-line error naming the key and the file. Written surgically through
+//! `toml_edit`, so a user's comments and order survive `worker add`/`remove`; always 0600, because
+//! it names where secrets come from.
+
+use anyhow::{Context, Result, anyhow};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub workers: BTreeMap<String, WorkerConfig>,
+    pub timing: Timing,
+    pub statusline: StatuslineConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_header: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_cmd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthConfig>,
+    /// Force a protocol version ("1.0" or "0.3") instead of reading it from the card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    pub client_id: String,
+    pub client_secret_env: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// The seed's numbers (how-it-works.md) are the defaults; tests shorten them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timing {
+    /// Gaps between the inline window's GetTask calls: 0.5, 1, 2, 4 s after the send.
+    pub inline_polls_s: Vec<f64>,
+    pub poll_interval_s: f64,
+    pub poll_timeout_s: f64,
+    pub max_failed_polls: u32,
+    pub done_display_s: f64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            inline_polls_s: vec![0.5, 1.0, 2.0, 4.0],
+            poll_interval_s: 5.0,
+            poll_timeout_s: 15.0,
+            max_failed_polls: 6,
+            done_display_s: 5.0,
+        }
+    }
+}
+
+impl Timing {
+    pub fn inline_gaps(&self) -> Vec<Duration> {
+        self.inline_polls_s.iter().map(|s| secs(*s)).collect()
+    }
+    pub fn poll_interval(&self) -> Duration {
+        secs(self.poll_interval_s)
+    }
+    pub fn poll_timeout(&self) -> Duration {
+        secs(self.poll_timeout_s)
+    }
+    pub fn done_display_ms(&self) -> i64 {
+        (self.done_display_s * 1000.0) as i64
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let ok = |v: f64| v.is_finite() && v >= 0.0 && v <= 86_400.0;
+        if let Some(v) = self.inline_polls_s.iter().find(|v| !ok(**v)) {
+            return Err(format!(
+                "timing.inline_polls_s: {v} is not a number of seconds between 0 and 86400"
+            ));
+        }
+        for (k, v) in [
+            ("poll_interval_s", self.poll_interval_s),
+            ("poll_timeout_s", self.poll_timeout_s),
+            ("done_display_s", self.done_display_s),
+        ] {
+            if !ok(v) {
+                return Err(format!(
+                    "timing.{k}: {v} is not a number of seconds between 0 and 86400"
+                ));
+            }
+        }
+        if self.poll_interval_s < 0.05 {
+            return Err("timing.poll_interval_s: must be at least 0.05".into());
+        }
+        if self.max_failed_polls == 0 {
+            return Err("timing.max_failed_polls: must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Seconds from config as a `Duration`; `Duration::from_secs_f64` panics on negative or NaN, and
+/// config is validated, but this never panics whatever it is given.
+pub fn secs(s: f64) -> Duration {
+    if s.is_finite() && s > 0.0 {
+        Duration::from_secs_f64(s.min(1e9))
+    } else {
+        Duration::ZERO
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StatuslineConfig {
+    pub theme: String,
+    pub animations: bool,
+}
+
+impl Default for StatuslineConfig {
+    fn default() -> Self {
+        StatuslineConfig {
+            theme: "default".into(),
+            animations: true,
+        }
+    }
+}
+
+impl Config {
+    /// A missing file is an empty config; a bad one is an error naming the file and the key.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        Config::parse(&text).map_err(|e| {
+            anyhow!(
+                "bad config {}: {e} — fix or remove that key",
+                quote_path(path)
+            )
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let cfg: Config = toml_edit::de::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        cfg.timing.validate()?;
+        for (alias, w) in &cfg.workers {
+            validate_alias(alias).map_err(|e| format!("workers.{alias}: {e}"))?;
+            validate_url(&w.url).map_err(|e| format!("workers.{alias}.url: {e}"))?;
+            let auths = [
+                w.bearer_env.is_some(),
+                w.api_key_env.is_some(),
+                w.token_cmd.is_some(),
+                w.oauth.is_some(),
+            ];
+            if auths.iter().filter(|b| **b).count() > 1 {
+                return Err(format!(
+                    "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth"
+                ));
+            }
+            if let Some(p) = &w.protocol
+                && p != "1.0"
+                && p != "0.3"
+            {
+                return Err(format!(
+                    "workers.{alias}.protocol: {p:?} is not \"1.0\" or \"0.3\""
+                ));
+            }
+        }
+        Ok(cfg)
+    }
+
+    pub fn worker(&self, alias: &str) -> Result<&WorkerConfig> {
+        self.workers.get(alias).ok_or_else(|| {
+            anyhow!("worker {alias:?} not found — run `a2a-mod worker list`, or add it with `a2a-mod worker add {alias} <url>`")
+        })
+    }
+}
+
+pub fn validate_alias(alias: &str) -> Result<(), String> {
+    if alias.is_empty()
+        || alias.len() > 64
+        || !alias
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return Err(format!(
+            "alias {alias:?} must be 1-64 letters, digits, '-', '_' or '.'"
+        ));
+    }
+    Ok(())
+}
+
+pub fn validate_url(url: &str) -> Result<(), String> {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
+        Ok(_) => Err(format!("{url:?} is not an http(s) URL")),
+        Err(e) => Err(format!("{url:?} is not a URL ({e})")),
+    }
+}
+
+/// Adds or replaces `[workers.<alias>]`, keeping the rest of the file (comments included).
+pub fn save_worker(path: &Path, alias: &str, w: &WorkerConfig) -> Result<()> {
+    let mut doc = load_doc(path)?;
+    let value = toml_edit::ser::to_document(w)
+        .map_err(|e| anyhow!("cannot write worker {alias:?}: {e}"))?;
+    let workers = doc
+        .entry("workers")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or_else(|| {
+            anyhow!(
+                "bad config {}: `workers` is not a table — fix it by hand",
+                quote_path(path)
+            )
+        })?;
+    let mut table = value.as_table().clone();
+    table.set_implicit(false);
+    workers.insert(alias, toml_edit::Item::Table(table));
+    save_doc(path, &doc)
+}
+
+/// Removes `[workers.<alias>]`; false when there was none.
+pub fn remove_worker(path: &Path, alias: &str) -> Result<bool> {
+    let mut doc = load_doc(path)?;
+    let removed = doc
+        .get_mut("workers")
+        .and_then(|w| w.as_table_like_mut())
+        .and_then(|t| t.remove(alias))
+        .is_some();
+    if removed {
+        save_doc(path, &doc)?;
+    }
+    Ok(removed)
+}
+
+fn load_doc(path: &Path) -> Result<toml_edit::DocumentMut> {
+    // Parse strictly first so a broken file is refused untouched rather than rewritten.
+    Config::load(path)?;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    text.parse::<toml_edit::DocumentMut>().map_err(|e| {
+        anyhow!(
+            "bad config {}: {} — fix it by hand",
+            quote_path(path),
+            one_line(&e.to_string())
+        )
+    })
+}
+
+fn save_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<()> {
+    crate::fsx::write_atomic(path, doc.to_string().as_bytes(), Some(0o600))
+}
+
+pub fn quote_path(p: &Path) -> String {
+    format!("\"{}\"", p.display())
+}
+
+/// toml_edit's errors span several lines with a source excerpt; users get one line.
+fn one_line(s: &str) -> String {
+    let mut parts: Vec<&str> = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('|')
+                && !l.starts_with("-->")
+                && !l
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '|' || c == ' ' || c == '^')
+        })
+        .collect();
+    parts.dedup();
+    parts.join(": ").replace("TOML parse error at ", "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_seed() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.timing.inline_polls_s, [0.5, 1.0, 2.0, 4.0]);
+        assert_eq!(c.timing.poll_interval_s, 5.0);
+        assert_eq!(c.timing.poll_timeout_s, 15.0);
+        assert_eq!(c.timing.max_failed_polls, 6);
+        assert_eq!(c.timing.done_display_s, 5.0);
+        assert_eq!(c.statusline, StatuslineConfig::default());
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::parse("[workers.fake]\nurl = \"http://x\"\ncolour = 1\n").unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let e = Config::parse("[timing]\npoll_interval_s = -1\n").unwrap_err();
+        assert!(e.contains("poll_interval_s"), "{e}");
+    }
+
+    #[test]
+    fn save_keeps_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(&p, "# mine\n[timing]\npoll_interval_s = 1 # fast\n").unwrap();
+        let w = WorkerConfig {
+            url: "http://127.0.0.1:1".into(),
+            bearer_env: Some("T".into()),
+            ..Default::default()
+        };
+        save_worker(&p, "fake", &w).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("# mine") && text.contains("# fast"), "{text}");
+        let c = Config::load(&p).unwrap();
+        assert_eq!(c.workers["fake"], w);
+        assert!(remove_worker(&p, "fake").unwrap());
+        assert!(Config::load(&p).unwrap().workers.is_empty());
+        assert!(!remove_worker(&p, "fake").unwrap());
+    }
+}

@@ -1,0 +1,187 @@
+//! Task states as a2a-mod sees them, whatever the worker's protocol version.
+//!
+//! Pure: no IO. The A2A client maps wire spellings here; the store, the status line and the wake-up
+//! read only this enum. The seed's rule (how-it-works.md): a task is *live* while the worker reports
+//! submitted or working; any other state, an unrecognised one included, ends tracking.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    Submitted,
+    Working,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+    InputRequired,
+    AuthRequired,
+    Unknown,
+}
+
+impl TaskState {
+    pub const ALL: [TaskState; 9] = [
+        TaskState::Submitted,
+        TaskState::Working,
+        TaskState::Completed,
+        TaskState::Failed,
+        TaskState::Canceled,
+        TaskState::Rejected,
+        TaskState::InputRequired,
+        TaskState::AuthRequired,
+        TaskState::Unknown,
+    ];
+
+    /// Reads every spelling seen on the wire: v0.3 JSON-RPC (`input-required`), v1 and REST
+    /// proto-JSON (`TASK_STATE_INPUT_REQUIRED`, `TASK_STATE_CANCELLED`). Anything else is `Unknown`,
+    /// never an error: an unrecognised state ends tracking instead of failing the poll.
+    pub fn from_wire(s: &str) -> TaskState {
+        let s = s.trim();
+        let s = s.strip_prefix("TASK_STATE_").unwrap_or(s);
+        match s.to_ascii_lowercase().replace('_', "-").as_str() {
+            "submitted" => TaskState::Submitted,
+            "working" => TaskState::Working,
+            "completed" => TaskState::Completed,
+            "failed" => TaskState::Failed,
+            "canceled" | "cancelled" => TaskState::Canceled,
+            "rejected" => TaskState::Rejected,
+            "input-required" => TaskState::InputRequired,
+            "auth-required" => TaskState::AuthRequired,
+            _ => TaskState::Unknown,
+        }
+    }
+
+    /// The spelling of INTERFACES.md, used in structured results, the store and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Submitted => "submitted",
+            TaskState::Working => "working",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Canceled => "canceled",
+            TaskState::Rejected => "rejected",
+            TaskState::InputRequired => "input-required",
+            TaskState::AuthRequired => "auth-required",
+            TaskState::Unknown => "unknown",
+        }
+    }
+
+    /// Parses our own spelling (the store's); anything else is `Unknown`.
+    pub fn parse(s: &str) -> TaskState {
+        TaskState::from_wire(s)
+    }
+
+    /// Live = the background poller keeps polling it.
+    pub fn is_live(self) -> bool {
+        matches!(self, TaskState::Submitted | TaskState::Working)
+    }
+
+    /// The worker waits for something from Claude or the user.
+    pub fn is_waiting(self) -> bool {
+        matches!(self, TaskState::InputRequired | TaskState::AuthRequired)
+    }
+
+    /// The A2A terminal states: nothing more can happen to the task.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected
+        )
+    }
+
+    /// The wake-line symbol of INTERFACES.md.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TaskState::Completed => "✓",
+            TaskState::Failed | TaskState::Rejected => "✕",
+            TaskState::Canceled => "⊘",
+            _ => "?",
+        }
+    }
+}
+
+impl std::fmt::Display for TaskState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a task stopped being tracked, beyond the worker's own state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The worker reported a state other than submitted/working.
+    State,
+    /// `max_failed_polls` polls in a row failed.
+    Lost,
+    /// The worker was removed from config while the task was live.
+    Removed,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::State => "state",
+            EndReason::Lost => "lost",
+            EndReason::Removed => "removed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<EndReason> {
+        match s {
+            "state" => Some(EndReason::State),
+            "lost" => Some(EndReason::Lost),
+            "removed" => Some(EndReason::Removed),
+            _ => None,
+        }
+    }
+}
+
+/// The exact lost-contact message of INTERFACES.md.
+pub fn lost_contact_message(alias: &str, task_id: &str, max_failed_polls: u32) -> String {
+    format!(
+        "{alias} task {task_id}: lost contact with the worker after {max_failed_polls} failed checks. Use the task tool to try again."
+    )
+}
+
+/// What Claude is told when a worker is removed while its task was live.
+pub fn removed_message(alias: &str, task_id: &str) -> String {
+    format!(
+        "{alias} task {task_id}: no longer tracked because worker \"{alias}\" was removed. Add the worker again and use the task tool to check it."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_spellings() {
+        for s in TaskState::ALL {
+            assert_eq!(TaskState::from_wire(s.as_str()), s);
+        }
+        assert_eq!(
+            TaskState::from_wire("TASK_STATE_INPUT_REQUIRED"),
+            TaskState::InputRequired
+        );
+        assert_eq!(
+            TaskState::from_wire("TASK_STATE_CANCELLED"),
+            TaskState::Canceled
+        );
+        assert_eq!(
+            TaskState::from_wire("TASK_STATE_CANCELED"),
+            TaskState::Canceled
+        );
+        assert_eq!(
+            TaskState::from_wire("TASK_STATE_UNSPECIFIED"),
+            TaskState::Unknown
+        );
+        assert_eq!(TaskState::from_wire("paused"), TaskState::Unknown);
+        assert_eq!(TaskState::from_wire(""), TaskState::Unknown);
+    }
+
+    #[test]
+    fn only_submitted_and_working_are_live() {
+        let live: Vec<_> = TaskState::ALL.iter().filter(|s| s.is_live()).collect();
+        assert_eq!(live, [&TaskState::Submitted, &TaskState::Working]);
+    }
+}

@@ -1,0 +1,109 @@
+//! File-system helpers every writer shares: atomic writes (zoxide `util::write`) and lock files.
+
+use anyhow::{Context, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Writes `bytes` to `path` so a reader sees either the old file or the new one, never half:
+/// a temp file in the same folder, `sync_all`, rename. `mode` sets the permissions (0600 for files
+/// that name secrets' sources); otherwise an existing file keeps its own.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mode = mode.or_else(|| {
+        fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    });
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| -> Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode.unwrap_or(0o644))
+            .open(&tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        if let Some(m) = mode {
+            f.set_permissions(fs::Permissions::from_mode(m))?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// An exclusive advisory lock held for the life of the returned file. The OS drops it when the
+/// holder dies, `kill -9` included, which is what makes "exactly one poller" survive crashes.
+pub fn try_lock(path: &Path) -> Result<Option<File>> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("cannot open lock file {}", path.display()))?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
+/// Whether some process holds the lock at `path` (without keeping it).
+pub fn is_locked(path: &Path) -> bool {
+    let Ok(f) = OpenOptions::new().read(true).write(true).open(path) else {
+        return false;
+    };
+    matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_keeps_mode_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        write_atomic(&p, b"one", Some(0o600)).unwrap();
+        write_atomic(&p, b"two", None).unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn lock_is_exclusive_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        let held = try_lock(&p).unwrap().expect("first lock");
+        assert!(try_lock(&p).unwrap().is_none());
+        assert!(is_locked(&p));
+        drop(held);
+        assert!(!is_locked(&p));
+        assert!(try_lock(&p).unwrap().is_some());
+    }
+}

@@ -1,0 +1,12 @@
+//! a2a-mod: Claude Code hands work to remote A2A agents ("workers") and is woken when it ends.
+//! The lib exists so `tests/` and `benches/` reach internals; `main.rs` only routes.
+
+pub mod a2a;
+pub mod cli;
+pub mod config;
+pub mod core;
+pub mod env;
+pub mod error;
+pub mod fake_worker;
+pub mod fsx;
+pub mod secret;
