@@ -10,3 +10,4 @@ pub mod error;
 pub mod fake_worker;
 pub mod fsx;
 pub mod secret;
+pub mod state;

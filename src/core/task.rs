@@ -185,3 +185,18 @@ mod tests {
         assert_eq!(live, [&TaskState::Submitted, &TaskState::Working]);
     }
 }
+
+/// What one poll (or an inline GetTask) changes about a tracked task; computed by
+/// [`crate::core::schedule`], applied by the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollUpdate {
+    pub state: TaskState,
+    pub text: Option<String>,
+    pub question: Option<String>,
+    pub context_id: Option<String>,
+    pub failed_polls: u32,
+    pub last_error: Option<String>,
+    /// `Some` ends tracking now.
+    pub end: Option<EndReason>,
+    pub next_poll_ms: Option<i64>,
+}

@@ -1,0 +1,13 @@
+//! The session store: one SQLite file per Claude Code session, `state/sessions/<id>.db`, WAL.
+//!
+//! Writers (the poller, the MCP server, hooks, the monitor, user commands) all write through
+//! `BEGIN IMMEDIATE` transactions with a generous busy timeout, so a concurrent writer waits instead
+//! of failing with `database is locked`; readers (the status line, every second) use
+//! [`Store::open_read`]: `query_only`, a short busy timeout and no checkpoint on close, so the hot
+//! path never writes. No secrets are ever stored here.
+
+mod schema;
+pub mod session;
+mod store;
+
+pub use store::{NewTask, Store, TaskRecord};

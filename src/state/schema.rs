@@ -1,0 +1,30 @@
+//! Append-only migrations on `PRAGMA user_version` (atuin AGENTS.md): never edit a shipped step,
+//! add the next one.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the tasks of one session.
+    "CREATE TABLE tasks (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        worker       TEXT NOT NULL,
+        task_id      TEXT NOT NULL,
+        context_id   TEXT,
+        message      TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        started_ms   INTEGER NOT NULL,
+        updated_ms   INTEGER NOT NULL,
+        ended_ms     INTEGER,
+        end_reason   TEXT,
+        tracked      INTEGER NOT NULL DEFAULT 0,
+        next_poll_ms INTEGER,
+        failed_polls INTEGER NOT NULL DEFAULT 0,
+        last_error   TEXT,
+        result       TEXT,
+        question     TEXT,
+        announced_ms INTEGER,
+        delivered_ms INTEGER,
+        UNIQUE (worker, task_id)
+    );
+    CREATE INDEX tasks_ended ON tasks (ended_ms);
+    CREATE INDEX tasks_state ON tasks (state);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+];
