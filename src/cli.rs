@@ -52,7 +52,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum WorkerCmd {
     /// Add a worker: fetches its agent card first (unless --no-check)
-    Add(WorkerAddArgs),
+    Add(Box<WorkerAddArgs>),
     /// Remove a worker; its live tasks stop being tracked and Claude is told
     Remove { alias: String },
     /// List the configured workers

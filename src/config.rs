@@ -86,7 +86,7 @@ impl Timing {
     }
 
     fn validate(&self) -> Result<(), String> {
-        let ok = |v: f64| v.is_finite() && v >= 0.0 && v <= 86_400.0;
+        let ok = |v: f64| (0.0..=86_400.0).contains(&v);
         if let Some(v) = self.inline_polls_s.iter().find(|v| !ok(**v)) {
             return Err(format!(
                 "timing.inline_polls_s: {v} is not a number of seconds between 0 and 86400"

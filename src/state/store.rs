@@ -284,14 +284,11 @@ impl Store {
     pub fn record_seen(
         &self,
         worker: &str,
-        task_id: &str,
-        state: TaskState,
-        result: Option<&str>,
-        question: Option<&str>,
+        view: &crate::a2a::TaskView,
         next_poll_ms: i64,
         now: i64,
     ) -> Result<()> {
-        let live = state.is_live();
+        let live = view.state.is_live();
         self.write(|c| {
             c.execute(
                 "UPDATE tasks SET state = ?3, result = COALESCE(?4, result), question = ?5,
@@ -305,10 +302,10 @@ impl Store {
                  WHERE worker = ?1 AND task_id = ?2",
                 params![
                     worker,
-                    task_id,
-                    state.as_str(),
-                    result,
-                    question,
+                    view.task_id,
+                    view.state.as_str(),
+                    view.text,
+                    view.question,
                     now,
                     live,
                     live.then_some(next_poll_ms),
