@@ -3,11 +3,15 @@
 
 pub mod a2a;
 pub mod cli;
+pub mod cmd;
 pub mod config;
 pub mod core;
 pub mod env;
 pub mod error;
 pub mod fake_worker;
 pub mod fsx;
+pub mod log;
+pub mod ops;
+pub mod poller;
 pub mod secret;
 pub mod state;

@@ -1,7 +1,8 @@
 //! Entry point: parse, route, render an error as one line and map it to an exit code.
 //! The status line and hooks are routed before any runtime is built (hot path, STYLE.md).
 
-use a2a_mod::cli::Cli;
+use a2a_mod::cli::{Cli, Command};
+use a2a_mod::{cmd, env::Ctx, error};
 use clap::Parser;
 
 fn main() {
@@ -9,13 +10,42 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
-                a2a_mod::error::EXIT_USAGE
+                error::EXIT_USAGE
             } else {
-                0
+                error::EXIT_OK
             };
             let _ = e.print();
             std::process::exit(code);
         }
     };
-    let _ = cli;
+    let code = match run(cli) {
+        Ok(()) => error::EXIT_OK,
+        Err(e) if error::is_broken_pipe(&e) => error::EXIT_OK,
+        Err(e) => {
+            eprintln!("{}", error::render(&e));
+            error::EXIT_FAILURE
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let ctx = Ctx::from_env()?;
+    match cli.command {
+        Command::Poller(a) => {
+            a2a_mod::log::init_file(&ctx, "poller");
+            cmd::runtime()?.block_on(a2a_mod::poller::run(ctx, a.session))
+        }
+        command => {
+            a2a_mod::log::init_stderr();
+            match command {
+                Command::Worker(w) => cmd::worker::run(&ctx, w),
+                Command::Send(a) => cmd::tasks::send(&ctx, a),
+                Command::Task(a) => cmd::tasks::task(&ctx, a),
+                Command::Cancel(a) => cmd::tasks::cancel(&ctx, a),
+                Command::Tasks(a) => cmd::tasks::tasks(&ctx, a),
+                other => Err(anyhow::anyhow!("{other:?} is not built yet")),
+            }
+        }
+    }
 }

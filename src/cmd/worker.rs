@@ -1,0 +1,173 @@
+//! `worker add|remove|list|show` over `config.toml`.
+
+use super::{load, out, out_json, runtime};
+use crate::a2a::{CardSummary, Worker};
+use crate::cli::{WorkerAddArgs, WorkerCmd};
+use crate::config::{self, OAuthConfig, WorkerConfig};
+use crate::env::{Ctx, now_ms};
+use crate::ops::worker_error;
+use crate::state::{Store, session};
+use anyhow::{Result, anyhow};
+use std::time::Duration;
+
+/// How long `worker add` and `worker show` wait for a card.
+const CARD_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub fn run(ctx: &Ctx, cmd: WorkerCmd) -> Result<()> {
+    match cmd {
+        WorkerCmd::Add(a) => add(ctx, *a),
+        WorkerCmd::Remove { alias } => remove(ctx, &alias),
+        WorkerCmd::List { json } => list(ctx, json),
+        WorkerCmd::Show { alias, json } => show(ctx, &alias, json),
+    }
+}
+
+fn fetch_card(alias: &str, cfg: &WorkerConfig) -> Result<CardSummary> {
+    let worker = Worker::new(alias, cfg.clone(), crate::a2a::http_client());
+    runtime()?
+        .block_on(worker.card(tokio::time::Instant::now() + CARD_TIMEOUT))
+        .map_err(|e| worker_error(alias, &cfg.url, &e))
+}
+
+fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
+    config::validate_alias(&a.alias).map_err(|e| anyhow!("{e} — pick another alias"))?;
+    config::validate_url(&a.url)
+        .map_err(|e| anyhow!("{e} — give the worker's base URL, e.g. https://agent.example.com"))?;
+    let cfg = WorkerConfig {
+        url: a.url.trim_end_matches('/').to_string(),
+        bearer_env: a.bearer_env,
+        api_key_env: a.api_key_env,
+        api_key_header: a.api_key_header,
+        token_cmd: a.token_cmd,
+        oauth: a.oauth_client_id.map(|client_id| OAuthConfig {
+            client_id,
+            client_secret_env: a.oauth_secret_env.unwrap_or_default(),
+            token_url: a.oauth_token_url,
+            scope: a.oauth_scope,
+        }),
+        protocol: None,
+    };
+    let existed = load(ctx)?.workers.contains_key(&a.alias);
+    let card = if a.no_check {
+        None
+    } else {
+        Some(fetch_card(&a.alias, &cfg)?)
+    };
+    config::save_worker(&ctx.config_path(), &a.alias, &cfg)?;
+    let verb = if existed { "updated" } else { "added" };
+    match card {
+        Some(c) => out(&format!(
+            "{verb} worker {:?}: {} ({})",
+            a.alias,
+            one_line(&c.name),
+            c.protocol
+        )),
+        None => out(&format!("{verb} worker {:?} (card not checked)", a.alias)),
+    }
+}
+
+fn remove(ctx: &Ctx, alias: &str) -> Result<()> {
+    if !config::remove_worker(&ctx.config_path(), alias)? {
+        return Err(anyhow!(
+            "worker {alias:?} not found — run `a2a-mod worker list`"
+        ));
+    }
+    // Live tasks of this worker, in every session, stop being tracked; Claude is told with the
+    // next wake-up or hidden context.
+    let now = now_ms();
+    let mut dropped = 0;
+    for id in session::list(ctx) {
+        let path = session::db_path(ctx, &id);
+        match Store::open(&path).and_then(|s| s.end_removed(alias, now)) {
+            Ok(n) => dropped += n,
+            Err(e) => tracing::warn!("cannot update {}: {e:#}", path.display()),
+        }
+    }
+    if dropped > 0 {
+        out(&format!(
+            "removed worker {alias:?}; {dropped} live task(s) no longer tracked (Claude will be told)"
+        ))
+    } else {
+        out(&format!("removed worker {alias:?}"))
+    }
+}
+
+fn auth_of(w: &WorkerConfig) -> String {
+    if let Some(v) = &w.bearer_env {
+        format!("bearer from ${v}")
+    } else if let Some(v) = &w.api_key_env {
+        format!(
+            "api key from ${v} in {}",
+            w.api_key_header.as_deref().unwrap_or("the card's header")
+        )
+    } else if w.token_cmd.is_some() {
+        "token command".into()
+    } else if let Some(o) = &w.oauth {
+        format!("oauth2 client credentials ({})", o.client_id)
+    } else {
+        "none".into()
+    }
+}
+
+fn list(ctx: &Ctx, json: bool) -> Result<()> {
+    let cfg = load(ctx)?;
+    if json {
+        let v: Vec<_> = cfg
+            .workers
+            .iter()
+            .map(|(alias, w)| serde_json::json!({"alias": alias, "url": w.url, "auth": auth_of(w)}))
+            .collect();
+        return out_json(&v);
+    }
+    if cfg.workers.is_empty() {
+        return out("no workers — add one with `a2a-mod worker add <alias> <url>`");
+    }
+    let text: String = cfg
+        .workers
+        .iter()
+        .map(|(alias, w)| format!("{alias}  {}  auth: {}\n", w.url, auth_of(w)))
+        .collect();
+    out(&text)
+}
+
+fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
+    let cfg = load(ctx)?;
+    let w = cfg.worker(alias)?;
+    let card = fetch_card(alias, w)?;
+    if json {
+        return out_json(&serde_json::json!({
+            "alias": alias, "url": w.url, "auth": auth_of(w), "card": card
+        }));
+    }
+    let mut text = format!(
+        "{alias}: {}\n  url: {}\n  protocol: {}\n  auth configured: {}\n  card asks for: {}\n",
+        one_line(&card.name),
+        w.url,
+        card.protocol,
+        auth_of(w),
+        if card.auth.is_empty() {
+            "nothing".to_string()
+        } else {
+            card.auth.join(", ")
+        }
+    );
+    if !card.description.is_empty() {
+        text.push_str(&format!("  {}\n", one_line(&card.description)));
+    }
+    for s in &card.skills {
+        text.push_str(&format!(
+            "  skill {}: {}\n",
+            one_line(&s.name),
+            one_line(&s.description)
+        ));
+    }
+    out(&text)
+}
+
+/// Card text is the worker's: no escapes or newlines reach the terminal.
+fn one_line(s: &str) -> String {
+    crate::core::fence::clean_multiline(s)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}

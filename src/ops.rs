@@ -1,0 +1,468 @@
+//! send / task / cancel / tasks: one implementation behind Claude's tools, the user's commands and
+//! the demo, so all three behave exactly alike (INTERFACES.md: "`send`, `task`, `cancel` behave
+//! exactly like the tools").
+//!
+//! IO shell around `core::schedule` and `core::fence`: talks to workers through `a2a::Worker`,
+//! records every task in the session store, and starts the session's poller when a task is left
+//! live.
+
+use crate::a2a::{A2aError, TaskView, Worker};
+use crate::config::Config;
+use crate::core::fence::{self, NoteInput};
+use crate::core::schedule::{self, PollOutcome};
+use crate::core::task::TaskState;
+use crate::env::{Ctx, now_ms};
+use crate::state::{NewTask, Store, TaskRecord, session};
+use anyhow::{Result, anyhow};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Longest worker text put into a tool result; the rest is saved to a file Claude can read.
+pub const MAX_RESULT_CHARS: usize = 16_000;
+/// Our own cap on a tool call's budget when the host names none (Claude Code's default is hours).
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
+/// Time kept back to hand a result over before the host's timeout fires.
+pub const BUDGET_RESERVE: Duration = Duration::from_millis(1000);
+/// Slack after the inline window's last poll: a GetTask in flight may still answer within it.
+const WINDOW_SLACK: Duration = Duration::from_millis(1000);
+
+/// The structured result of `send`, `task` and `cancel` (INTERFACES.md).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    pub worker: String,
+    pub task_id: String,
+    pub context_id: Option<String>,
+    pub state: TaskState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    pub tracked: bool,
+    /// What Claude (or the user) reads: what happened, what to do, the worker's words fenced.
+    #[serde(skip)]
+    pub note: String,
+}
+
+/// A tool call's time budget, from the moment the call began.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub start: Instant,
+    pub total: Duration,
+}
+
+impl Budget {
+    pub fn new(total: Duration) -> Budget {
+        Budget {
+            start: Instant::now(),
+            total,
+        }
+    }
+
+    /// The budget Claude Code gives an MCP tool call: `MCP_TOOL_TIMEOUT` (ms) or the per-server
+    /// timeout we ship in `.mcp.json` (passed as `A2A_MOD_TOOL_TIMEOUT_MS`), capped by ours.
+    pub fn from_env() -> Budget {
+        let ms = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|v| *v > 0)
+        };
+        let host = [ms("A2A_MOD_TOOL_TIMEOUT_MS"), ms("MCP_TOOL_TIMEOUT")]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(Duration::from_millis);
+        Budget::new(host.map_or(DEFAULT_BUDGET, |h| h.min(DEFAULT_BUDGET)))
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Deadline for one request: the budget less the reserve, or `per_request`, whichever is first.
+    pub fn request_deadline(&self, per_request: Duration) -> Instant {
+        Instant::now()
+            + schedule::request_window(self.elapsed(), self.total, BUDGET_RESERVE, per_request)
+    }
+}
+
+/// Progress while the inline window runs: (seconds waited, seconds planned, what is going on).
+pub type Progress<'a> = &'a (dyn Fn(f64, f64, String) + Send + Sync);
+
+/// One session's view: config, store, workers. Cheap to share across concurrent tool calls.
+pub struct Session {
+    pub ctx: Ctx,
+    pub config: Config,
+    /// The session that owns the store (after following `/clear` links).
+    pub id: String,
+    store: Mutex<Store>,
+    workers: Mutex<HashMap<String, Arc<Worker>>>,
+    http: reqwest::Client,
+}
+
+impl Session {
+    pub fn open(ctx: &Ctx, config: Config, session_id: &str) -> Result<Session> {
+        let id = session::resolve(ctx, session_id);
+        let store = Store::open(&session::db_path(ctx, &id))?;
+        Ok(Session {
+            ctx: ctx.clone(),
+            config,
+            id,
+            store: Mutex::new(store),
+            workers: Mutex::new(HashMap::new()),
+            http: crate::a2a::http_client(),
+        })
+    }
+
+    /// Runs `f` on the store. The lock is held only for one short SQLite call.
+    pub fn store<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        let guard = self
+            .store
+            .lock()
+            .map_err(|_| anyhow!("session store lock poisoned"))?;
+        f(&guard)
+    }
+
+    pub fn worker(&self, alias: &str) -> Result<Arc<Worker>> {
+        let cfg = self.config.worker(alias)?;
+        let mut map = self
+            .workers
+            .lock()
+            .map_err(|_| anyhow!("worker cache lock poisoned"))?;
+        Ok(map
+            .entry(alias.to_string())
+            .or_insert_with(|| Arc::new(Worker::new(alias, cfg.clone(), self.http.clone())))
+            .clone())
+    }
+
+    fn poll_timeout(&self) -> Duration {
+        self.config.timing.poll_timeout()
+    }
+
+    fn note(&self, v: &TaskView, worker: &str) -> String {
+        let (text, extra) = self.bounded(worker, &v.task_id, v.text.as_deref());
+        let mut note = fence::note(&NoteInput {
+            worker,
+            task_id: &v.task_id,
+            state: v.state,
+            end: None,
+            text: text.as_deref(),
+            question: v.question.as_deref(),
+            last_error: None,
+            max_failed_polls: self.config.timing.max_failed_polls,
+        });
+        note.push_str(&extra);
+        note
+    }
+
+    /// Bounds a result for Claude; a longer one is saved whole to a file named in the note.
+    fn bounded(&self, worker: &str, task_id: &str, text: Option<&str>) -> (Option<String>, String) {
+        let Some(text) = text else {
+            return (None, String::new());
+        };
+        let (kept, cut) = fence::bound(text, MAX_RESULT_CHARS);
+        if cut == 0 {
+            return (Some(text.to_string()), String::new());
+        }
+        let path = save_full_result(&self.ctx, &self.id, worker, task_id, text);
+        let where_ = match path {
+            Ok(p) => format!(
+                "the whole result is in \"{}\" (read it with the Read tool)",
+                p.display()
+            ),
+            Err(e) => format!("the whole result could not be saved: {e:#}"),
+        };
+        (
+            Some(kept.to_string()),
+            format!("\n[{cut} more characters not shown; {where_}]"),
+        )
+    }
+
+    fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
+        Outcome {
+            worker: worker.to_string(),
+            task_id: v.task_id.clone(),
+            context_id: v.context_id.clone(),
+            state: v.state,
+            text: v.text.clone(),
+            question: v.question.clone(),
+            tracked,
+            note: self.note(v, worker),
+        }
+    }
+
+    /// `send`: forwards the message, then the inline window (GetTask after 0.5, 1, 2 and 4 s, cut
+    /// at the call's budget). The result at once if the task ends inside the window; otherwise the
+    /// task id and the hand-over note, the task tracked and the poller running.
+    pub async fn send(
+        &self,
+        alias: &str,
+        message: &str,
+        task_id: Option<&str>,
+        budget: Budget,
+        progress: Progress<'_>,
+    ) -> Result<Outcome> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(anyhow!(
+                "the message is empty — say what the worker should do"
+            ));
+        }
+        let worker = self.worker(alias)?;
+        let previous = match task_id {
+            Some(id) => Some(
+                self.store(|s| s.get(alias, id))?
+                    .ok_or_else(|| unknown_task(id, Some(alias)))?,
+            ),
+            None => None,
+        };
+        let context_id = previous.as_ref().and_then(|p| p.context_id.clone());
+        let view = worker
+            .send(
+                message,
+                task_id,
+                context_id.as_deref(),
+                budget.request_deadline(self.poll_timeout()),
+            )
+            .await
+            .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+
+        let timing = &self.config.timing;
+        let offsets = schedule::inline_offsets(&timing.inline_gaps());
+        let window_end = offsets.last().copied().unwrap_or_default();
+        let sent_at = Instant::now();
+        let now = now_ms();
+        let first_bg_poll = now + (window_end + timing.poll_interval()).as_millis() as i64;
+        let live = view.state.is_live();
+        self.store(|s| {
+            s.record_sent(
+                &NewTask {
+                    worker: alias,
+                    task_id: &view.task_id,
+                    context_id: view.context_id.as_deref(),
+                    message: previous.as_ref().map_or(message, |p| p.message.as_str()),
+                    state: view.state,
+                    result: view.text.as_deref(),
+                    question: view.question.as_deref(),
+                    next_poll_ms: Some(first_bg_poll),
+                    told: !live,
+                },
+                now,
+            )
+        })?;
+        if !live {
+            return Ok(self.outcome(&view, alias, false));
+        }
+        // Tracked from here on: if the caller stops waiting (Claude Code cancels the call), the
+        // poller already owns the task.
+        crate::poller::ensure(&self.ctx, &self.id);
+
+        let total = window_end.as_secs_f64();
+        let mut last = view;
+        let mut failed = 0u32;
+        for offset in offsets {
+            if !schedule::inline_poll_fits(
+                budget.elapsed() + (offset.saturating_sub(sent_at.elapsed())),
+                budget.total,
+                BUDGET_RESERVE,
+            ) {
+                break;
+            }
+            tokio::time::sleep_until(sent_at + offset).await;
+            progress(
+                offset.as_secs_f64(),
+                total,
+                format!("waiting for {alias}: {}", last.state),
+            );
+            let deadline = budget
+                .request_deadline(self.poll_timeout())
+                .min(sent_at + window_end + WINDOW_SLACK);
+            let started = now_ms();
+            let polled = worker.get_task(&last.task_id, deadline).await;
+            let outcome = match &polled {
+                Ok(v) => PollOutcome::Seen {
+                    state: v.state,
+                    text: v.text.clone(),
+                    question: v.question.clone(),
+                    context_id: v.context_id.clone(),
+                },
+                Err(A2aError::TaskNotFound) => PollOutcome::NotFound,
+                Err(e) => PollOutcome::Failed {
+                    error: e.to_string(),
+                },
+            };
+            // Failed inline polls are not counted toward lost contact: the background poller
+            // starts its own count.
+            let mut update = schedule::after_poll(
+                failed,
+                last.state,
+                outcome,
+                started,
+                timing.poll_interval(),
+                u32::MAX,
+            );
+            if update.end.is_none() {
+                // The background poller takes over only after the window.
+                update.next_poll_ms = Some(first_bg_poll);
+            }
+            failed = update.failed_polls;
+            let ended = update.end.is_some();
+            self.store(|s| s.apply_poll(alias, &last.task_id, &update, true, now_ms()))?;
+            if let Ok(v) = polled {
+                last = v;
+            }
+            if ended {
+                if update.state == TaskState::Unknown && polled_not_found(&update) {
+                    return Err(unknown_task(&last.task_id, Some(alias)));
+                }
+                return Ok(self.outcome(&last, alias, false));
+            }
+        }
+        // Hand-over: the poller polls from one interval after now.
+        let next = now_ms() + timing.poll_interval().as_millis() as i64;
+        self.store(|s| s.set_next_poll(alias, &last.task_id, next))?;
+        Ok(self.outcome(&last, alias, true))
+    }
+
+    /// `task`: GetTask now. Claude gets the outcome, so it is marked told; a live task that was
+    /// dropped (lost contact) is tracked again.
+    pub async fn task(&self, task_id: &str, budget: Budget) -> Result<Outcome> {
+        let rec = self.find(task_id)?;
+        let worker = self.worker(&rec.worker)?;
+        let view = match worker
+            .get_task(&rec.task_id, budget.request_deadline(self.poll_timeout()))
+            .await
+        {
+            Ok(v) => v,
+            Err(A2aError::TaskNotFound) => {
+                return Err(anyhow!(
+                    "worker {:?} no longer knows task {task_id} — it may have expired; send the work again",
+                    rec.worker
+                ));
+            }
+            Err(e) => return Err(worker_error(&rec.worker, &worker.config.url, &e)),
+        };
+        self.seen(&rec, &view)
+    }
+
+    /// `cancel`: CancelTask. A task that already ended is reported as it is.
+    pub async fn cancel(&self, task_id: &str, budget: Budget) -> Result<Outcome> {
+        let rec = self.find(task_id)?;
+        let worker = self.worker(&rec.worker)?;
+        let deadline = budget.request_deadline(self.poll_timeout());
+        let view = match worker.cancel(&rec.task_id, deadline).await {
+            Ok(v) => v,
+            Err(A2aError::NotCancelable) => {
+                let v = worker
+                    .get_task(&rec.task_id, budget.request_deadline(self.poll_timeout()))
+                    .await
+                    .map_err(|e| worker_error(&rec.worker, &worker.config.url, &e))?;
+                let mut o = self.seen(&rec, &v)?;
+                o.note = format!(
+                    "{} task {task_id} had already ended ({}); nothing to cancel. {}",
+                    rec.worker, v.state, o.note
+                );
+                return Ok(o);
+            }
+            Err(A2aError::TaskNotFound) => {
+                return Err(anyhow!(
+                    "worker {:?} no longer knows task {task_id} — nothing to cancel",
+                    rec.worker
+                ));
+            }
+            Err(e) => return Err(worker_error(&rec.worker, &worker.config.url, &e)),
+        };
+        self.seen(&rec, &view)
+    }
+
+    fn seen(&self, rec: &TaskRecord, view: &TaskView) -> Result<Outcome> {
+        let now = now_ms();
+        let next = now + self.config.timing.poll_interval().as_millis() as i64;
+        self.store(|s| s.record_seen(&rec.worker, view, next, now))?;
+        let live = view.state.is_live();
+        if live {
+            crate::poller::ensure(&self.ctx, &self.id);
+        }
+        Ok(self.outcome(view, &rec.worker, live))
+    }
+
+    fn find(&self, task_id: &str) -> Result<TaskRecord> {
+        let task_id = task_id.trim();
+        if task_id.is_empty() {
+            return Err(anyhow!(
+                "the taskId is empty — pass the id that send returned"
+            ));
+        }
+        self.store(|s| s.find(task_id))?
+            .ok_or_else(|| unknown_task(task_id, None))
+    }
+
+    /// This session's tasks, oldest first.
+    pub fn tasks(&self) -> Result<Vec<TaskRecord>> {
+        self.store(|s| s.all())
+    }
+}
+
+fn polled_not_found(u: &crate::core::task::PollUpdate) -> bool {
+    u.last_error.as_deref() == Some("the worker no longer knows this task")
+}
+
+fn unknown_task(task_id: &str, worker: Option<&str>) -> anyhow::Error {
+    match worker {
+        Some(w) => anyhow!(
+            "task {task_id} of worker {w:?} is not in this session — use the taskId that send returned (the tasks tool lists them)"
+        ),
+        None => anyhow!(
+            "task {task_id} is not in this session — use the taskId that send returned (the tasks tool lists them)"
+        ),
+    }
+}
+
+/// One line that says what failed, why, and what to do.
+pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
+    let fix = match e {
+        A2aError::Auth { .. } => {
+            format!("check the credentials configured for it (`a2a-mod worker show {alias}`)")
+        }
+        A2aError::Timeout(_) => "the worker is slow or stuck; try again later".to_string(),
+        A2aError::Unreachable(_) => format!("check that it is running at {url}"),
+        A2aError::Protocol(_) | A2aError::Rpc { .. } => {
+            format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)")
+        }
+        A2aError::TaskNotFound => "send the work again".to_string(),
+        A2aError::NotCancelable => "it has already ended".to_string(),
+    };
+    anyhow!("worker {alias:?}: {e} — {fix}")
+}
+
+/// Saves a whole result that was too long for a tool result, under the state folder.
+fn save_full_result(
+    ctx: &Ctx,
+    session: &str,
+    worker: &str,
+    task_id: &str,
+    text: &str,
+) -> Result<std::path::PathBuf> {
+    let safe: String = format!("{worker}-{task_id}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(120)
+        .collect();
+    let path = ctx
+        .state_dir
+        .join("results")
+        .join(session)
+        .join(format!("{safe}.txt"));
+    crate::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
+    Ok(path)
+}

@@ -1,0 +1,210 @@
+//! The background poller of one session: a process of its own (`a2a-mod poller --session ID`),
+//! started by whoever leaves a task live (the MCP server, `send`, the monitor) and kept to exactly
+//! one per session by an OS file lock, which a crash (`kill -9`) releases. It lives outside the
+//! MCP server so tasks sent from the command line are polled too, and so a poller survives the
+//! process that started it; it exits when the session has no live task left. ARCHITECTURE.md has
+//! the reasoning.
+
+use crate::a2a::{A2aError, Worker};
+use crate::config::Config;
+use crate::core::schedule::{self, PollOutcome};
+use crate::core::task::EndReason;
+use crate::env::{Ctx, now_ms};
+use crate::state::{Store, TaskRecord, session};
+use anyhow::Result;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
+
+/// How often the poller looks at the store for tasks added by other processes.
+const RESCAN: Duration = Duration::from_millis(500);
+/// At most this many polls in flight at once, so 500 tasks do not open 500 sockets together.
+const MAX_IN_FLIGHT: usize = 64;
+
+pub fn lock_path(ctx: &Ctx, session_id: &str) -> std::path::PathBuf {
+    session::lock_path(ctx, session_id, "poller")
+}
+
+/// Whether a poller runs for this session now.
+pub fn is_running(ctx: &Ctx, session_id: &str) -> bool {
+    crate::fsx::is_locked(&lock_path(ctx, session_id))
+}
+
+/// Starts the session's poller unless one runs. Never fails the caller: a task left without a
+/// poller is still tracked in the store and picked up by the next `ensure` (the monitor and the MCP
+/// server call it periodically).
+pub fn ensure(ctx: &Ctx, session_id: &str) {
+    if is_running(ctx, session_id) {
+        return;
+    }
+    if let Err(e) = spawn(ctx, session_id) {
+        tracing::warn!("cannot start the poller of session {session_id}: {e:#}");
+    }
+}
+
+fn spawn(ctx: &Ctx, session_id: &str) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    // The child finds the same folders: through A2A_MOD_HOME when this ctx is a home layout
+    // (the env may not say so, e.g. in-process tests), else through the inherited XDG env.
+    if ctx.state_dir == ctx.config_dir.join("state") {
+        cmd.env("A2A_MOD_HOME", &ctx.config_dir);
+    }
+    cmd.arg("poller")
+        .arg("--session")
+        .arg(session_id)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own process group: Claude Code stops a monitor by signalling the monitor's group,
+        // and the poller must outlive that to finish tracking what is in flight.
+        .process_group(0)
+        .spawn()?;
+    Ok(())
+}
+
+/// The poller's main loop. Returns when the session has no live task, or at once when another
+/// poller holds the lock.
+pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
+    let session_id = session::resolve(&ctx, &session_id);
+    let lock_file = lock_path(&ctx, &session_id);
+    let Some(mut lock) = crate::fsx::try_lock(&lock_file)? else {
+        return Ok(());
+    };
+    let store = Store::open(&session::db_path(&ctx, &session_id))?;
+    store.meta_set("poller_pid", &std::process::id().to_string())?;
+    tracing::info!("poller of session {session_id} started");
+    let http = crate::a2a::http_client();
+    let mut config = Loaded::load(&ctx.config_path(), None);
+    let mut workers: HashMap<String, Arc<Worker>> = HashMap::new();
+    let mut in_flight: HashSet<(String, String)> = HashSet::new();
+    let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
+
+    loop {
+        if config.changed(&ctx.config_path()) {
+            config = Loaded::load(&ctx.config_path(), Some(config));
+            workers.clear();
+        }
+        let timing = config.config.timing.clone();
+        let now = now_ms();
+        for t in store.due_tasks(now)? {
+            if in_flight.len() >= MAX_IN_FLIGHT {
+                break;
+            }
+            let key = (t.worker.clone(), t.task_id.clone());
+            if in_flight.contains(&key) {
+                continue;
+            }
+            let Some(cfg) = config.config.workers.get(&t.worker) else {
+                // Removed from config without `worker remove` (edited by hand): same outcome.
+                // Never on a config we could not read: a typo must not drop tasks.
+                if config.ok {
+                    store.end_removed(&t.worker, now)?;
+                }
+                continue;
+            };
+            let worker = workers
+                .entry(t.worker.clone())
+                .or_insert_with(|| Arc::new(Worker::new(&t.worker, cfg.clone(), http.clone())))
+                .clone();
+            in_flight.insert(key);
+            let tx = tx.clone();
+            let timeout = timing.poll_timeout();
+            tokio::spawn(async move {
+                let started = now_ms();
+                let deadline = tokio::time::Instant::now() + timeout;
+                let outcome = match worker.get_task(&t.task_id, deadline).await {
+                    Ok(v) => PollOutcome::Seen {
+                        state: v.state,
+                        text: v.text,
+                        question: v.question,
+                        context_id: v.context_id,
+                    },
+                    Err(A2aError::TaskNotFound) => PollOutcome::NotFound,
+                    Err(e) => PollOutcome::Failed {
+                        error: e.to_string(),
+                    },
+                };
+                let _ = tx.send((t, started, outcome));
+            });
+        }
+
+        let wait = match store.next_due_ms()? {
+            Some(due) => {
+                Duration::from_millis((due - now_ms()).clamp(0, RESCAN.as_millis() as i64) as u64)
+            }
+            None => RESCAN,
+        };
+        tokio::select! {
+            Some((t, started, outcome)) = rx.recv() => {
+                in_flight.remove(&(t.worker.clone(), t.task_id.clone()));
+                let u = schedule::after_poll(
+                    t.failed_polls,
+                    t.state,
+                    outcome,
+                    started,
+                    timing.poll_interval(),
+                    timing.max_failed_polls,
+                );
+                if u.end == Some(EndReason::Lost) {
+                    tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
+                }
+                store.apply_poll(&t.worker, &t.task_id, &u, false, now_ms())?;
+            }
+            _ = tokio::time::sleep(wait) => {}
+        }
+
+        if in_flight.is_empty() && store.live_tasks()?.is_empty() {
+            // Release, then look once more: a task recorded between the check and the release
+            // would otherwise wait for the next `ensure`.
+            drop(lock);
+            if store.live_tasks()?.is_empty() {
+                tracing::info!("poller of session {session_id}: no live task left, exiting");
+                return Ok(());
+            }
+            match crate::fsx::try_lock(&lock_file)? {
+                Some(l) => lock = l,
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// The config as last read, and when, so edits (a worker removed or re-pointed) reach a running
+/// poller. A broken file keeps the last good config: the poller must not die on a typo.
+struct Loaded {
+    config: Config,
+    mtime: Option<SystemTime>,
+    /// False while the file does not parse and `config` is the last good one (or empty).
+    ok: bool,
+}
+
+impl Loaded {
+    fn load(path: &Path, previous: Option<Loaded>) -> Loaded {
+        let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        match Config::load(path) {
+            Ok(config) => Loaded {
+                config,
+                mtime,
+                ok: true,
+            },
+            Err(e) => {
+                tracing::warn!("{e:#}");
+                let config = previous.map(|p| p.config).unwrap_or_default();
+                Loaded {
+                    config,
+                    mtime,
+                    ok: false,
+                }
+            }
+        }
+    }
+
+    fn changed(&self, path: &Path) -> bool {
+        std::fs::metadata(path).and_then(|m| m.modified()).ok() != self.mtime
+    }
+}
