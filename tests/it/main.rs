@@ -1,2 +1,7 @@
-#[test]
-fn placeholder() {}
+//! The single integration-test binary (ripgrep's shape): every module drives the built `a2a-mod`
+//! the way Claude Code, users and workers do.
+
+mod arch;
+mod cli;
+mod util;
+mod workers;
