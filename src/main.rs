@@ -1,7 +1,7 @@
 //! Entry point: parse, route, render an error as one line and map it to an exit code.
 //! The status line and hooks are routed before any runtime is built (hot path, STYLE.md).
 
-use a2a_mod::cli::Cli;
+use a2a_mod::cli::{Cli, Command};
 use clap::Parser;
 
 fn main() {
@@ -17,5 +17,15 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let _ = cli;
+    let result = match &cli.command {
+        Command::FakeWorker(args) => a2a_mod::fake_worker::run_command(args),
+        _ => Ok(()),
+    };
+    if let Err(err) = result {
+        if a2a_mod::error::is_broken_pipe(&err) {
+            std::process::exit(a2a_mod::error::EXIT_OK);
+        }
+        eprintln!("{}", a2a_mod::error::render(&err));
+        std::process::exit(a2a_mod::error::EXIT_FAILURE);
+    }
 }
