@@ -44,6 +44,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Task(a) => cmd::tasks::task(&ctx, a),
                 Command::Cancel(a) => cmd::tasks::cancel(&ctx, a),
                 Command::Tasks(a) => cmd::tasks::tasks(&ctx, a),
+                Command::FakeWorker(a) => a2a_mod::fake_worker::run_command(&a),
                 other => Err(anyhow::anyhow!("{other:?} is not built yet")),
             }
         }

@@ -435,6 +435,7 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         }
         A2aError::TaskNotFound => "send the work again".to_string(),
         A2aError::NotCancelable => "it has already ended".to_string(),
+        A2aError::Credentials(_) => format!("fix the credentials of worker {alias:?} in config.toml or the environment"),
     };
     anyhow!("worker {alias:?}: {e} — {fix}")
 }
