@@ -30,8 +30,20 @@ fn main() {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    // Hooks run on every prompt and tool call: no runtime, no logging set-up, never a loud failure.
+    if let Command::Hook(h) = &cli.command {
+        std::process::exit(a2a_mod::hook::run(h.event));
+    }
     let ctx = Ctx::from_env()?;
     match cli.command {
+        Command::Watch(a) => {
+            a2a_mod::log::init_file(&ctx, "watch");
+            let session = match a.session.session {
+                Some(s) => s,
+                None => a2a_mod::env::cli_session(None)?,
+            };
+            cmd::runtime()?.block_on(a2a_mod::watch::run(ctx, session))
+        }
         Command::Poller(a) => {
             a2a_mod::log::init_file(&ctx, "poller");
             cmd::runtime()?.block_on(a2a_mod::poller::run(ctx, a.session))

@@ -168,7 +168,7 @@ impl Session {
         if cut == 0 {
             return (Some(text.to_string()), String::new());
         }
-        let path = save_full_result(&self.ctx, &self.id, worker, task_id, text);
+        let path = crate::wake::save_full_result(&self.ctx, &self.id, worker, task_id, text);
         let where_ = match path {
             Ok(p) => format!(
                 "the whole result is in \"{}\" (read it with the Read tool)",
@@ -435,35 +435,9 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         }
         A2aError::TaskNotFound => "send the work again".to_string(),
         A2aError::NotCancelable => "it has already ended".to_string(),
-        A2aError::Credentials(_) => format!("fix the credentials of worker {alias:?} in config.toml or the environment"),
+        A2aError::Credentials(_) => {
+            format!("fix the credentials of worker {alias:?} in config.toml or the environment")
+        }
     };
     anyhow!("worker {alias:?}: {e} — {fix}")
-}
-
-/// Saves a whole result that was too long for a tool result, under the state folder.
-fn save_full_result(
-    ctx: &Ctx,
-    session: &str,
-    worker: &str,
-    task_id: &str,
-    text: &str,
-) -> Result<std::path::PathBuf> {
-    let safe: String = format!("{worker}-{task_id}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(120)
-        .collect();
-    let path = ctx
-        .state_dir
-        .join("results")
-        .join(session)
-        .join(format!("{safe}.txt"));
-    crate::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
-    Ok(path)
 }

@@ -4,3 +4,4 @@
 pub mod fence;
 pub mod schedule;
 pub mod task;
+pub mod wake;

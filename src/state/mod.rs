@@ -6,6 +6,7 @@
 //! [`Store::open_read`]: `query_only`, a short busy timeout and no checkpoint on close, so the hot
 //! path never writes. No secrets are ever stored here.
 
+pub mod pids;
 mod schema;
 pub mod session;
 mod store;

@@ -389,15 +389,44 @@ impl Store {
     /// Claims every ended task not yet announced and marks it announced, in one transaction, so
     /// no task is announced twice by two monitors or skipped across restarts.
     pub fn claim_unannounced(&self, now: i64) -> Result<Vec<TaskRecord>> {
-        self.claim("announced_ms", now)
+        self.claim("announced_ms", now, |_| Ok(()))
+    }
+
+    /// Like [`Store::claim_unannounced`], running `deliver` (e.g. printing the wake line) before
+    /// the claim commits: if it fails, nothing is marked and the batch is offered again, so a line
+    /// that could not be written is never counted as announced.
+    pub fn claim_unannounced_with(
+        &self,
+        now: i64,
+        deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
+    ) -> Result<Vec<TaskRecord>> {
+        self.claim("announced_ms", now, deliver)
     }
 
     /// Claims every ended task whose outcome Claude has not been given, marking it given.
     pub fn take_undelivered(&self, now: i64) -> Result<Vec<TaskRecord>> {
-        self.claim("delivered_ms", now)
+        self.claim("delivered_ms", now, |_| Ok(()))
     }
 
-    fn claim(&self, column: &'static str, now: i64) -> Result<Vec<TaskRecord>> {
+    /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
+    pub fn has_undelivered(&self) -> Result<bool> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM tasks WHERE ended_ms IS NOT NULL AND delivered_ms IS NULL LIMIT 1",
+                [],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    fn claim(
+        &self,
+        column: &'static str,
+        now: i64,
+        deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
+    ) -> Result<Vec<TaskRecord>> {
         let sql_sel = format!(
             "SELECT {COLUMNS} FROM tasks WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq"
         );
@@ -411,6 +440,7 @@ impl Store {
                     .collect::<rusqlite::Result<Vec<_>>>()?
             };
             if !rows.is_empty() {
+                deliver(&rows).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
                 c.execute(&sql_upd, [now])?;
             }
             Ok(rows)

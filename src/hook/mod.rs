@@ -1,0 +1,112 @@
+//! Claude Code hooks (`a2a-mod hook <event>`): JSON on stdin, JSON on stdout, exit codes from
+//! `error.rs`. They run on every prompt and tool call, so: no runtime, no network, a read-only
+//! look first, and silence with exit 0 when there is nothing to say or anything goes wrong —
+//! a hook of ours must never block the user's turn. The one deliberate non-zero exit is `wake`
+//! (asyncRewake: exit 2 wakes Claude with stderr).
+
+mod wait;
+
+use crate::cli::HookEvent;
+use crate::config::Config;
+use crate::env::{Ctx, now_ms, valid_session_id};
+use crate::error::EXIT_OK;
+use crate::state::{Store, pids, session};
+use serde::Deserialize;
+use std::io::{Read, Write};
+
+/// The fields we use of every hook's stdin; anything missing or null is defaulted.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WireHookInput {
+    #[serde(deserialize_with = "null_default")]
+    pub session_id: String,
+    #[serde(deserialize_with = "null_default")]
+    pub source: String,
+    #[serde(deserialize_with = "null_default")]
+    pub hook_event_name: String,
+}
+
+fn null_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Reads the hook's stdin: at most 4 MiB (a PostToolUse payload carries the tool's whole output).
+fn read_input() -> WireHookInput {
+    let mut buf = Vec::new();
+    let _ = std::io::stdin().take(4 << 20).read_to_end(&mut buf);
+    serde_json::from_slice(&buf).unwrap_or_default()
+}
+
+pub fn run(event: HookEvent) -> i32 {
+    let input = read_input();
+    let Ok(ctx) = Ctx::from_env() else {
+        return EXIT_OK;
+    };
+    if !valid_session_id(&input.session_id) {
+        return EXIT_OK;
+    }
+    match event {
+        HookEvent::SessionStart => {
+            session_start(&ctx, &input);
+            emit(&ctx, &input.session_id, "SessionStart")
+        }
+        HookEvent::UserPromptSubmit => emit(&ctx, &input.session_id, "UserPromptSubmit"),
+        HookEvent::PostToolUse => emit(&ctx, &input.session_id, "PostToolUse"),
+        HookEvent::Wake => wait::run(&ctx, &input.session_id),
+    }
+}
+
+/// `/clear` starts a new session id in the same Claude Code process: link it to the store the
+/// MCP server and monitor keep using. Startup and resume record who owns this process's store.
+fn session_start(ctx: &Ctx, input: &WireHookInput) {
+    let Some(pid) = pids::claude_pid_from_env() else {
+        return;
+    };
+    if input.source == "clear" {
+        if let Some(owner) = pids::lookup(ctx, pid) {
+            let _ = session::link(ctx, &input.session_id, &owner);
+        }
+    } else {
+        let owner = session::resolve(ctx, &input.session_id);
+        pids::record(ctx, pid, &owner);
+        // Resumed with tasks still live: make sure they are polled.
+        if let Ok(Some(s)) = Store::open_read(&session::db_path(ctx, &owner))
+            && s.live_tasks().is_ok_and(|l| !l.is_empty())
+        {
+            crate::poller::ensure(ctx, &owner);
+        }
+    }
+}
+
+/// Attaches, as `additionalContext`, every ended task's outcome Claude has not been given.
+fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
+    let owner = session::resolve(ctx, session_id);
+    let path = session::db_path(ctx, &owner);
+    // The common case, nothing to say, costs one read-only query and no write.
+    match Store::open_read(&path) {
+        Ok(Some(s)) if s.has_undelivered().unwrap_or(false) => {}
+        _ => return EXIT_OK,
+    }
+    let Ok(store) = Store::open(&path) else {
+        return EXIT_OK;
+    };
+    let max_failed = Config::load(&ctx.config_path())
+        .map(|c| c.timing.max_failed_polls)
+        .unwrap_or(6);
+    let Ok(batch) = store.take_undelivered(now_ms()) else {
+        return EXIT_OK;
+    };
+    if batch.is_empty() {
+        return EXIT_OK;
+    }
+    let text = crate::wake::context(ctx, &owner, &batch, max_failed);
+    let out = serde_json::json!({
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+    });
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{out}");
+    let _ = o.flush();
+    EXIT_OK
+}

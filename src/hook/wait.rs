@@ -1,0 +1,92 @@
+//! `a2a-mod hook wake`: the fallback where the plugin's monitor is not installed. Claude Code
+//! runs it as an `asyncRewake` PostToolUse hook after `send`; it waits until the session has no
+//! live task, then exits 2 with the wake line and the results on stderr, which wakes Claude
+//! (claude-code-facts.md E2). One waiter per session: a second one exits 0 at once. On its own
+//! timeout or a signal it still wakes Claude, saying what is still running.
+
+use crate::config::Config;
+use crate::env::{Ctx, now_ms};
+use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
+use crate::state::{Store, session};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Longer than any sensible inline task, shorter than Claude Code's patience for a hook.
+const MAX_WAIT: Duration = Duration::from_secs(50 * 60);
+const TICK: Duration = Duration::from_millis(250);
+/// Tasks ending within this of each other share one wake.
+const SETTLE: Duration = Duration::from_millis(1000);
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
+    let owner = session::resolve(ctx, session_id);
+    let Ok(Some(_lock)) = crate::fsx::try_lock(&session::lock_path(ctx, &owner, "waker")) else {
+        return EXIT_OK;
+    };
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
+    }
+    let max_failed = Config::load(&ctx.config_path())
+        .map(|c| c.timing.max_failed_polls)
+        .unwrap_or(6);
+    let path = session::db_path(ctx, &owner);
+    let start = Instant::now();
+    let mut settle_since: Option<Instant> = None;
+    loop {
+        let Ok(store) = Store::open(&path) else {
+            return EXIT_OK;
+        };
+        let live = store.live_tasks().map(|l| l.len()).unwrap_or(0);
+        let pending = store.has_unannounced().unwrap_or(false);
+        let stopping = STOP.load(Ordering::SeqCst) || start.elapsed() >= MAX_WAIT;
+        if pending && live == 0 {
+            let since = *settle_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= SETTLE || stopping {
+                return wake(ctx, &owner, &store, max_failed, None);
+            }
+        } else if live == 0 && !pending {
+            // Nothing ended and nothing runs (e.g. the result came back inline): no wake.
+            return EXIT_OK;
+        }
+        if stopping {
+            let note = format!(
+                "a2a: {live} task(s) still running; a2a-mod stopped waiting. Use the tasks tool to see them."
+            );
+            return wake(ctx, &owner, &store, max_failed, Some(note));
+        }
+        if live > 0 {
+            crate::poller::ensure(ctx, &owner);
+        }
+        std::thread::sleep(TICK);
+    }
+}
+
+fn wake(ctx: &Ctx, owner: &str, store: &Store, max_failed: u32, note: Option<String>) -> i32 {
+    let now = now_ms();
+    let announced = store.claim_unannounced(now).unwrap_or_default();
+    let delivered = store.take_undelivered(now).unwrap_or_default();
+    let mut text = crate::wake::line(&announced);
+    if let Some(n) = note {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&n);
+    }
+    if text.is_empty() && delivered.is_empty() {
+        return EXIT_OK;
+    }
+    let context = crate::wake::context(ctx, owner, &delivered, max_failed);
+    let mut e = std::io::stderr().lock();
+    let _ = write!(e, "{text}\n\n{context}");
+    let _ = e.flush();
+    HOOK_EXIT_WAKE
+}

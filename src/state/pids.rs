@@ -1,0 +1,47 @@
+//! Claude Code process → the session that owns its store. `/clear` gives hooks a new session id
+//! but keeps the MCP server and the monitor (and their tasks) under the old one; the claude pid is
+//! the key that survives it (claude-code-facts.md, Round 2 Q3). The MCP server and the monitor
+//! record their session under the pid; the SessionStart hook of a `/clear` links the new id to it.
+
+use crate::env::{Ctx, valid_session_id};
+use std::path::PathBuf;
+
+fn path(ctx: &Ctx, pid: u32) -> PathBuf {
+    ctx.state_dir.join("pids").join(pid.to_string())
+}
+
+/// Records `session` as the store owner of Claude Code process `pid`, unless one is recorded and
+/// that process still runs (a pid reused after a reboot gets the new session).
+pub fn record(ctx: &Ctx, pid: u32, session: &str) {
+    let p = path(ctx, pid);
+    if let Some(old) = lookup(ctx, pid)
+        && old != session
+        && started_after_record(&p, pid)
+    {
+        return;
+    }
+    let _ = crate::fsx::write_atomic(&p, session.as_bytes(), None);
+}
+
+/// A record older than the process is stale (pid reuse).
+fn started_after_record(record: &std::path::Path, pid: u32) -> bool {
+    let Ok(rec) = std::fs::metadata(record).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let Ok(proc_start) = std::fs::metadata(format!("/proc/{pid}")).and_then(|m| m.modified())
+    else {
+        return true;
+    };
+    rec >= proc_start
+}
+
+pub fn lookup(ctx: &Ctx, pid: u32) -> Option<String> {
+    let s = std::fs::read_to_string(path(ctx, pid)).ok()?;
+    let s = s.trim();
+    valid_session_id(s).then(|| s.to_string())
+}
+
+/// `CLAUDE_PID` from the environment (monitor, hooks and status line have it).
+pub fn claude_pid_from_env() -> Option<u32> {
+    std::env::var("CLAUDE_PID").ok()?.trim().parse().ok()
+}

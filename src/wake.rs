@@ -1,0 +1,89 @@
+//! Waking Claude, the IO side: claims ended tasks from the store (exactly once, in one
+//! transaction) and turns them into the wake line (`core::wake::wake_line`) and the hidden context
+//! (`core::wake::context`). Shared by the monitor (`watch`), the hooks and the demo.
+
+use crate::core::fence;
+use crate::core::wake::{self, Ended};
+use crate::env::Ctx;
+use crate::state::TaskRecord;
+use anyhow::Result;
+
+/// Longest worker text per task in the hidden context; the whole of a longer one is saved to a
+/// file and the context says where.
+pub const MAX_CONTEXT_CHARS: usize = 4_000;
+
+pub fn ended(t: &TaskRecord) -> Ended<'_> {
+    Ended {
+        worker: &t.worker,
+        task_id: &t.task_id,
+        state: t.state,
+        end: t.end_reason(),
+        text: t.result.as_deref(),
+        question: t.question.as_deref(),
+        last_error: t.last_error.as_deref(),
+    }
+}
+
+/// The line for a batch of tasks that ended.
+pub fn line(batch: &[TaskRecord]) -> String {
+    let items: Vec<Ended<'_>> = batch.iter().map(ended).collect();
+    wake::wake_line(&items)
+}
+
+/// The hidden context for tasks Claude has not been given yet; long results bounded, the whole
+/// saved under the state folder.
+pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls: u32) -> String {
+    let notes: Vec<String> = batch
+        .iter()
+        .map(|t| {
+            let mut e = ended(t);
+            let mut extra = String::new();
+            if let Some(text) = t.result.as_deref() {
+                let (kept, cut) = fence::bound(text, MAX_CONTEXT_CHARS);
+                if cut > 0 {
+                    e.text = Some(kept);
+                    extra = match save_full_result(ctx, session, &t.worker, &t.task_id, text) {
+                        Ok(p) => format!(
+                            "\n[{cut} more characters not shown; the whole result is in \"{}\" (read it with the Read tool)]",
+                            p.display()
+                        ),
+                        Err(_) => format!(
+                            "\n[{cut} more characters not shown; call the task tool with taskId \"{}\" for the whole result]",
+                            t.task_id
+                        ),
+                    };
+                }
+            }
+            wake::task_note(&e, max_failed_polls) + &extra
+        })
+        .collect();
+    wake::context(&notes)
+}
+
+/// Saves a whole result that was too long to show, under `state/results/<session>/`.
+pub fn save_full_result(
+    ctx: &Ctx,
+    session: &str,
+    worker: &str,
+    task_id: &str,
+    text: &str,
+) -> Result<std::path::PathBuf> {
+    let safe: String = format!("{worker}-{task_id}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(120)
+        .collect();
+    let path = ctx
+        .state_dir
+        .join("results")
+        .join(session)
+        .join(format!("{safe}.txt"));
+    crate::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
+    Ok(path)
+}
