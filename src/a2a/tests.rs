@@ -985,3 +985,72 @@ fn token_lifetime_keeps_a_margin() {
     assert_eq!(usable_for(f64::NAN), None);
     assert_eq!(usable_for(-5.0), None);
 }
+
+/// A v1 REST card in front of a v0.3 REST server: the v1 route 404s without an A2A error body,
+/// so the client retries under `/v1` with the proto-JSON body and stays there.
+#[tokio::test]
+async fn rest_route_missing_falls_back_to_v03_rest() {
+    let fake = serve(|r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/.well-known/agent-card.json") => Reply::Json(
+            200,
+            json!({"name": "R", "supportedInterfaces": [
+                {"url": format!("{}/api", r.base), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]}),
+        ),
+        ("POST", "/api/v1/message:send") => {
+            Reply::Json(200, json!({"task": v1_task("t1", "TASK_STATE_SUBMITTED")}))
+        }
+        ("GET", "/api/v1/tasks/t1") => Reply::Json(200, v1_task("t1", "TASK_STATE_CANCELLED")),
+        _ => Reply::Json(404, json!({"detail": "Not Found"})),
+    })
+    .await;
+    let w = fake.worker();
+    assert_eq!(
+        w.send("x", None, None, soon()).await.unwrap().state,
+        TaskState::Submitted
+    );
+    assert_eq!(
+        w.get_task("t1", soon()).await.unwrap().state,
+        TaskState::Canceled
+    );
+    assert_eq!(w.get_task("t2", soon()).await, Err(A2aError::TaskNotFound));
+    assert_eq!(fake.count(|r| r.path == "/api/message:send"), 1);
+    assert_eq!(fake.count(|r| r.path.starts_with("/api/tasks")), 0);
+    let send = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/api/v1/message:send")
+        .unwrap();
+    assert!(send.header("a2a-version").is_none());
+    assert_eq!(send.body["request"]["content"], json!([{"text": "x"}]));
+    assert_eq!(send.body["request"]["role"], "ROLE_USER");
+    assert_eq!(
+        send.body["configuration"],
+        json!({"blocking": false, "historyLength": 0})
+    );
+}
+
+/// A guarded card is fetched again with the worker's credentials.
+#[tokio::test]
+async fn guarded_card_gets_credentials() {
+    let (var, val) = present_env();
+    let want = format!("Bearer {val}");
+    let fake = serve(move |r| {
+        if r.header("authorization") != Some(want.clone()) {
+            return Reply::Json(401, json!({}));
+        }
+        match r.path.as_str() {
+            "/.well-known/agent-card.json" => Reply::Json(200, v1_card(&r.base)),
+            _ => rpc_ok(r, v1_task("t1", "TASK_STATE_WORKING")),
+        }
+    })
+    .await;
+    let w = fake.worker_with(|c| c.bearer_env = Some(var.into()));
+    assert_eq!(
+        w.get_task("t1", soon()).await.unwrap().state,
+        TaskState::Working
+    );
+    assert_eq!(
+        fake.worker().card(soon()).await,
+        Err(A2aError::Auth { status: 401 })
+    );
+}
