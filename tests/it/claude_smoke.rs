@@ -135,3 +135,62 @@ fn claude_code_round_trips_text_bash_and_mcp_through_the_fake_model() {
         t_start.elapsed()
     );
 }
+
+/// A `--plugin-dir` plugin whose monitor (`tail -F` on a trigger file) prints a line: the idle
+/// session wakes by itself with a `<task-notification>`, the scripted wake reply is drawn, and
+/// `kill` also ends the monitor, which Claude Code runs in its own process group.
+#[test]
+fn plugin_monitor_line_wakes_idle_claude_and_kill_ends_the_monitor() {
+    let model = FakeModelApi::start(
+        Script::new()
+            .rule(Rule::on_user_text("HELLO").text("HI-FROM-FAKE-MODEL"))
+            .rule(Rule::on_contains("<task-notification>").text("WOKEN-BY-MONITOR")),
+    );
+    let plugin = tempfile::tempdir().unwrap();
+    let trigger = plugin.path().join("trigger.txt");
+    std::fs::write(&trigger, "").unwrap();
+    std::fs::create_dir_all(plugin.path().join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(plugin.path().join("monitors")).unwrap();
+    std::fs::write(
+        plugin.path().join(".claude-plugin/plugin.json"),
+        json!({"name": "harness-lab", "version": "0.1.0", "description": "harness test plugin"})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.path().join("monitors/monitors.json"),
+        json!([{"name": "lab-events", "description": "Lab events",
+                "command": format!("tail -n +1 -F {}", trigger.display())}])
+        .to_string(),
+    )
+    .unwrap();
+    let Some(mut claude) = ClaudeSession::start(ClaudeOpts::new(&model).plugin_dir(plugin.path()))
+    else {
+        return;
+    };
+    let long = Duration::from_secs(30);
+    claude.wait_ready(long);
+    claude.send_keys("HELLO");
+    claude.wait_for_text("HI-FROM-FAKE-MODEL", long);
+    wait_until("the monitor to start", long, || {
+        claude.processes().iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).starts_with("tail\0"))
+        })
+    });
+
+    let t_line = Instant::now();
+    std::fs::write(&trigger, "A2A-MON-LINE task t1 completed\n").unwrap();
+    let wake = model.wait_for_request("the wake-up request", long, |r| {
+        r.is_main_loop() && r.new_text().contains("A2A-MON-LINE task t1 completed")
+    });
+    assert_eq!(wake.answered_by, r#"on_contains("<task-notification>")"#);
+    claude.wait_for_text("WOKEN-BY-MONITOR", long);
+    eprintln!(
+        "TIMINGS: monitor line → wake request {:?}",
+        wake.at - t_line
+    );
+
+    claude.kill();
+    assert!(claude.processes().is_empty());
+}

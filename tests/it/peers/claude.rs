@@ -14,7 +14,7 @@
 #![allow(dead_code)]
 
 use crate::fake::model_api::FakeModelApi;
-use crate::util::{TempHome, skip, wait_until, which};
+use crate::util::{TempHome, skip, which};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -153,7 +153,7 @@ impl ClaudeSession {
         let version = claude_version().expect("checked above");
         let home = opts.home.unwrap_or_else(TempHome::new);
         let root = home.root().to_path_buf();
-        let cwd = root.join("work");
+        let cwd = ClaudeSession::project_dir(&home);
         std::fs::create_dir_all(&cwd).expect("create project dir");
         // Claude Code keys the trust flag by the real path; a symlinked tmp would miss it.
         let cwd = cwd.canonicalize().expect("canonical project dir");
@@ -248,6 +248,12 @@ impl ClaudeSession {
             started: Instant::now(),
             alive: true,
         })
+    }
+
+    /// Where a session started with `home` runs: `<root>/work`. Write project files there
+    /// (`.claude/settings.json`, `.mcp.json`) before `start`; `start` keeps what it finds.
+    pub fn project_dir(home: &TempHome) -> PathBuf {
+        home.root().join("work")
     }
 
     pub fn home(&self) -> &TempHome {
@@ -373,17 +379,33 @@ impl ClaudeSession {
         while !gone(&self.tag) && start.elapsed() < Duration::from_secs(3) {
             std::thread::sleep(Duration::from_millis(50));
         }
-        for pid in tagged_pids(&self.tag) {
+        let left = tagged_pids(&self.tag);
+        if !left.is_empty() {
+            eprintln!(
+                "claude harness: {} process(es) outlived the tmux server by 3 s; SIGKILL: {}",
+                left.len(),
+                describe(&left)
+            );
+        }
+        for pid in left {
             // SAFETY: kill(2) has no memory effects; the pid carries our unique tag, so it is ours.
             unsafe {
                 libc::kill(pid as libc::pid_t, libc::SIGKILL);
             }
         }
-        wait_until(
-            "tagged processes to die after SIGKILL",
-            Duration::from_secs(5),
-            || gone(&self.tag),
-        );
+        // No panic here: kill also runs from Drop while a failed test unwinds, where a second
+        // panic would abort the whole test binary.
+        let start = Instant::now();
+        while !gone(&self.tag) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = tagged_pids(&self.tag);
+        if !left.is_empty() {
+            eprintln!(
+                "claude harness: still alive 5 s after SIGKILL: {}",
+                describe(&left)
+            );
+        }
     }
 
     fn capture(&self, extra: &[&str]) -> String {
@@ -448,21 +470,33 @@ fn write_claude_json(home: &Path, cwd: &Path, version: &str) {
         let chars: Vec<char> = FAKE_API_KEY.chars().collect();
         chars[chars.len() - 20..].iter().collect()
     };
-    let cfg = json!({
+    // Merged into whatever a test seeded (e.g. user-scope `mcpServers`), our keys winning.
+    let path = home.join(".claude.json");
+    let mut cfg: Value = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    let ours = json!({
         "hasCompletedOnboarding": true,
         "lastOnboardingVersion": version,
         "theme": "dark",
         "autoUpdates": false,
         "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
-        "projects": {
-            path_str(cwd): {
-                "hasTrustDialogAccepted": true,
-                "hasCompletedProjectOnboarding": true,
-                "allowedTools": [],
-            },
-        },
     });
-    write_json(&home.join(".claude.json"), &cfg);
+    for (k, v) in ours.as_object().expect("object") {
+        cfg[k] = v.clone();
+    }
+    if !cfg["projects"].is_object() {
+        cfg["projects"] = json!({});
+    }
+    let project = &mut cfg["projects"][path_str(cwd)];
+    if !project.is_object() {
+        *project = json!({"allowedTools": []});
+    }
+    project["hasTrustDialogAccepted"] = json!(true);
+    project["hasCompletedProjectOnboarding"] = json!(true);
+    write_json(&path, &cfg);
 }
 
 fn write_json(path: &Path, v: &Value) {
@@ -474,6 +508,18 @@ fn path_str(p: &Path) -> String {
     p.to_str()
         .unwrap_or_else(|| panic!("non-UTF-8 path {}", p.display()))
         .to_owned()
+}
+
+/// `pid cmdline` of each, for diagnostics.
+fn describe(pids: &[u32]) -> String {
+    pids.iter()
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            format!("{pid} {}", cmd.trim())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Live (non-zombie) processes whose environment holds `TAG_VAR=tag`.
