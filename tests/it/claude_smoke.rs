@@ -125,6 +125,10 @@ fn claude_code_round_trips_text_bash_and_mcp_through_the_fake_model() {
             .all(|r| r.session_id() == Some(session.as_str())),
         "one session id throughout"
     );
+    let pid = claude.claude_pid().expect("claude is running");
+    assert!(claude.processes().contains(&pid));
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    assert!(exe.to_string_lossy().contains("claude"), "{exe:?}");
     let before = claude.processes().len();
     let t_kill = Instant::now();
     claude.kill();
