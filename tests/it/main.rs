@@ -2,6 +2,9 @@
 //! the way Claude Code, users and workers do.
 
 mod arch;
+mod claude_smoke;
 mod cli;
+mod fake;
+mod peers;
 mod util;
 mod workers;
