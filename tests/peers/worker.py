@@ -30,16 +30,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from importlib.metadata import version as dist_version
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -307,7 +310,7 @@ def _task_id_of_result(body: bytes) -> str | None:
     result = doc.get("result") if isinstance(doc, dict) else None
     if not isinstance(result, dict):
         return None
-    # v1: {"task": {...}} | {"message": {...}} | {"statusUpdate": {...}} ...; v0.3: the object itself.
+    # v1 wraps the object: {"task": {..}}, {"message": {..}}, ...; v0.3 returns it bare.
     for key in ("task", "message", "statusUpdate", "artifactUpdate"):
         inner = result.get(key)
         if isinstance(inner, dict):
@@ -333,6 +336,9 @@ class RpcGate:
         self.bearer = bearer
         self.log_path = log_path
         self.silent_ids = silent_ids
+        # Set when the server begins to shut down: hanging requests then get a 503, so
+        # that shutdown is prompt and quiet instead of waiting out a timeout.
+        self.stopping = asyncio.Event()
 
     def _log(self, at_ms: int, method: str | None, task_id: str | None, status: int | None) -> None:
         if not self.log_path:
@@ -395,8 +401,7 @@ class RpcGate:
         if method in GET_METHODS and task_id in self.silent_ids:
             # The response never comes, so the line is written now, with no status.
             self._log(at_ms, method, task_id, None)
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            await self._hang(receive, send)
             return
 
         replayed = False
@@ -426,21 +431,69 @@ class RpcGate:
                 task_id = _task_id_of_result(bytes(captured))
             self._log(at_ms, method, task_id, status)
 
+    async def _hang(self, receive: Receive, send: Send) -> None:
+        """Answer nothing until the client goes away; on shutdown, answer 503."""
+
+        async def disconnected() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        waits = [
+            asyncio.ensure_future(disconnected()),
+            asyncio.ensure_future(self.stopping.wait()),
+        ]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if self.stopping.is_set() and not waits[0].done():
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b'{"error":"shutting down"}'})
+
 
 # --- serving ----------------------------------------------------------------------------
 
 
-class AnnouncingServer(uvicorn.Server):
-    """Prints the base URL on stdout once the socket is listening."""
+class WorkerServer(uvicorn.Server):
+    """uvicorn, plus: the URL on stdout once listening; SIGTERM/SIGINT end it with exit 0;
+    hanging requests are released when shutdown starts."""
 
-    def __init__(self, config: uvicorn.Config, base_url: str) -> None:
+    def __init__(self, config: uvicorn.Config, base_url: str, gate: RpcGate) -> None:
         super().__init__(config)
         self.base_url = base_url
+        self.gate = gate
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if not self.should_exit:
             print(self.base_url, flush=True)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.gate.stopping.set()
+        await super().shutdown(sockets=sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn's own version re-raises the signal after shutdown, so SIGTERM would end
+        # the process with status 143; a test harness stopping us is a normal exit.
+        def on_signal(sig: int, frame: FrameType | None) -> None:
+            if self.should_exit:
+                self.force_exit = True
+            self.should_exit = True
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def watch_stdin(server: uvicorn.Server) -> None:
@@ -455,7 +508,9 @@ def watch_stdin(server: uvicorn.Server) -> None:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Scripted A2A worker on the Python a2a-sdk.")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: OS-chosen)")
-    p.add_argument("--bearer", metavar="TOKEN", help="require `Authorization: Bearer TOKEN` on JSON-RPC")
+    p.add_argument(
+        "--bearer", metavar="TOKEN", help="require `Authorization: Bearer TOKEN` on JSON-RPC"
+    )
     p.add_argument("--bearer-env", metavar="VAR", help="like --bearer, the token read from env VAR")
     p.add_argument("--log", metavar="FILE", help="append one JSON line per JSON-RPC request")
     p.add_argument(
@@ -503,10 +558,10 @@ def main(argv: list[str]) -> int:
         log_config=None,
         access_log=False,
         lifespan="off",
-        # Hanging silent requests must not hold up a SIGTERM for long.
-        timeout_graceful_shutdown=1,
+        # A last resort: hanging requests are answered when shutdown starts (RpcGate).
+        timeout_graceful_shutdown=2,
     )
-    server = AnnouncingServer(config, base_url)
+    server = WorkerServer(config, base_url, app)
     if args.exit_on_stdin_eof:
         threading.Thread(target=watch_stdin, args=(server,), daemon=True).start()
     print(f"a2a-peer-worker: a2a-sdk {SDK_VERSION} on {base_url}", file=sys.stderr, flush=True)
