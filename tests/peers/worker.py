@@ -536,6 +536,8 @@ def main(argv: list[str]) -> int:
         level=logging.WARNING,
         format="a2a-peer-worker: %(levelname)s %(name)s: %(message)s",
     )
+    # The SDK warns about its own queue teardown after every cancel; that is not news.
+    logging.getLogger("a2a.server.events").setLevel(logging.ERROR)
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
