@@ -1,0 +1,575 @@
+#!/usr/bin/env python3
+"""A scripted A2A worker on the real Python `a2a-sdk`, for a2a-mod's peer tests.
+
+It runs under either venv that `tests/peers/setup.sh` makes:
+  - a2a-sdk 1.x  -> v1.0 JSON-RPC plus v0.3 compatibility on the same endpoint;
+  - a2a-sdk 0.3.x -> v0.3 JSON-RPC only.
+The SDK's major version is read at import and picks the matching API below.
+
+The message text is a script (the same verbs as `a2a-mod fake-worker`):
+  slow N <words>   working, then completed after N seconds (fractional ok) with an
+                   artifact whose text is `done: <words>`
+  ask <question>   input-required, the question as the status message; a follow-up on
+                   the same taskId completes it with the artifact `you said: <answer>`
+  fail <why>       failed, status message `<why>`
+  reject           rejected
+  auth             auth-required (a follow-up completes it, like `ask`)
+  silent           submitted, then working; every GetTask / tasks/get on it hangs
+  anything else    completed at once, the artifact echoing the text
+Cancel works on any live task (slow, silent, ask, auth).
+
+An ASGI layer in front of the SDK app (`RpcGate`) does what the SDK cannot: the bearer
+check, the hang for silent tasks, and the request log. It reads each JSON-RPC body once
+and replays it to the SDK.
+
+stdout carries exactly one line, the base URL, printed once the socket accepts
+connections. Everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass
+from importlib.metadata import version as dist_version
+from types import FrameType
+from typing import Any
+
+import uvicorn
+
+SDK_VERSION = dist_version("a2a-sdk")
+SDK_MAJOR = int(SDK_VERSION.split(".")[0])
+
+# The names differ in 0.3 only in where they live and how parts and states are spelled;
+# the executor below is written once against these aliases.
+if SDK_MAJOR >= 1:
+    from a2a.helpers import new_task_from_user_message as _new_task
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        HTTPAuthSecurityScheme,
+        Part,
+        SecurityRequirement,
+        SecurityScheme,
+        TaskState,
+    )
+    from starlette.applications import Starlette
+
+    INTERRUPTED = {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
+
+    def text_part(text: str) -> Any:
+        return Part(text=text)
+
+else:
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.apps import A2AStarletteApplication
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentSkill,
+        HTTPAuthSecurityScheme,
+        Part,
+        SecurityScheme,
+        TaskState,
+        TextPart,
+    )
+    from a2a.utils import new_task as _new_task
+
+    INTERRUPTED = {TaskState.input_required, TaskState.auth_required}
+
+    def text_part(text: str) -> Any:
+        return Part(root=TextPart(text=text))
+
+
+log = logging.getLogger("a2a-peer-worker")
+
+RPC_PATH = "/"
+GET_METHODS = {"GetTask", "tasks/get"}
+SEND_METHODS = {"SendMessage", "SendStreamingMessage", "message/send", "message/stream"}
+TASK_ID_METHODS = GET_METHODS | {
+    "CancelTask",
+    "tasks/cancel",
+    "SubscribeToTask",
+    "tasks/resubscribe",
+}
+
+
+# --- the script -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Script:
+    verb: str  # slow | ask | fail | reject | auth | silent | echo
+    text: str  # the words, question, reason or echoed text
+    seconds: float = 0.0
+
+
+def parse_script(text: str) -> Script:
+    """Read a message text as a script; anything unrecognised is an echo."""
+    stripped = text.strip()
+    head, _, rest = stripped.partition(" ")
+    rest = rest.strip()
+    if head == "slow":
+        n, _, words = rest.partition(" ")
+        try:
+            seconds = float(n)
+        except ValueError:
+            return Script("echo", stripped)
+        if seconds >= 0:
+            return Script("slow", words.strip(), seconds)
+        return Script("echo", stripped)
+    if head in ("ask", "fail"):
+        return Script(head, rest)
+    if stripped in ("reject", "auth", "silent"):
+        return Script(stripped, "")
+    return Script("echo", stripped)
+
+
+class ScriptedExecutor(AgentExecutor):
+    """Plays a script per task. `silent_ids` is shared with `RpcGate`."""
+
+    def __init__(self, silent_ids: set[str]) -> None:
+        self.silent_ids = silent_ids
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        task = context.current_task
+        if task is None:
+            if context.message is None:
+                raise ValueError("a send without a message")
+            task = _new_task(context.message)
+            await event_queue.enqueue_event(task)
+            resuming = False
+        else:
+            resuming = task.status.state in INTERRUPTED
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+
+        async def finish(result: str) -> None:
+            await updater.add_artifact([text_part(result)], name="result")
+            await updater.complete()
+
+        def say(words: str) -> Any:
+            return updater.new_agent_message([text_part(words)])
+
+        if resuming:
+            await finish(f"you said: {text.strip()}")
+            return
+
+        script = parse_script(text)
+        if script.verb == "slow":
+            await updater.start_work()
+            await asyncio.sleep(script.seconds)
+            await finish(f"done: {script.text}")
+        elif script.verb == "ask":
+            await updater.requires_input(say(script.text))
+        elif script.verb == "fail":
+            await updater.failed(say(script.text))
+        elif script.verb == "reject":
+            await updater.reject(say("rejected"))
+        elif script.verb == "auth":
+            await updater.requires_auth(say("authorization required"))
+        elif script.verb == "silent":
+            # Registered before the task is visible to any client (the Task event above
+            # reaches the client only after this coroutine yields).
+            self.silent_ids.add(task.id)
+            await updater.start_work()
+            await asyncio.Event().wait()  # until cancelled
+        else:
+            await finish(script.text)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task
+        if task is None or context.task_id is None:
+            raise ValueError("cancel without a task")
+        await TaskUpdater(event_queue, task.id, task.context_id).cancel()
+
+
+# --- the agent card ---------------------------------------------------------------------
+
+
+def build_card(base_url: str, bearer: bool) -> Any:
+    skill = AgentSkill(
+        id="script",
+        name="Scripted replies",
+        description="slow N <words> | ask <q> | fail <why> | reject | auth | silent | <echo>",
+        tags=["test"],
+        examples=["slow 2 build", "ask Which colour?", "fail out of disk"],
+    )
+    common: dict[str, Any] = dict(
+        name="a2a-mod peer worker",
+        description=f"Scripted test worker on a2a-sdk {SDK_VERSION}",
+        version="1.0.0",
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[skill],
+    )
+    if SDK_MAJOR >= 1:
+        card = AgentCard(
+            **common,
+            supported_interfaces=[
+                AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="1.0"),
+                AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="0.3"),
+            ],
+            capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        )
+        if bearer:
+            card.security_schemes["bearer"].CopyFrom(
+                SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer"))
+            )
+            req = SecurityRequirement()
+            req.schemes["bearer"].SetInParent()
+            card.security_requirements.append(req)
+        return card
+    extra: dict[str, Any] = {}
+    if bearer:
+        extra["security_schemes"] = {
+            "bearer": SecurityScheme(root=HTTPAuthSecurityScheme(type="http", scheme="bearer"))
+        }
+        extra["security"] = [{"bearer": []}]
+    return AgentCard(
+        **common,
+        url=base_url,
+        preferred_transport="JSONRPC",
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        **extra,
+    )
+
+
+def build_sdk_app(base_url: str, bearer: bool, silent_ids: set[str]) -> Any:
+    card = build_card(base_url, bearer)
+    handler = DefaultRequestHandler(
+        agent_executor=ScriptedExecutor(silent_ids),
+        task_store=InMemoryTaskStore(),
+        **({"agent_card": card} if SDK_MAJOR >= 1 else {}),
+    )
+    if SDK_MAJOR >= 1:
+        routes = create_agent_card_routes(card) + create_jsonrpc_routes(
+            handler, RPC_PATH, enable_v0_3_compat=True
+        )
+        return Starlette(routes=routes)
+    return A2AStarletteApplication(agent_card=card, http_handler=handler).build(rpc_url=RPC_PATH)
+
+
+# --- the ASGI gate: bearer, silent hang, request log ------------------------------------
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_CAPTURE = 1 << 20
+
+
+def _task_id_of_request(method: str | None, params: Any) -> str | None:
+    if not isinstance(params, dict):
+        return None
+    if method in TASK_ID_METHODS:
+        value = params.get("id")
+    elif method in SEND_METHODS:
+        message = params.get("message") or params.get("request")
+        value = message.get("taskId") if isinstance(message, dict) else None
+    else:
+        value = params.get("taskId") or params.get("id")
+    return value if isinstance(value, str) and value else None
+
+
+def _task_id_of_result(body: bytes) -> str | None:
+    """The task id in a send's response: plain JSON, or the first SSE `data:` event."""
+    text = body.decode("utf-8", "replace")
+    doc: Any = None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        for line in text.splitlines():
+            if line.startswith("data:"):
+                try:
+                    doc = json.loads(line[5:])
+                except ValueError:
+                    doc = None
+                break
+    result = doc.get("result") if isinstance(doc, dict) else None
+    if not isinstance(result, dict):
+        return None
+    # v1 wraps the object: {"task": {..}}, {"message": {..}}, ...; v0.3 returns it bare.
+    for key in ("task", "message", "statusUpdate", "artifactUpdate"):
+        inner = result.get(key)
+        if isinstance(inner, dict):
+            result = inner
+            break
+    if result.get("kind") == "task" or ("status" in result and "taskId" not in result):
+        value = result.get("id")  # a Task
+    else:
+        value = result.get("taskId")  # a Message or an update event
+    return value if isinstance(value, str) and value else None
+
+
+class RpcGate:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        bearer: str | None,
+        log_path: str | None,
+        silent_ids: set[str],
+    ) -> None:
+        self.app = app
+        self.bearer = bearer
+        self.log_path = log_path
+        self.silent_ids = silent_ids
+        # Set when the server begins to shut down: hanging requests then get a 503, so
+        # that shutdown is prompt and quiet instead of waiting out a timeout.
+        self.stopping = asyncio.Event()
+
+    def _log(self, at_ms: int, method: str | None, task_id: str | None, status: int | None) -> None:
+        if not self.log_path:
+            return
+        line = json.dumps({"at_ms": at_ms, "method": method, "task_id": task_id, "status": status})
+        with open(self.log_path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != RPC_PATH:
+            await self.app(scope, receive, send)
+            return
+        at_ms = int(time.time() * 1000)
+
+        chunks: list[bytes] = []
+        while True:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return
+            chunks.append(msg.get("body", b""))
+            if not msg.get("more_body", False):
+                break
+        body = b"".join(chunks)
+
+        method: str | None = None
+        params: Any = None
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            raw_method = doc.get("method")
+            method = raw_method if isinstance(raw_method, str) else None
+            params = doc.get("params")
+        task_id = _task_id_of_request(method, params)
+
+        if self.bearer is not None:
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            if given != f"Bearer {self.bearer}":
+                self._log(at_ms, method, task_id, 401)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="a2a-peer-worker"'),
+                        ],
+                    }
+                )
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b'{"error":"missing or invalid bearer token"}',
+                    }
+                )
+                return
+
+        if method in GET_METHODS and task_id in self.silent_ids:
+            # The response never comes, so the line is written now, with no status.
+            self._log(at_ms, method, task_id, None)
+            await self._hang(receive, send)
+            return
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        status: int | None = None
+        captured = bytearray()
+
+        async def watch(msg: Message) -> None:
+            nonlocal status
+            if msg["type"] == "http.response.start":
+                status = int(msg["status"])
+            elif msg["type"] == "http.response.body" and len(captured) < MAX_CAPTURE:
+                captured.extend(msg.get("body", b""))
+            await send(msg)
+
+        try:
+            await self.app(scope, replay, watch)
+        finally:
+            if method in SEND_METHODS and task_id is None:
+                task_id = _task_id_of_result(bytes(captured))
+            self._log(at_ms, method, task_id, status)
+
+    async def _hang(self, receive: Receive, send: Send) -> None:
+        """Answer nothing until the client goes away; on shutdown, answer 503."""
+
+        async def disconnected() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        waits = [
+            asyncio.ensure_future(disconnected()),
+            asyncio.ensure_future(self.stopping.wait()),
+        ]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if self.stopping.is_set() and not waits[0].done():
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b'{"error":"shutting down"}'})
+
+
+# --- serving ----------------------------------------------------------------------------
+
+
+class WorkerServer(uvicorn.Server):
+    """uvicorn, plus: the URL on stdout once listening; SIGTERM/SIGINT end it with exit 0;
+    hanging requests are released when shutdown starts."""
+
+    def __init__(self, config: uvicorn.Config, base_url: str, gate: RpcGate) -> None:
+        super().__init__(config)
+        self.base_url = base_url
+        self.gate = gate
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:
+            print(self.base_url, flush=True)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.gate.stopping.set()
+        await super().shutdown(sockets=sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn's own version re-raises the signal after shutdown, so SIGTERM would end
+        # the process with status 143; a test harness stopping us is a normal exit.
+        def on_signal(sig: int, frame: FrameType | None) -> None:
+            if self.should_exit:
+                self.force_exit = True
+            self.should_exit = True
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def watch_stdin(server: uvicorn.Server) -> None:
+    """Ask the server to stop when stdin reaches EOF (the test that spawned us is gone)."""
+    stream = sys.stdin.buffer
+    while stream.read1(65536) if hasattr(stream, "read1") else stream.read(1):
+        pass
+    log.info("stdin closed; shutting down")
+    server.should_exit = True
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Scripted A2A worker on the Python a2a-sdk.")
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: OS-chosen)")
+    p.add_argument(
+        "--bearer", metavar="TOKEN", help="require `Authorization: Bearer TOKEN` on JSON-RPC"
+    )
+    p.add_argument("--bearer-env", metavar="VAR", help="like --bearer, the token read from env VAR")
+    p.add_argument("--log", metavar="FILE", help="append one JSON line per JSON-RPC request")
+    p.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="shut down when stdin reaches EOF",
+    )
+    args = p.parse_args(argv)
+    if args.bearer_env:
+        if args.bearer:
+            p.error("give --bearer or --bearer-env, not both")
+        token = os.environ.get(args.bearer_env)
+        if not token:
+            p.error(f"--bearer-env: environment variable {args.bearer_env} is unset or empty")
+        args.bearer = token
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="a2a-peer-worker: %(levelname)s %(name)s: %(message)s",
+    )
+    # The SDK warns about its own queue teardown after every cancel; that is not news.
+    logging.getLogger("a2a.server.events").setLevel(logging.ERROR)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))
+    except OSError as e:
+        print(f"a2a-peer-worker: cannot bind 127.0.0.1:{args.port}: {e}", file=sys.stderr)
+        return 1
+    base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    silent_ids: set[str] = set()
+    app = RpcGate(
+        build_sdk_app(base_url, args.bearer is not None, silent_ids),
+        bearer=args.bearer,
+        log_path=args.log,
+        silent_ids=silent_ids,
+    )
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        # A last resort: hanging requests are answered when shutdown starts (RpcGate).
+        timeout_graceful_shutdown=2,
+    )
+    server = WorkerServer(config, base_url, app)
+    if args.exit_on_stdin_eof:
+        threading.Thread(target=watch_stdin, args=(server,), daemon=True).start()
+    print(f"a2a-peer-worker: a2a-sdk {SDK_VERSION} on {base_url}", file=sys.stderr, flush=True)
+    asyncio.run(server.serve(sockets=[sock]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
