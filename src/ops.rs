@@ -230,6 +230,15 @@ impl Session {
             )
             .await
             .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+        let mut view = view;
+        // An answer to an input-required task may come back with the task still in its old
+        // waiting state (a2a-sdk 0.3 answers the snapshot taken before the resumed run starts):
+        // the worker has the answer but has not picked it up. Treat it as submitted, so the
+        // inline window and the poller look again instead of reporting the old question.
+        if previous.as_ref().is_some_and(|p| p.state == view.state) && view.state.is_waiting() {
+            view.state = TaskState::Submitted;
+            view.question = None;
+        }
 
         let timing = &self.config.timing;
         let offsets = schedule::inline_offsets(&timing.inline_gaps());
