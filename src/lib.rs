@@ -2,6 +2,7 @@
 //! The lib exists so `tests/` and `benches/` reach internals; `main.rs` only routes.
 
 pub mod a2a;
+pub mod claude;
 pub mod cli;
 pub mod config;
 pub mod core;
@@ -11,3 +12,5 @@ pub mod fake_worker;
 pub mod fsx;
 pub mod secret;
 pub mod state;
+pub mod statusline;
+pub mod theme;

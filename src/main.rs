@@ -1,7 +1,7 @@
 //! Entry point: parse, route, render an error as one line and map it to an exit code.
 //! The status line and hooks are routed before any runtime is built (hot path, STYLE.md).
 
-use a2a_mod::cli::Cli;
+use a2a_mod::cli::{Cli, Command};
 use clap::Parser;
 
 fn main() {
@@ -17,5 +17,9 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let _ = cli;
+    match cli.command {
+        // Hot path: synchronous, before any runtime or logging is set up.
+        Command::Statusline(args) => std::process::exit(a2a_mod::statusline::run(args.then.as_deref())),
+        _ => {}
+    }
 }

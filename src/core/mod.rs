@@ -2,3 +2,5 @@
 //! clock reads; `now` is always a parameter (STYLE.md). `tests/it/arch.rs` keeps it that way.
 
 pub mod task;
+pub mod status;
+pub mod text;
