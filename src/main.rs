@@ -17,9 +17,8 @@ fn main() {
             std::process::exit(code);
         }
     };
-    match cli.command {
-        // Hot path: synchronous, before any runtime or logging is set up.
-        Command::Statusline(args) => std::process::exit(a2a_mod::statusline::run(args.then.as_deref())),
-        _ => {}
+    // Hot path: synchronous, before any runtime or logging is set up.
+    if let Command::Statusline(args) = &cli.command {
+        std::process::exit(a2a_mod::statusline::run(args.then.as_deref()));
     }
 }

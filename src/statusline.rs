@@ -131,7 +131,10 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
         Ok(r) => r,
         Err(e) => {
             // Busy past the short timeout, or a store from a newer version: skip this tick.
-            warnings.push(format!("statusline: cannot read \"{}\": {e:#}", path.display()));
+            warnings.push(format!(
+                "statusline: cannot read \"{}\": {e:#}",
+                path.display()
+            ));
             return String::new();
         }
     };
@@ -154,11 +157,7 @@ fn pick_theme(name: &str, env: &Env, config_dir: &Path, warnings: &mut Vec<Strin
     let name = if env.no_color { "plain" } else { name };
     let (theme, warning) = theme::load(name, config_dir);
     warnings.extend(warning);
-    if env.ascii {
-        theme.into_ascii()
-    } else {
-        theme
-    }
+    if env.ascii { theme.into_ascii() } else { theme }
 }
 
 pub fn to_row(r: &TaskRecord) -> Row<'_> {

@@ -29,7 +29,10 @@ impl WireStatuslineInput {
 
     /// The session id, when there is a non-empty one.
     pub fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref().map(str::trim).filter(|s| !s.is_empty())
+        self.session_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
     }
 }
 
@@ -69,12 +72,21 @@ fn lenient_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
         fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_any(V)
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut a: A,
+        ) -> Result<Self::Value, A::Error> {
             while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
             Ok(None)
         }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-            while a.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut a: A,
+        ) -> Result<Self::Value, A::Error> {
+            while a
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
             Ok(None)
         }
     }
@@ -105,9 +117,16 @@ mod tests {
             b"null",
             b"\xff\xfe",
         ] {
-            assert_eq!(WireStatuslineInput::parse(odd).session_id(), None, "{odd:?}");
+            assert_eq!(
+                WireStatuslineInput::parse(odd).session_id(),
+                None,
+                "{odd:?}"
+            );
         }
         let w = WireStatuslineInput::parse(br#"{"session_id":"s","cwd":7,"version":null}"#);
-        assert_eq!((w.session_id(), w.cwd.as_deref(), w.version.as_deref()), (Some("s"), None, None));
+        assert_eq!(
+            (w.session_id(), w.cwd.as_deref(), w.version.as_deref()),
+            (Some("s"), None, None)
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The product's behaviour as plain functions over plain data. PURE: no IO, no async, no env, no
 //! clock reads; `now` is always a parameter (STYLE.md). `tests/it/arch.rs` keeps it that way.
 
-pub mod task;
 pub mod status;
+pub mod task;
 pub mod text;

@@ -271,7 +271,9 @@ pub fn paint(spans: &[Span<'_>], theme: &Theme) -> String {
         piece(out, &s, &Style::default(), &pl.separator);
     };
     let plain = Style::default();
-    let (label, body) = spans.split_first().map_or((None, &[][..]), |(l, b)| (Some(l), b));
+    let (label, body) = spans
+        .split_first()
+        .map_or((None, &[][..]), |(l, b)| (Some(l), b));
     if let Some((role, text)) = label {
         piece(&mut out, &plain, &pl.label, " ");
         piece(&mut out, theme.styles.get(*role), &pl.label, text);

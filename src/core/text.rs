@@ -32,7 +32,10 @@ pub fn sanitize(s: &str) -> String {
                     Some(']' | 'P' | 'X' | '^' | '_') => skip_string(&mut chars),
                     // nF: intermediates, then one final byte (e.g. `ESC ( B`).
                     Some('\u{20}'..='\u{2f}') => {
-                        while chars.next_if(|c| ('\u{20}'..='\u{2f}').contains(c)).is_some() {}
+                        while chars
+                            .next_if(|c| ('\u{20}'..='\u{2f}').contains(c))
+                            .is_some()
+                        {}
                         chars.next_if(|c| ('\u{30}'..='\u{7e}').contains(c));
                     }
                     // Fp/Fe/Fs (`ESC c`, `ESC 7`, ...) are two characters; anything else after
@@ -208,7 +211,8 @@ mod tests {
             .collect();
         let out = sanitize(&nasty);
         assert!(
-            !out.chars().any(|c| c.is_control() || is_invisible_format(c)),
+            !out.chars()
+                .any(|c| c.is_control() || is_invisible_format(c)),
             "{out:?}"
         );
     }

@@ -1,2 +1,3 @@
-#[test]
-fn placeholder() {}
+//! The single integration-test binary (STYLE.md): one module per surface.
+
+mod statusline;
