@@ -5,6 +5,11 @@ use a2a_mod::cli::{Cli, Command};
 use clap::Parser;
 
 fn main() {
+    // Hot path first: `statusline` runs every second, so it skips building clap's whole command
+    // tree; anything unusual (`--help`, a typo) falls through to clap below.
+    if let Some(then) = a2a_mod::statusline::fast_args(std::env::args_os().skip(1)) {
+        std::process::exit(a2a_mod::statusline::run(then.as_deref()));
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -17,7 +22,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    // Hot path: synchronous, before any runtime or logging is set up.
+    // Synchronous, before any runtime or logging is set up.
     if let Command::Statusline(args) = &cli.command {
         std::process::exit(a2a_mod::statusline::run(args.then.as_deref()));
     }

@@ -65,6 +65,24 @@ pub fn run(then: Option<&str>) -> i32 {
     0
 }
 
+/// `statusline`, `statusline --then CMD` or `statusline --then=CMD` without clap: `Some(then)`
+/// for those exact shapes, `None` for anything else (clap then parses it and reports errors).
+pub fn fast_args(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<Option<String>> {
+    if args.next()? != "statusline" {
+        return None;
+    }
+    let rest: Vec<_> = args.take(3).collect();
+    match rest.as_slice() {
+        [] => Some(None),
+        [flag, cmd] if flag == "--then" => cmd.to_str().map(|c| Some(c.to_string())),
+        [one] => one
+            .to_str()
+            .and_then(|s| s.strip_prefix("--then="))
+            .map(|c| Some(c.to_string())),
+        _ => None,
+    }
+}
+
 /// What the status line reads from the environment, read once.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -350,6 +368,22 @@ impl Then {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_args_take_only_the_plain_shapes() {
+        let f = |a: &[&str]| fast_args(a.iter().map(std::ffi::OsString::from));
+        assert_eq!(f(&["statusline"]), Some(None));
+        assert_eq!(
+            f(&["statusline", "--then", "x y"]),
+            Some(Some("x y".into()))
+        );
+        assert_eq!(f(&["statusline", "--then=x"]), Some(Some("x".into())));
+        assert_eq!(f(&["statusline", "--help"]), None);
+        assert_eq!(f(&["statusline", "--then"]), None);
+        assert_eq!(f(&["statusline", "--then", "a", "b"]), None);
+        assert_eq!(f(&["tasks"]), None);
+        assert_eq!(f(&[]), None);
+    }
 
     #[test]
     fn hot_config_is_lenient() {
