@@ -2,6 +2,7 @@
 //! The lib exists so `tests/` and `benches/` reach internals; `main.rs` only routes.
 
 pub mod a2a;
+pub mod claude;
 pub mod cli;
 pub mod cmd;
 pub mod config;
@@ -18,3 +19,5 @@ pub mod secret;
 pub mod state;
 pub mod wake;
 pub mod watch;
+pub mod statusline;
+pub mod theme;

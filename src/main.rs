@@ -6,6 +6,11 @@ use a2a_mod::{cmd, env::Ctx, error};
 use clap::Parser;
 
 fn main() {
+    // Hot path first: `statusline` runs every second, so it skips building clap's whole command
+    // tree; anything unusual (`--help`, a typo) falls through to clap below.
+    if let Some(then) = a2a_mod::statusline::fast_args(std::env::args_os().skip(1)) {
+        std::process::exit(a2a_mod::statusline::run(then.as_deref()));
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -33,6 +38,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     // Hooks run on every prompt and tool call: no runtime, no logging set-up, never a loud failure.
     if let Command::Hook(h) = &cli.command {
         std::process::exit(a2a_mod::hook::run(h.event));
+    }
+    if let Command::Statusline(args) = &cli.command {
+        std::process::exit(a2a_mod::statusline::run(args.then.as_deref()));
     }
     let ctx = Ctx::from_env()?;
     match cli.command {

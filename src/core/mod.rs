@@ -3,5 +3,7 @@
 
 pub mod fence;
 pub mod schedule;
+pub mod status;
 pub mod task;
+pub mod text;
 pub mod wake;

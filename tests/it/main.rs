@@ -6,5 +6,6 @@ mod claude_smoke;
 mod cli;
 mod fake;
 mod peers;
+mod statusline;
 mod util;
 mod workers;

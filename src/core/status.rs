@@ -1,0 +1,497 @@
+//! The status line's text: every row of the seed's table (how-it-works.md, "The status line") as
+//! one pure function, [`render`], over a snapshot of the session's tasks and `now`.
+//!
+//! Pure and hot (runs once a second): no IO, no env, no clock; the spinner frame comes from `now`,
+//! so animating needs no state. Worker-provided text goes through [`text::sanitize`] and
+//! [`text::cut`] before it is drawn.
+//!
+//! What is shown, first match wins:
+//! 1. One task running: `⠋ fake slow 20 build 0:12` (task text cut to [`TEXT_COLS`] columns; time
+//!    since it started). With tasks waiting as well, ` · 1 waiting` follows: the running task keeps
+//!    its detail and the waiting one is still visible.
+//! 2. Several running: `⠋ 2 running`, then ` · 1 waiting` when any wait.
+//! 3. Nothing running, a task ended within the done window: `✓ fake done 0:20` (the time is
+//!    ended − started), `✕ fake failed`, `⊘ fake canceled`, `✕ fake rejected`, `? fake ended`
+//!    (unrecognised state), `✕ fake lost contact 1:05`, `⊘ fake no longer tracked` (worker
+//!    removed). The newest such task wins; ` · 1 waiting` follows when tasks wait, because the
+//!    outcome is news for a few seconds while the waiting task stays until answered.
+//! 4. One waiting: `? fake waiting: Which colour?` (the question cut to [`QUESTION_COLS`]),
+//!    `? fake waiting for input` without a question, `? fake needs auth` for auth-required.
+//! 5. Several waiting: `? 2 waiting`.
+//! 6. Otherwise nothing (empty string).
+//!
+//! A waiting task that is answered becomes live again (the store re-tracks it), so it shows as
+//! running, its time still counted from the first send. Newlines and tabs in task text or a
+//! question become single spaces: the status line is one line.
+
+use crate::core::task::{EndReason, TaskState};
+use crate::core::text;
+use crate::theme::{Role, Style, Theme};
+use std::borrow::Cow;
+
+/// The seed's cut for the task text.
+pub const TEXT_COLS: usize = 32;
+/// A question is what the user has to act on, so it gets a little more room.
+pub const QUESTION_COLS: usize = 48;
+/// Aliases are short by validation; this only guards a tampered store.
+pub const WORKER_COLS: usize = 24;
+pub const LABEL: &str = "a2a-mod:";
+
+/// One task as the status line sees it (borrowed from the store's record).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Row<'a> {
+    pub worker: &'a str,
+    /// The task text as sent (the message).
+    pub text: &'a str,
+    pub state: TaskState,
+    pub started_ms: i64,
+    /// `None` while the background poller owns the task (live).
+    pub ended_ms: Option<i64>,
+    pub end: Option<EndReason>,
+    pub question: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Running,
+    Waiting,
+    Ended,
+}
+
+fn kind(r: &Row<'_>) -> Kind {
+    match (r.ended_ms, r.end) {
+        (None, _) => Kind::Running,
+        (Some(_), Some(EndReason::Lost | EndReason::Removed)) => Kind::Ended,
+        (Some(_), _) if r.state.is_waiting() => Kind::Waiting,
+        (Some(_), _) => Kind::Ended,
+    }
+}
+
+/// One styled piece of the line; pieces are joined by single spaces.
+pub type Span<'a> = (Role, Cow<'a, str>);
+
+/// The line for `rows` at `now_ms`, painted with `theme`; empty when there is nothing to show.
+/// `done_ms`: how long an ended task stays on the line. `animations`: false gives the still glyph.
+pub fn render(
+    rows: &[Row<'_>],
+    now_ms: i64,
+    done_ms: i64,
+    theme: &Theme,
+    animations: bool,
+) -> String {
+    let spans = spans(rows, now_ms, done_ms, theme, animations);
+    if spans.is_empty() {
+        return String::new();
+    }
+    paint(&spans, theme)
+}
+
+/// The pieces of the line, unpainted (the label first); empty when there is nothing to show.
+pub fn spans<'a>(
+    rows: &[Row<'a>],
+    now_ms: i64,
+    done_ms: i64,
+    theme: &'a Theme,
+    animations: bool,
+) -> Vec<Span<'a>> {
+    let g = &theme.glyphs;
+    let (mut running, mut waiting) = (0usize, 0usize);
+    let (mut first_running, mut first_waiting, mut last_ended) = (None, None, None::<&Row<'a>>);
+    for r in rows {
+        match kind(r) {
+            Kind::Running => {
+                running += 1;
+                first_running.get_or_insert(r);
+            }
+            Kind::Waiting => {
+                waiting += 1;
+                first_waiting.get_or_insert(r);
+            }
+            Kind::Ended => {
+                let ended = r.ended_ms.unwrap_or(now_ms);
+                // A clock that went backwards makes an end look recent, never hides it.
+                if now_ms.saturating_sub(ended) <= done_ms
+                    && last_ended.is_none_or(|l| l.ended_ms.unwrap_or(now_ms) <= ended)
+                {
+                    last_ended = Some(r);
+                }
+            }
+        }
+    }
+
+    let mut out: Vec<Span<'a>> = Vec::with_capacity(8);
+    out.push((Role::Label, Cow::Borrowed(LABEL)));
+    let waiting_tail = |out: &mut Vec<Span<'a>>| {
+        if waiting > 0 {
+            out.push((Role::Separator, Cow::Borrowed(g.separator.as_str())));
+            out.push((Role::Count, Cow::Owned(format!("{waiting} waiting"))));
+        }
+    };
+
+    if let (1, Some(r)) = (running, first_running) {
+        out.push((Role::Spinner, Cow::Borrowed(spinner(g, now_ms, animations))));
+        push_worker(&mut out, r, g);
+        push_text(&mut out, Role::Text, r.text, TEXT_COLS, g);
+        out.push((Role::Time, Cow::Owned(clock(now_ms - r.started_ms))));
+        waiting_tail(&mut out);
+    } else if running > 1 {
+        out.push((Role::Spinner, Cow::Borrowed(spinner(g, now_ms, animations))));
+        out.push((Role::Count, Cow::Owned(format!("{running} running"))));
+        waiting_tail(&mut out);
+    } else if let Some(r) = last_ended {
+        let (role, verb, timed) = outcome(r);
+        out.push((role, Cow::Borrowed(icon(g, role))));
+        push_worker(&mut out, r, g);
+        out.push((role, Cow::Borrowed(verb)));
+        if timed {
+            let ended = r.ended_ms.unwrap_or(now_ms);
+            out.push((Role::Time, Cow::Owned(clock(ended - r.started_ms))));
+        }
+        waiting_tail(&mut out);
+    } else if let (1, Some(r)) = (waiting, first_waiting) {
+        out.push((Role::Waiting, Cow::Borrowed(g.waiting.as_str())));
+        push_worker(&mut out, r, g);
+        let question = r.question.map(text::sanitize).unwrap_or_default();
+        if r.state == TaskState::AuthRequired {
+            out.push((Role::Waiting, Cow::Borrowed("needs auth")));
+        } else if question.is_empty() {
+            out.push((Role::Waiting, Cow::Borrowed("waiting for input")));
+        } else {
+            out.push((Role::Waiting, Cow::Borrowed("waiting:")));
+            let q = text::cut_with(&question, QUESTION_COLS, &g.ellipsis);
+            out.push((Role::Text, Cow::Owned(q)));
+        }
+    } else if waiting > 1 {
+        out.push((Role::Waiting, Cow::Borrowed(g.waiting.as_str())));
+        out.push((Role::Count, Cow::Owned(format!("{waiting} waiting"))));
+    } else {
+        out.clear();
+    }
+    out
+}
+
+/// The style role, the words and whether a duration follows, for a task that ended.
+fn outcome(r: &Row<'_>) -> (Role, &'static str, bool) {
+    match r.end {
+        Some(EndReason::Lost) => (Role::Failed, "lost contact", true),
+        Some(EndReason::Removed) => (Role::Canceled, "no longer tracked", false),
+        _ => match r.state {
+            TaskState::Completed => (Role::Done, "done", true),
+            TaskState::Failed => (Role::Failed, "failed", true),
+            TaskState::Rejected => (Role::Failed, "rejected", true),
+            TaskState::Canceled => (Role::Canceled, "canceled", true),
+            _ => (Role::Waiting, "ended", true),
+        },
+    }
+}
+
+fn icon(g: &crate::theme::Glyphs, role: Role) -> &str {
+    match role {
+        Role::Done => &g.done,
+        Role::Failed => &g.failed,
+        Role::Canceled => &g.canceled,
+        _ => &g.waiting,
+    }
+}
+
+fn push_worker<'a>(out: &mut Vec<Span<'a>>, r: &Row<'a>, g: &crate::theme::Glyphs) {
+    push_text(out, Role::Worker, r.worker, WORKER_COLS, g);
+}
+
+/// Untrusted text: sanitized, cut, left out when nothing printable remains.
+fn push_text<'a>(
+    out: &mut Vec<Span<'a>>,
+    role: Role,
+    s: &'a str,
+    cols: usize,
+    g: &crate::theme::Glyphs,
+) {
+    let clean = text::sanitize(s);
+    if !clean.is_empty() {
+        out.push((role, Cow::Owned(text::cut_with(&clean, cols, &g.ellipsis))));
+    }
+}
+
+/// The spinner frame for this second: one step per second, read off the clock.
+fn spinner(g: &crate::theme::Glyphs, now_ms: i64, animations: bool) -> &str {
+    if !animations || g.spinner.is_empty() {
+        return &g.still;
+    }
+    let i = now_ms.div_euclid(1000).rem_euclid(g.spinner.len() as i64) as usize;
+    g.spinner.get(i).map_or(g.still.as_str(), String::as_str)
+}
+
+/// `m:ss`, or `h:mm:ss` from an hour on; a negative span (clock skew) shows as `0:00`.
+pub fn clock(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// Draws the spans with the theme's colours, or as powerline blocks when the theme has them.
+pub fn paint(spans: &[Span<'_>], theme: &Theme) -> String {
+    let mut out = String::with_capacity(128);
+    const RESET: &str = "\x1b[0m";
+    let Some(pl) = &theme.powerline else {
+        for (i, (role, text)) in spans.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            let style = theme.styles.get(*role);
+            if style.is_plain() {
+                out.push_str(text);
+            } else {
+                style.push_sgr(&mut out, &Style::default());
+                out.push_str(text);
+                out.push_str(RESET);
+            }
+        }
+        return out;
+    };
+    // Powerline: [ label ][▶ body ][▶]. Every piece re-applies its block's background after a
+    // reset, so no colour leaks from one piece into the next.
+    let piece = |out: &mut String, style: &Style, base: &Style, text: &str| {
+        out.push_str(RESET);
+        style.push_sgr(out, base);
+        out.push_str(text);
+    };
+    let arrow = |out: &mut String, from: &Style, to: Option<&Style>| {
+        if pl.separator.is_empty() {
+            return;
+        }
+        let s = Style {
+            fg: from.bg,
+            bg: to.and_then(|t| t.bg),
+            ..Style::default()
+        };
+        piece(out, &s, &Style::default(), &pl.separator);
+    };
+    let plain = Style::default();
+    let (label, body) = spans
+        .split_first()
+        .map_or((None, &[][..]), |(l, b)| (Some(l), b));
+    if let Some((role, text)) = label {
+        piece(&mut out, &plain, &pl.label, " ");
+        piece(&mut out, theme.styles.get(*role), &pl.label, text);
+        piece(&mut out, &plain, &pl.label, " ");
+        arrow(&mut out, &pl.label, (!body.is_empty()).then_some(&pl.body));
+    }
+    if !body.is_empty() {
+        for (role, text) in body {
+            piece(&mut out, &plain, &pl.body, " ");
+            piece(&mut out, theme.styles.get(*role), &pl.body, text);
+        }
+        piece(&mut out, &plain, &pl.body, " ");
+        arrow(&mut out, &pl.body, None);
+    }
+    out.push_str(RESET);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000; // a whole ten seconds: spinner frame 0
+
+    fn live<'a>(worker: &'a str, text: &'a str, started_ago_s: i64) -> Row<'a> {
+        Row {
+            worker,
+            text,
+            state: TaskState::Working,
+            started_ms: NOW - started_ago_s * 1000,
+            ended_ms: None,
+            end: None,
+            question: None,
+        }
+    }
+
+    fn ended<'a>(worker: &'a str, state: TaskState, took_s: i64, ago_s: i64) -> Row<'a> {
+        Row {
+            worker,
+            text: "x",
+            state,
+            started_ms: NOW - (took_s + ago_s) * 1000,
+            ended_ms: Some(NOW - ago_s * 1000),
+            end: Some(EndReason::State),
+            question: None,
+        }
+    }
+
+    fn waiting<'a>(worker: &'a str, q: Option<&'a str>) -> Row<'a> {
+        Row {
+            question: q,
+            state: TaskState::InputRequired,
+            ..ended(worker, TaskState::InputRequired, 3, 600)
+        }
+    }
+
+    fn line(rows: &[Row<'_>]) -> String {
+        render(rows, NOW, 5000, &Theme::plain(), true)
+    }
+
+    #[test]
+    fn the_seed_table() {
+        assert_eq!(
+            line(&[live("fake", "slow 20 build", 12)]),
+            "a2a-mod: ⠋ fake slow 20 build 0:12"
+        );
+        assert_eq!(
+            line(&[
+                live("fake", "a", 1),
+                live("adk", "b", 2),
+                waiting("x", Some("q"))
+            ]),
+            "a2a-mod: ⠋ 2 running · 1 waiting"
+        );
+        assert_eq!(
+            line(&[live("fake", "a", 1), live("adk", "b", 2)]),
+            "a2a-mod: ⠋ 2 running"
+        );
+        assert_eq!(
+            line(&[waiting("fake", Some("Which colour?"))]),
+            "a2a-mod: ? fake waiting: Which colour?"
+        );
+        assert_eq!(
+            line(&[waiting("fake", Some("a")), waiting("adk", None)]),
+            "a2a-mod: ? 2 waiting"
+        );
+        assert_eq!(
+            line(&[ended("fake", TaskState::Completed, 20, 0)]),
+            "a2a-mod: ✓ fake done 0:20"
+        );
+        assert_eq!(
+            line(&[ended("fake", TaskState::Failed, 20, 5)]),
+            "a2a-mod: ✕ fake failed 0:20"
+        );
+        assert_eq!(
+            line(&[ended("fake", TaskState::Canceled, 20, 1)]),
+            "a2a-mod: ⊘ fake canceled 0:20"
+        );
+        assert_eq!(line(&[ended("fake", TaskState::Completed, 20, 6)]), "");
+        assert_eq!(line(&[]), "");
+    }
+
+    #[test]
+    fn the_other_endings() {
+        assert_eq!(
+            line(&[ended("fake", TaskState::Rejected, 1, 0)]),
+            "a2a-mod: ✕ fake rejected 0:01"
+        );
+        assert_eq!(
+            line(&[ended("fake", TaskState::Unknown, 1, 0)]),
+            "a2a-mod: ? fake ended 0:01"
+        );
+        let mut lost = ended("fake", TaskState::Working, 65, 0);
+        lost.end = Some(EndReason::Lost);
+        assert_eq!(line(&[lost]), "a2a-mod: ✕ fake lost contact 1:05");
+        let mut removed = ended("fake", TaskState::Working, 65, 0);
+        removed.end = Some(EndReason::Removed);
+        assert_eq!(line(&[removed]), "a2a-mod: ⊘ fake no longer tracked");
+        let auth = Row {
+            state: TaskState::AuthRequired,
+            ..waiting("fake", None)
+        };
+        assert_eq!(line(&[auth]), "a2a-mod: ? fake needs auth");
+        assert_eq!(
+            line(&[waiting("fake", None)]),
+            "a2a-mod: ? fake waiting for input"
+        );
+        assert_eq!(
+            line(&[waiting("fake", Some(" \x1b[2J\n "))]),
+            "a2a-mod: ? fake waiting for input"
+        );
+    }
+
+    #[test]
+    fn edge_cases() {
+        // One running and one waiting: the running task's detail, then the waiting count.
+        assert_eq!(
+            line(&[live("fake", "build", 12), waiting("adk", Some("Which?"))]),
+            "a2a-mod: ⠋ fake build 0:12 · 1 waiting"
+        );
+        // Ended while another waits: the outcome, then the waiting count.
+        assert_eq!(
+            line(&[
+                waiting("adk", Some("Which?")),
+                ended("fake", TaskState::Completed, 20, 1)
+            ]),
+            "a2a-mod: ✓ fake done 0:20 · 1 waiting"
+        );
+        // Anything running hides a fresh outcome (nothing else live, says the seed).
+        assert_eq!(
+            line(&[
+                live("fake", "build", 12),
+                ended("adk", TaskState::Failed, 2, 0)
+            ]),
+            "a2a-mod: ⠋ fake build 0:12"
+        );
+        // Several just ended: the newest.
+        assert_eq!(
+            line(&[
+                ended("fake", TaskState::Completed, 20, 1),
+                ended("adk", TaskState::Failed, 3, 2)
+            ]),
+            "a2a-mod: ✓ fake done 0:20"
+        );
+        // Newlines and tabs in the task text: one line.
+        assert_eq!(
+            line(&[live("fake", "fix\nthe\tbuild\r\n", 3)]),
+            "a2a-mod: ⠋ fake fix the build 0:03"
+        );
+        // Hours; a start in the future (clock skew) is 0:00.
+        assert_eq!(
+            line(&[live("fake", "long", 3 * 3600 + 62)]),
+            "a2a-mod: ⠋ fake long 3:01:02"
+        );
+        assert_eq!(line(&[live("fake", "x", -5)]), "a2a-mod: ⠋ fake x 0:00");
+        // Empty text is left out rather than leaving a double space.
+        assert_eq!(line(&[live("fake", "", 3)]), "a2a-mod: ⠋ fake 0:03");
+    }
+
+    #[test]
+    fn spinner_steps_once_a_second_or_stands_still() {
+        let rows = [live("fake", "x", 0)];
+        let frames: Vec<String> = (0..11)
+            .map(|s| {
+                render(&rows, NOW + s * 1000 + 999, 5000, &Theme::plain(), true)
+                    .chars()
+                    .nth(9)
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(frames.concat(), "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⠋");
+        assert_eq!(
+            render(&rows, NOW + 3000, 5000, &Theme::plain(), false),
+            "a2a-mod: ● fake x 0:03"
+        );
+    }
+
+    #[test]
+    fn text_is_cut_by_width() {
+        let long = "a".repeat(100);
+        assert_eq!(
+            line(&[live("fake", &long, 1)]),
+            format!("a2a-mod: ⠋ fake {}… 0:01", "a".repeat(31))
+        );
+        let cjk = format!("x{}", "漢".repeat(40));
+        let l = line(&[live("fake", &cjk, 1)]);
+        assert_eq!(l, format!("a2a-mod: ⠋ fake x{}… 0:01", "漢".repeat(15)));
+    }
+
+    #[test]
+    fn colours_wrap_each_piece() {
+        let t = Theme::default_theme();
+        let l = render(&[live("fake", "x", 1)], NOW, 5000, &t, true);
+        assert!(l.starts_with("\x1b[38;5;246ma2a-mod:\x1b[0m "), "{l:?}");
+        assert!(l.contains("\x1b[1mfake\x1b[0m"), "{l:?}");
+        let pl = Theme::builtin("powerline").unwrap().unwrap();
+        let l = render(&[live("fake", "x", 1)], NOW, 5000, &pl, true);
+        assert!(l.contains('\u{e0b0}') && l.ends_with("\x1b[0m"), "{l:?}");
+    }
+}

@@ -1,0 +1,562 @@
+//! Status-line themes: the [`Theme`] type, the built-ins embedded from `themes/*.toml`, and a
+//! tolerant [`load`] that falls back to `default` with one warning instead of breaking the line.
+//!
+//! Hot path (the status line, every second): only the chosen theme is parsed, from an embedded
+//! `&'static str`; a user theme (`<config dir>/themes/<name>.toml`) costs one file read, and only
+//! when the name is not a built-in. Parsing is pure; [`load`] is the one function here that reads
+//! a file.
+
+use serde::Deserialize;
+use std::path::Path;
+
+/// The built-in themes, embedded at build time.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("default", include_str!("../themes/default.toml")),
+    ("plain", include_str!("../themes/plain.toml")),
+    ("powerline", include_str!("../themes/powerline.toml")),
+    ("ascii", include_str!("../themes/ascii.toml")),
+];
+
+/// A terminal colour: the 16-colour palette, the 256-colour index, or true colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Colour {
+    Palette(u8),
+    Indexed(u8),
+    Rgb(u8, u8, u8),
+}
+
+impl Colour {
+    pub fn parse(s: &str) -> Result<Colour, String> {
+        const NAMES: [&str; 8] = [
+            "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+        ];
+        let s = s.trim();
+        if let Some(hex) = s.strip_prefix('#') {
+            let ok = hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+            let byte = |i: usize| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("x"), 16);
+            return match (ok, byte(0), byte(2), byte(4)) {
+                (true, Ok(r), Ok(g), Ok(b)) => Ok(Colour::Rgb(r, g, b)),
+                _ => Err(format!("colour {s:?} is not #rrggbb")),
+            };
+        }
+        if let Ok(n) = s.parse::<u8>() {
+            return Ok(if n < 16 {
+                Colour::Palette(n)
+            } else {
+                Colour::Indexed(n)
+            });
+        }
+        let (bright, base) = match s.strip_prefix("bright-") {
+            Some(b) => (8, b),
+            None => (0, s),
+        };
+        match NAMES.iter().position(|n| *n == base) {
+            Some(i) => Ok(Colour::Palette(i as u8 + bright)),
+            None => Err(format!(
+                "colour {s:?} is not a name (red, bright-red, ...), 0-255 or #rrggbb"
+            )),
+        }
+    }
+
+    fn push_sgr(self, out: &mut String, background: bool) {
+        use std::fmt::Write;
+        let _ = match (self, background) {
+            (Colour::Palette(n), false) if n < 8 => write!(out, "{}", 30 + n),
+            (Colour::Palette(n), false) => write!(out, "{}", 90 + n - 8),
+            (Colour::Palette(n), true) if n < 8 => write!(out, "{}", 40 + n),
+            (Colour::Palette(n), true) => write!(out, "{}", 100 + n - 8),
+            (Colour::Indexed(n), bg) => write!(out, "{};5;{n}", if bg { 48 } else { 38 }),
+            (Colour::Rgb(r, g, b), bg) => {
+                write!(out, "{};2;{r};{g};{b}", if bg { 48 } else { 38 })
+            }
+        };
+    }
+}
+
+/// How one part of the line is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    pub fg: Option<Colour>,
+    pub bg: Option<Colour>,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+}
+
+impl Style {
+    pub fn is_plain(&self) -> bool {
+        *self == Style::default()
+    }
+
+    /// The SGR sequence that sets this style, after `base` (a powerline block's background).
+    pub fn push_sgr(&self, out: &mut String, base: &Style) {
+        let fg = self.fg.or(base.fg);
+        let bg = self.bg.or(base.bg);
+        let mut params = String::new();
+        let sep = |p: &mut String| {
+            if !p.is_empty() {
+                p.push(';');
+            }
+        };
+        if self.bold || base.bold {
+            sep(&mut params);
+            params.push('1');
+        }
+        if self.dim || base.dim {
+            sep(&mut params);
+            params.push('2');
+        }
+        if self.italic || base.italic {
+            sep(&mut params);
+            params.push('3');
+        }
+        if let Some(c) = fg {
+            sep(&mut params);
+            c.push_sgr(&mut params, false);
+        }
+        if let Some(c) = bg {
+            sep(&mut params);
+            c.push_sgr(&mut params, true);
+        }
+        if !params.is_empty() {
+            out.push_str("\x1b[");
+            out.push_str(&params);
+            out.push('m');
+        }
+    }
+}
+
+/// The parts of a status line, each with its own style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Label,
+    Spinner,
+    Waiting,
+    Done,
+    Failed,
+    Canceled,
+    Worker,
+    Text,
+    Time,
+    Count,
+    Separator,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Styles {
+    pub label: Style,
+    pub spinner: Style,
+    pub waiting: Style,
+    pub done: Style,
+    pub failed: Style,
+    pub canceled: Style,
+    pub worker: Style,
+    pub text: Style,
+    pub time: Style,
+    pub count: Style,
+    pub separator: Style,
+}
+
+impl Styles {
+    pub fn get(&self, role: Role) -> &Style {
+        match role {
+            Role::Label => &self.label,
+            Role::Spinner => &self.spinner,
+            Role::Waiting => &self.waiting,
+            Role::Done => &self.done,
+            Role::Failed => &self.failed,
+            Role::Canceled => &self.canceled,
+            Role::Worker => &self.worker,
+            Role::Text => &self.text,
+            Role::Time => &self.time,
+            Role::Count => &self.count,
+            Role::Separator => &self.separator,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Glyphs {
+    pub spinner: Vec<String>,
+    pub still: String,
+    pub waiting: String,
+    pub done: String,
+    pub failed: String,
+    pub canceled: String,
+    pub separator: String,
+    pub ellipsis: String,
+}
+
+impl Glyphs {
+    /// The seed's glyphs (how-it-works.md).
+    pub fn unicode() -> Glyphs {
+        Glyphs {
+            spinner: ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+                .map(String::from)
+                .to_vec(),
+            still: "●".into(),
+            waiting: "?".into(),
+            done: "✓".into(),
+            failed: "✕".into(),
+            canceled: "⊘".into(),
+            separator: "·".into(),
+            ellipsis: "…".into(),
+        }
+    }
+
+    /// For terminals or fonts without the glyphs: nothing outside ASCII.
+    pub fn ascii() -> Glyphs {
+        Glyphs {
+            spinner: ["|", "/", "-", "\\"].map(String::from).to_vec(),
+            still: "*".into(),
+            waiting: "?".into(),
+            done: "+".into(),
+            failed: "x".into(),
+            canceled: "-".into(),
+            separator: "|".into(),
+            ellipsis: "...".into(),
+        }
+    }
+}
+
+/// Powerline blocks: the label and the body on their own backgrounds, joined by an arrow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Powerline {
+    pub separator: String,
+    pub label: Style,
+    pub body: Style,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Theme {
+    pub name: String,
+    pub styles: Styles,
+    pub glyphs: Glyphs,
+    pub powerline: Option<Powerline>,
+}
+
+impl Theme {
+    /// No colour, the seed's glyphs; needs no parsing, so it is the fallback of last resort.
+    pub fn plain() -> Theme {
+        Theme {
+            name: "plain".into(),
+            styles: Styles::default(),
+            glyphs: Glyphs::unicode(),
+            powerline: None,
+        }
+    }
+
+    /// A built-in theme by name; `None` when there is no such built-in.
+    pub fn builtin(name: &str) -> Option<Result<Theme, String>> {
+        BUILTIN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| Theme::parse(text))
+    }
+
+    /// The default theme. invariant: the embedded default parses (tested below); should that ever
+    /// break, the line still renders, uncoloured.
+    pub fn default_theme() -> Theme {
+        match Theme::builtin("default") {
+            Some(Ok(t)) => t,
+            _ => Theme::plain(),
+        }
+    }
+
+    /// Parses a theme file. Strict (unknown keys are errors) so a typo is reported rather than
+    /// silently ignored; the caller falls back to `default`.
+    pub fn parse(text: &str) -> Result<Theme, String> {
+        let w: WireTheme = toml_edit::de::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        let style = |k: &str, s: Option<WireStyle>| -> Result<Style, String> {
+            s.map(|s| s.to_style().map_err(|e| format!("style.{k}: {e}")))
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        let ws = w.style.unwrap_or_default();
+        let styles = Styles {
+            label: style("label", ws.label)?,
+            spinner: style("spinner", ws.spinner)?,
+            waiting: style("waiting", ws.waiting)?,
+            done: style("done", ws.done)?,
+            failed: style("failed", ws.failed)?,
+            canceled: style("canceled", ws.canceled)?,
+            worker: style("worker", ws.worker)?,
+            text: style("text", ws.text)?,
+            time: style("time", ws.time)?,
+            count: style("count", ws.count)?,
+            separator: style("separator", ws.separator)?,
+        };
+        let mut glyphs = Glyphs::unicode();
+        if let Some(g) = w.glyphs {
+            let one = |k: &str, v: Option<String>, into: &mut String| -> Result<(), String> {
+                if let Some(v) = v {
+                    *into = check_glyph(k, v)?;
+                }
+                Ok(())
+            };
+            if let Some(frames) = g.spinner {
+                if frames.is_empty() || frames.len() > 64 {
+                    return Err("glyphs.spinner: needs 1 to 64 frames".into());
+                }
+                glyphs.spinner = frames
+                    .into_iter()
+                    .map(|f| check_glyph("spinner", f))
+                    .collect::<Result<_, _>>()?;
+            }
+            one("still", g.still, &mut glyphs.still)?;
+            one("waiting", g.waiting, &mut glyphs.waiting)?;
+            one("done", g.done, &mut glyphs.done)?;
+            one("failed", g.failed, &mut glyphs.failed)?;
+            one("canceled", g.canceled, &mut glyphs.canceled)?;
+            one("separator", g.separator, &mut glyphs.separator)?;
+            one("ellipsis", g.ellipsis, &mut glyphs.ellipsis)?;
+        }
+        let powerline = match w.powerline {
+            None => None,
+            Some(p) => Some(Powerline {
+                separator: match p.separator.filter(|s| !s.is_empty()) {
+                    Some(s) => check_glyph("powerline.separator", s)?,
+                    None => String::new(),
+                },
+                label: style("powerline.label", p.label)?,
+                body: style("powerline.body", p.body)?,
+            }),
+        };
+        Ok(Theme {
+            name: w.name.unwrap_or_default(),
+            styles,
+            glyphs,
+            powerline,
+        })
+    }
+
+    /// The same colours with ASCII glyphs (the fallback for terminals without the glyphs).
+    pub fn into_ascii(mut self) -> Theme {
+        self.glyphs = Glyphs::ascii();
+        if let Some(p) = &mut self.powerline {
+            p.separator = String::new();
+        }
+        self
+    }
+}
+
+/// Glyphs are drawn as-is, so a theme may not smuggle escape sequences in them; and each is at
+/// most a few columns, so the line's width stays predictable.
+fn check_glyph(key: &str, g: String) -> Result<String, String> {
+    if g.is_empty() {
+        return Err(format!("glyphs.{key}: empty"));
+    }
+    if crate::core::text::sanitize(&g) != g || g.contains(' ') {
+        return Err(format!(
+            "glyphs.{key}: {g:?} holds control, format or space characters"
+        ));
+    }
+    if crate::core::text::width(&g) > 4 {
+        return Err(format!("glyphs.{key}: {g:?} is wider than 4 columns"));
+    }
+    Ok(g)
+}
+
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with("-->"))
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireTheme {
+    name: Option<String>,
+    style: Option<WireStyles>,
+    glyphs: Option<WireGlyphs>,
+    powerline: Option<WirePowerline>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct WireStyles {
+    label: Option<WireStyle>,
+    spinner: Option<WireStyle>,
+    waiting: Option<WireStyle>,
+    done: Option<WireStyle>,
+    failed: Option<WireStyle>,
+    canceled: Option<WireStyle>,
+    worker: Option<WireStyle>,
+    text: Option<WireStyle>,
+    time: Option<WireStyle>,
+    count: Option<WireStyle>,
+    separator: Option<WireStyle>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct WireStyle {
+    fg: Option<String>,
+    bg: Option<String>,
+    #[serde(default)]
+    bold: bool,
+    #[serde(default)]
+    dim: bool,
+    #[serde(default)]
+    italic: bool,
+}
+
+impl WireStyle {
+    fn to_style(&self) -> Result<Style, String> {
+        Ok(Style {
+            fg: self.fg.as_deref().map(Colour::parse).transpose()?,
+            bg: self.bg.as_deref().map(Colour::parse).transpose()?,
+            bold: self.bold,
+            dim: self.dim,
+            italic: self.italic,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireGlyphs {
+    spinner: Option<Vec<String>>,
+    still: Option<String>,
+    waiting: Option<String>,
+    done: Option<String>,
+    failed: Option<String>,
+    canceled: Option<String>,
+    separator: Option<String>,
+    ellipsis: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WirePowerline {
+    separator: Option<String>,
+    label: Option<WireStyle>,
+    body: Option<WireStyle>,
+}
+
+/// Theme names are file names under `<config dir>/themes/`: the alias alphabet only.
+fn valid_name(name: &str) -> bool {
+    crate::config::validate_alias(name).is_ok()
+}
+
+/// The theme called `name`: a built-in, else `<config_dir>/themes/<name>.toml`. Never fails: a
+/// missing or broken theme gives `default` and a one-line warning for the log.
+pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
+    let parsed = match Theme::builtin(name) {
+        Some(r) => r,
+        None if !valid_name(name) => Err("not a valid theme name".to_string()),
+        None => {
+            let path = config_dir.join("themes").join(format!("{name}.toml"));
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Theme::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
+                Err(_) => Err(format!(
+                    "no built-in theme of that name ({}) and no readable \"{}\"",
+                    BUILTIN
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    path.display()
+                )),
+            }
+        }
+    };
+    match parsed {
+        Ok(mut t) => {
+            if t.name.is_empty() {
+                t.name = name.to_string();
+            }
+            (t, None)
+        }
+        Err(e) => (
+            Theme::default_theme(),
+            Some(format!(
+                "statusline theme {name:?}: {e} — using \"default\"; fix [statusline] theme in config.toml"
+            )),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses() {
+        for (name, text) in BUILTIN {
+            let t = Theme::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.name, *name);
+        }
+        assert!(
+            Theme::builtin("plain")
+                .unwrap()
+                .unwrap()
+                .styles
+                .get(Role::Label)
+                .is_plain()
+        );
+        assert!(
+            Theme::builtin("powerline")
+                .unwrap()
+                .unwrap()
+                .powerline
+                .is_some()
+        );
+        for g in Theme::builtin("ascii").unwrap().unwrap().glyphs.spinner {
+            assert!(g.is_ascii());
+        }
+    }
+
+    #[test]
+    fn colours_and_sgr() {
+        assert_eq!(Colour::parse("red"), Ok(Colour::Palette(1)));
+        assert_eq!(Colour::parse("bright-black"), Ok(Colour::Palette(8)));
+        assert_eq!(Colour::parse("246"), Ok(Colour::Indexed(246)));
+        assert_eq!(Colour::parse("#d77757"), Ok(Colour::Rgb(0xd7, 0x77, 0x57)));
+        assert!(Colour::parse("#d7775").is_err());
+        assert!(Colour::parse("mauve").is_err());
+        let mut s = String::new();
+        Style {
+            fg: Some(Colour::Palette(9)),
+            bg: Some(Colour::Indexed(238)),
+            bold: true,
+            ..Style::default()
+        }
+        .push_sgr(&mut s, &Style::default());
+        assert_eq!(s, "\x1b[1;91;48;5;238m");
+    }
+
+    #[test]
+    fn bad_themes_fall_back_with_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let (t, w) = load("nope", dir.path());
+        assert_eq!(t.name, "default");
+        assert!(w.unwrap().contains("nope"));
+        let (t, w) = load("../etc/passwd", dir.path());
+        assert_eq!((t.name.as_str(), w.is_some()), ("default", true));
+        std::fs::create_dir(dir.path().join("themes")).unwrap();
+        for bad in [
+            "[style]\nlabel = { fg = \"mauve\" }\n",
+            "[style]\nlabel = { colour = \"red\" }\n",
+            "[glyphs]\nstill = \"\\u001b[31m\"\n",
+            "[glyphs]\nspinner = []\n",
+            "not toml at all [[[",
+        ] {
+            std::fs::write(dir.path().join("themes/mine.toml"), bad).unwrap();
+            let (t, w) = load("mine", dir.path());
+            assert_eq!(t.name, "default", "{bad}");
+            let w = w.unwrap();
+            assert!(!w.contains('\n'), "{w}");
+        }
+        std::fs::write(
+            dir.path().join("themes/mine.toml"),
+            "[style]\nworker = { fg = \"cyan\" }\n",
+        )
+        .unwrap();
+        let (t, w) = load("mine", dir.path());
+        assert_eq!((t.name.as_str(), w), ("mine", None));
+        assert_eq!(t.styles.worker.fg, Some(Colour::Palette(6)));
+    }
+}
