@@ -65,6 +65,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Cancel(a) => cmd::tasks::cancel(&ctx, a),
                 Command::Tasks(a) => cmd::tasks::tasks(&ctx, a),
                 Command::FakeWorker(a) => a2a_mod::fake_worker::run_command(&a),
+                Command::Demo => cmd::demo::run(),
                 other => Err(anyhow::anyhow!("{other:?} is not built yet")),
             }
         }

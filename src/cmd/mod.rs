@@ -1,6 +1,7 @@
 //! User commands, one file each (zoxide `src/cmd/`). Each returns `Result`; `main` renders errors
 //! as one line and maps them to exit codes.
 
+pub mod demo;
 pub mod tasks;
 pub mod worker;
 

@@ -4,6 +4,7 @@
 mod arch;
 mod claude_smoke;
 mod cli;
+mod demo;
 mod fake;
 mod peers;
 mod statusline;
