@@ -157,6 +157,10 @@ pub struct FakeWorkerArgs {
     /// Issue OAuth2 client-credentials tokens that expire after N seconds, and require them
     #[arg(long, value_name = "SECS")]
     pub oauth_ttl: Option<f64>,
+    /// What the token answer's `expires_in` claims (default: the real ttl). A longer claim makes a
+    /// worker that revokes tokens early, so a client meets a 401 on a token it thought valid.
+    #[arg(long, value_name = "SECS", requires = "oauth_ttl")]
+    pub oauth_claimed_ttl: Option<u64>,
     /// Append one JSON line per request received to this file (tests read it)
     #[arg(long, value_name = "FILE")]
     pub log: Option<std::path::PathBuf>,

@@ -60,6 +60,7 @@ fn options(
         bearer_token,
         v03_only: args.v03_only,
         oauth_ttl,
+        oauth_claimed_ttl: args.oauth_claimed_ttl,
         log: args.log.clone(),
     })
 }
@@ -93,6 +94,7 @@ mod tests {
             bearer_env: None,
             v03_only: false,
             oauth_ttl: None,
+            oauth_claimed_ttl: None,
             log: None,
         }
     }

@@ -51,6 +51,9 @@ pub struct FakeWorkerOptions {
     pub v03_only: bool,
     /// Issue OAuth2 client-credentials tokens at `/oauth/token` valid this long, and require them.
     pub oauth_ttl: Option<Duration>,
+    /// What `expires_in` claims, in seconds (default: `oauth_ttl` rounded up). Longer than the
+    /// real ttl = a worker that revokes tokens early.
+    pub oauth_claimed_ttl: Option<u64>,
     /// Append one JSON line per request to this file.
     pub log: Option<PathBuf>,
 }

@@ -24,6 +24,7 @@ pub(crate) struct Shared {
     v03_only: bool,
     bearer: Option<Secret>,
     oauth_ttl: Option<Duration>,
+    oauth_claimed_ttl: Option<u64>,
     card: Value,
     started: Instant,
     start_unix_ms: i64,
@@ -78,6 +79,7 @@ impl Shared {
             v03_only: opts.v03_only,
             bearer: opts.bearer_token.clone().map(Secret::new),
             oauth_ttl: opts.oauth_ttl,
+            oauth_claimed_ttl: opts.oauth_claimed_ttl,
             card,
             started: Instant::now(),
             start_unix_ms: unix_ms_now(),
@@ -220,7 +222,9 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
             wire::random_u64()
         );
         lock(&sh.tokens).insert(token.clone(), Instant::now() + ttl);
-        let expires_in = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+        let expires_in = sh
+            .oauth_claimed_ttl
+            .unwrap_or(ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0));
         (
             StatusCode::OK,
             json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in.max(1)}),

@@ -158,11 +158,15 @@ fn inline_schedule_python() {
     inline_schedule(Kind::PyV1)
 }
 
-/// A worker issuing 2-second OAuth tokens: a task polled across the expiry carries on, and after
-/// the 401 exactly one fresh token is fetched.
+/// A worker issuing 2-second OAuth tokens (while claiming an hour, so the client cannot refresh
+/// ahead of time): a task polled across the expiry carries on, and after the 401 exactly one
+/// fresh token is fetched.
 #[test]
 fn oauth_token_expiry() {
-    let Some(peer) = Peer::start(Kind::Fake, &["--oauth-ttl", "2"]) else {
+    let Some(peer) = Peer::start(
+        Kind::Fake,
+        &["--oauth-ttl", "2", "--oauth-claimed-ttl", "3600"],
+    ) else {
         return;
     };
     let home = TempHome::new();
