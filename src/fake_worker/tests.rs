@@ -53,6 +53,10 @@ async fn call_raw(
 async fn call(w: &FakeWorker, v: V, method: &str, params: Value) -> Value {
     let (status, body) = call_raw(w, v, method, params, None).await;
     assert_eq!(status, 200, "{body}");
+    if v == V::One {
+        let _: a2a_lf::JsonRpcResponse = serde_json::from_value(body.clone())
+            .unwrap_or_else(|e| panic!("v1 envelope parses as a2a-lf: {e}: {body}"));
+    }
     assert_eq!(body["jsonrpc"], "2.0");
     assert_eq!(body["id"], 7);
     body
