@@ -31,8 +31,8 @@ pub(crate) struct Shared {
     tasks: Mutex<HashMap<String, TaskRecord>>,
     events: Mutex<Vec<RequestEvent>>,
     log: Mutex<Option<std::fs::File>>,
-    /// OAuth access token → when it expires.
-    tokens: Mutex<HashMap<String, Instant>>,
+    /// OAuth access token → when it expires (`None`: a ttl too large for `Instant` never expires).
+    tokens: Mutex<HashMap<String, Option<Instant>>>,
     shutdown: watch::Receiver<bool>,
 }
 
@@ -143,7 +143,7 @@ impl Shared {
         if self.oauth_ttl.is_some() {
             let now = Instant::now();
             let mut tokens = lock(&self.tokens);
-            tokens.retain(|_, expires| *expires > now);
+            tokens.retain(|_, expires| expires.is_none_or(|at| at > now));
             return tokens.contains_key(token);
         }
         false
@@ -214,17 +214,18 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
             json!({"error": "unsupported_grant_type"}),
         )
     } else {
-        // invariant: this route exists only when oauth_ttl is set (see `router`).
+        // Always set here: the route exists only when oauth_ttl is (see `router`).
         let ttl = sh.oauth_ttl.unwrap_or_default();
         let token = format!(
             "fake-{:016x}{:016x}",
             wire::random_u64(),
             wire::random_u64()
         );
-        lock(&sh.tokens).insert(token.clone(), Instant::now() + ttl);
-        let expires_in = sh
-            .oauth_claimed_ttl
-            .unwrap_or(ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0));
+        lock(&sh.tokens).insert(token.clone(), Instant::now().checked_add(ttl));
+        let expires_in = sh.oauth_claimed_ttl.unwrap_or(
+            ttl.as_secs()
+                .saturating_add(u64::from(ttl.subsec_nanos() > 0)),
+        );
         (
             StatusCode::OK,
             json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in.max(1)}),

@@ -6,6 +6,7 @@ mod claude_smoke;
 mod cli;
 mod demo;
 mod fake;
+mod fake_worker;
 mod peers;
 mod statusline;
 mod util;
