@@ -30,6 +30,9 @@ fn main() {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::FakeWorker(args) = &cli.command {
+        return a2a_mod::fake_worker::run_command(args);
+    }
     let ctx = Ctx::from_env()?;
     match cli.command {
         Command::Poller(a) => {

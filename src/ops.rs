@@ -425,7 +425,7 @@ fn unknown_task(task_id: &str, worker: Option<&str>) -> anyhow::Error {
 /// One line that says what failed, why, and what to do.
 pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
     let fix = match e {
-        A2aError::Auth { .. } => {
+        A2aError::Auth { .. } | A2aError::Credentials(_) => {
             format!("check the credentials configured for it (`a2a-mod worker show {alias}`)")
         }
         A2aError::Timeout(_) => "the worker is slow or stuck; try again later".to_string(),

@@ -1,18 +1,50 @@
-//! Placeholder until the client lands: every call fails as a protocol error.
+//! [`Worker`]: one configured A2A agent, as the ops layer, the poller, the MCP tools and `doctor`
+//! use it. Owns discovery (once per Worker), the dialect choice and the v1 → v0.3 fallback, the
+//! auth retry on 401/403, and the classification of answers into [`A2aError`]. The official
+//! `a2a-client-lf` is not used: it cannot reach v0.3 agents and turns 401/403/5xx/timeouts into one
+//! JSON-RPC error (a2a-facts.md "Which client to build on").
 
+use super::auth::{self, Cred, TokenCache};
+use super::card::{self, Binding, Card, Dialect, Endpoint};
+use super::http::{Answer, Budget, fetch};
+use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, CardSummary, TaskView};
 use crate::config::WorkerConfig;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 
-pub fn http_client() -> reqwest::Client {
-    reqwest::Client::new()
-}
+pub use super::http::http_client;
 
+/// One worker. Cheap to share behind an `Arc`; the card and tokens are cached inside.
 pub struct Worker {
     pub alias: String,
     pub config: WorkerConfig,
-    #[allow(dead_code)]
     http: reqwest::Client,
+    state: Mutex<State>,
+    tokens: TokenCache,
+    next_id: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    card: Option<Arc<Card>>,
+    /// A v1 call met a v0.3-only server: use the card's fallback endpoint from now on.
+    fell_back: bool,
+}
+
+/// How one exchange ended, before the fallback decision.
+enum Fail {
+    A2a(A2aError),
+    /// The endpoint does not know the v1 method (JSON-RPC -32601, REST 404 on the route); the
+    /// error is what to report if there is no v0.3 endpoint to try.
+    MethodMissing(A2aError),
+}
+
+impl From<A2aError> for Fail {
+    fn from(e: A2aError) -> Fail {
+        Fail::A2a(e)
+    }
 }
 
 impl Worker {
@@ -21,24 +53,359 @@ impl Worker {
             alias: alias.to_string(),
             config,
             http,
+            state: Mutex::new(State::default()),
+            tokens: TokenCache::default(),
+            next_id: AtomicU64::new(1),
         }
     }
-    pub async fn card(&self, _deadline: Instant) -> Result<CardSummary, A2aError> {
-        Err(A2aError::Protocol("client not built".into()))
+
+    pub async fn card(&self, deadline: Instant) -> Result<CardSummary, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        let (ep, _) = self.endpoints(&card);
+        Ok(card.summary(&ep))
     }
+
     pub async fn send(
         &self,
-        _text: &str,
-        _task_id: Option<&str>,
-        _context_id: Option<&str>,
-        _deadline: Instant,
+        text: &str,
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
     ) -> Result<TaskView, A2aError> {
-        Err(A2aError::Protocol("client not built".into()))
+        let op = Op::Send {
+            text,
+            task_id,
+            context_id,
+        };
+        self.call(op, deadline).await
     }
-    pub async fn get_task(&self, _task_id: &str, _deadline: Instant) -> Result<TaskView, A2aError> {
-        Err(A2aError::Protocol("client not built".into()))
+
+    pub async fn get_task(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
+        self.call(Op::Get { id: task_id }, deadline).await
     }
-    pub async fn cancel(&self, _task_id: &str, _deadline: Instant) -> Result<TaskView, A2aError> {
-        Err(A2aError::Protocol("client not built".into()))
+
+    pub async fn cancel(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
+        self.call(Op::Cancel { id: task_id }, deadline).await
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding this lock cannot leave State half-written (plain field stores),
+        // so a poisoned lock is still good to use.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn forced(&self) -> Option<Dialect> {
+        match self.config.protocol.as_deref() {
+            Some("1.0") => Some(Dialect::V1),
+            Some("0.3") => Some(Dialect::V03),
+            _ => None,
+        }
+    }
+
+    /// The endpoint to use now, and the one to fall back to.
+    fn endpoints(&self, card: &Card) -> (Endpoint, Option<Endpoint>) {
+        let fell_back = self.lock().fell_back;
+        match (&card.fallback, fell_back) {
+            (Some(fb), true) => (fb.clone(), None),
+            _ => (card.primary.clone(), card.fallback.clone()),
+        }
+    }
+
+    async fn call(&self, op: Op<'_>, deadline: Instant) -> Result<TaskView, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        let (ep, fallback) = self.endpoints(&card);
+        let missing = match self.exchange(&card, &ep, &op, &budget).await {
+            Ok(v) => return Ok(v),
+            Err(Fail::A2a(e)) => return Err(e),
+            Err(Fail::MethodMissing(e)) => e,
+        };
+        let Some(fb) = fallback else {
+            return Err(missing);
+        };
+        let r = self.exchange(&card, &fb, &op, &budget).await;
+        // Remember the fallback only once the v0.3 endpoint has answered as A2A; a transport
+        // failure says nothing about which dialect the worker speaks.
+        let speaks_03 = match &r {
+            Ok(_) => true,
+            Err(Fail::A2a(e)) => matches!(
+                e,
+                A2aError::TaskNotFound | A2aError::NotCancelable | A2aError::Rpc { .. }
+            ),
+            Err(Fail::MethodMissing(_)) => false,
+        };
+        if speaks_03 {
+            tracing::info!(worker = %self.alias, "worker speaks A2A 0.3 only, using {}", fb.describe());
+            self.lock().fell_back = true;
+        }
+        match r {
+            Ok(v) => Ok(v),
+            Err(Fail::A2a(e)) | Err(Fail::MethodMissing(e)) => Err(e),
+        }
+    }
+
+    async fn discover(&self, budget: &Budget) -> Result<Arc<Card>, A2aError> {
+        if let Some(c) = self.lock().card.clone() {
+            return Ok(c);
+        }
+        let card = Arc::new(self.fetch_card(budget).await?);
+        let mut st = self.lock();
+        // Two concurrent first calls may both fetch; keep the first so endpoints stay stable.
+        Ok(st.card.get_or_insert(card).clone())
+    }
+
+    async fn fetch_card(&self, budget: &Budget) -> Result<Card, A2aError> {
+        let urls = card::candidates(&self.config.url).map_err(A2aError::Protocol)?;
+        let mut first_err: Option<String> = None;
+        for url in &urls {
+            let get = || {
+                self.http
+                    .get(url)
+                    .header(reqwest::header::ACCEPT, "application/json")
+            };
+            let mut ans = fetch(get(), budget).await?;
+            if ans.is_auth_failure() {
+                // Most cards are public; a worker that guards its card gets our credentials,
+                // as far as they can be had without the card.
+                match auth::credentials(&self.config, None, &self.tokens, &self.http, budget).await
+                {
+                    Ok(Some(c)) => {
+                        ans = fetch(with_cred(get(), &c)?, budget).await?;
+                        if ans.is_auth_failure()
+                            && let Some(g) = c.generation
+                        {
+                            self.tokens.invalidate(g).await;
+                        }
+                    }
+                    Ok(None) | Err(A2aError::Credentials(_)) => {}
+                    Err(e) => return Err(e),
+                }
+                if ans.is_auth_failure() {
+                    return Err(A2aError::Auth { status: ans.status });
+                }
+            }
+            let why = if !ans.ok() {
+                format!("no agent card at {url} (HTTP {})", ans.status)
+            } else if ans.looks_html() {
+                format!("no agent card at {url} (an HTML page)")
+            } else {
+                match ans.json() {
+                    Some(v) if card::looks_like_card(&v) => {
+                        return Card::parse(v, url, self.forced()).map_err(A2aError::Protocol);
+                    }
+                    _ => format!("no agent card at {url} (not an agent card)"),
+                }
+            };
+            first_err.get_or_insert(why);
+        }
+        Err(A2aError::Protocol(first_err.unwrap_or_else(|| {
+            format!("no agent card for {}", self.config.url)
+        })))
+    }
+
+    async fn creds(&self, card: &Card, budget: &Budget) -> Result<Option<Cred>, A2aError> {
+        auth::credentials(&self.config, Some(card), &self.tokens, &self.http, budget).await
+    }
+
+    /// One operation against one endpoint, with the 401/403 retry: the failed token is cleared,
+    /// and a cached one (perhaps just expired) is replaced by a fresh one for a single retry.
+    async fn exchange(
+        &self,
+        card: &Card,
+        ep: &Endpoint,
+        op: &Op<'_>,
+        budget: &Budget,
+    ) -> Result<TaskView, Fail> {
+        let cred = self.creds(card, budget).await?;
+        let (ans, id) = self.post(ep, op, cred.as_ref(), budget).await?;
+        if !ans.is_auth_failure() {
+            return self.interpret(ep, op, &ans, id);
+        }
+        let Some(c) = cred else {
+            return Err(A2aError::Auth { status: ans.status }.into());
+        };
+        if let Some(g) = c.generation {
+            self.tokens.invalidate(g).await;
+        }
+        if !c.cached {
+            return Err(A2aError::Auth { status: ans.status }.into());
+        }
+        let fresh = self.creds(card, budget).await?;
+        let (ans, id) = self.post(ep, op, fresh.as_ref(), budget).await?;
+        if ans.is_auth_failure() {
+            if let Some(g) = fresh.and_then(|c| c.generation) {
+                self.tokens.invalidate(g).await;
+            }
+            return Err(A2aError::Auth { status: ans.status }.into());
+        }
+        self.interpret(ep, op, &ans, id)
+    }
+
+    async fn post(
+        &self,
+        ep: &Endpoint,
+        op: &Op<'_>,
+        cred: Option<&Cred>,
+        budget: &Budget,
+    ) -> Result<(Answer, u64), A2aError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut req = match ep.binding {
+            Binding::JsonRpc => {
+                let body = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "method": wire::jsonrpc_method(op, ep.dialect),
+                    "params": wire::jsonrpc_params(op, ep),
+                });
+                self.http
+                    .post(&ep.url)
+                    .header(reqwest::header::ACCEPT, "application/json")
+                    .json(&body)
+            }
+            Binding::Rest => {
+                let (method, url, body) = wire::rest_request(op, ep);
+                let mut r = self.http.request(method, url).header(
+                    reqwest::header::ACCEPT,
+                    "application/a2a+json, application/json",
+                );
+                if let Some(b) = body {
+                    r = r
+                        .header(reqwest::header::CONTENT_TYPE, "application/a2a+json")
+                        .body(b.to_string());
+                }
+                r
+            }
+        };
+        if ep.dialect == Dialect::V1 {
+            // The Python v1 handler refuses v1 methods without it (a2a-facts.md).
+            req = req.header("A2A-Version", "1.0");
+        }
+        if let Some(c) = cred {
+            req = with_cred(req, c)?;
+        }
+        Ok((fetch(req, budget).await?, id))
+    }
+
+    fn interpret(
+        &self,
+        ep: &Endpoint,
+        op: &Op<'_>,
+        ans: &Answer,
+        id: u64,
+    ) -> Result<TaskView, Fail> {
+        match ep.binding {
+            Binding::JsonRpc => interpret_jsonrpc(ep, op, ans, id),
+            Binding::Rest => interpret_rest(ep, op, ans),
+        }
+    }
+}
+
+fn with_cred(req: reqwest::RequestBuilder, c: &Cred) -> Result<reqwest::RequestBuilder, A2aError> {
+    let mut v = reqwest::header::HeaderValue::from_str(c.value.expose()).map_err(|_| {
+        A2aError::Credentials("the token has characters not allowed in an HTTP header".into())
+    })?;
+    v.set_sensitive(true);
+    let name = reqwest::header::HeaderName::from_bytes(c.header.as_bytes()).map_err(|_| {
+        A2aError::Credentials(format!("{:?} is not a valid HTTP header name", c.header))
+    })?;
+    Ok(req.header(name, v))
+}
+
+fn parsed(ep: &Endpoint, r: Result<TaskView, String>) -> Result<TaskView, Fail> {
+    r.map_err(|why| A2aError::Protocol(format!("{}: {why}", ep.url)).into())
+}
+
+fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<TaskView, Fail> {
+    let bad = |why: String| Fail::A2a(A2aError::Protocol(format!("{} {why}", ep.url)));
+    let json = if ans.looks_html() { None } else { ans.json() };
+    let Some(json) = json else {
+        return Err(bad(if !ans.ok() {
+            format!("answered HTTP {}", ans.status)
+        } else if ans.looks_html() {
+            "answered with an HTML page, not JSON-RPC".into()
+        } else {
+            "answered with something that is not JSON".into()
+        }));
+    };
+    let rpc = match wire::parse_jsonrpc(&json, id) {
+        Ok(r) => r,
+        Err(_) if !ans.ok() => return Err(bad(format!("answered HTTP {}", ans.status))),
+        Err(why) => return Err(bad(format!("answered wrongly: {why}"))),
+    };
+    match rpc {
+        RpcAnswer::Error { code, message } => {
+            let e = match code {
+                -32001 => A2aError::TaskNotFound,
+                -32002 => A2aError::NotCancelable,
+                _ => A2aError::Rpc { code, message },
+            };
+            if code == -32601 && ep.dialect == Dialect::V1 {
+                Err(Fail::MethodMissing(e))
+            } else {
+                Err(e.into())
+            }
+        }
+        RpcAnswer::Result(_) if !ans.ok() => Err(bad(format!("answered HTTP {}", ans.status))),
+        RpcAnswer::Result(r) => match op {
+            Op::Send { .. } => parsed(ep, wire::parse_send_result(&r)),
+            _ => parsed(ep, wire::parse_task_result(&r)),
+        },
+    }
+}
+
+fn interpret_rest(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<TaskView, Fail> {
+    let json = if ans.looks_html() { None } else { ans.json() };
+    if ans.ok() {
+        let Some(v) = json else {
+            return Err(A2aError::Protocol(format!(
+                "{} answered with something that is not JSON",
+                ep.url
+            ))
+            .into());
+        };
+        return match op {
+            Op::Send { .. } => parsed(ep, wire::parse_send_result(&v)),
+            _ => parsed(ep, wire::parse_task_result(&v)),
+        };
+    }
+    let a2a_err = json.as_ref().and_then(wire::parse_rest_error);
+    match (ans.status, a2a_err) {
+        (404, Some((_, reason, message))) => {
+            if reason == "TASK_NOT_FOUND" || op.names_task() {
+                Err(A2aError::TaskNotFound.into())
+            } else {
+                Err(A2aError::Rpc { code: 404, message }.into())
+            }
+        }
+        (404, None) => {
+            // Not an A2A error: the route itself is missing, as on a server of the other dialect.
+            let e = if op.names_task() {
+                A2aError::TaskNotFound
+            } else {
+                A2aError::Protocol(format!("no A2A REST endpoint at {} (HTTP 404)", ep.url))
+            };
+            if ep.dialect == Dialect::V1 {
+                Err(Fail::MethodMissing(e))
+            } else {
+                Err(e.into())
+            }
+        }
+        (status, Some((st, reason, message))) => {
+            if reason == "TASK_NOT_CANCELABLE"
+                || (matches!(op, Op::Cancel { .. }) && st == "FAILED_PRECONDITION")
+            {
+                Err(A2aError::NotCancelable.into())
+            } else {
+                Err(A2aError::Rpc {
+                    code: i64::from(status),
+                    message,
+                }
+                .into())
+            }
+        }
+        (status, None) => {
+            Err(A2aError::Protocol(format!("{} answered HTTP {status}", ep.url)).into())
+        }
     }
 }

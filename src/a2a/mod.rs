@@ -26,6 +26,10 @@ pub enum A2aError {
     NotCancelable,
     #[error("the worker answered error {code}: {message}")]
     Rpc { code: i64, message: String },
+    /// Our side could not produce credentials (unset env var, failing `token_cmd`, token endpoint
+    /// refusal): the user must fix config or environment, the worker was not asked.
+    #[error("cannot get credentials for the worker: {0}")]
+    Credentials(String),
 }
 
 /// What a send, GetTask or CancelTask tells about a task.
@@ -61,5 +65,12 @@ pub struct SkillSummary {
     pub description: String,
 }
 
+mod auth;
+mod card;
 mod client;
+mod http;
+#[cfg(test)]
+mod tests;
+mod wire;
+
 pub use client::{Worker, http_client};

@@ -1,0 +1,366 @@
+//! Agent cards: where to look for one, which endpoint and dialect to use (a2a-facts.md "Hybrid
+//! cards" rule), and what the card says about auth. Cards are read as loose JSON rather than typed
+//! structs because v1, v0.3 and the merged hybrid documents must all parse, and a worker's
+//! unexpected field must never make discovery fail.
+
+use super::http::one_line;
+use super::{CardSummary, SkillSummary};
+use reqwest::Url;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    V1,
+    V03,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    JsonRpc,
+    Rest,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Endpoint {
+    pub dialect: Dialect,
+    pub binding: Binding,
+    pub url: String,
+    pub tenant: Option<String>,
+}
+
+impl Endpoint {
+    pub fn describe(&self) -> String {
+        let v = match self.dialect {
+            Dialect::V1 => "1.0",
+            Dialect::V03 => "0.3",
+        };
+        let b = match self.binding {
+            Binding::JsonRpc => "JSONRPC",
+            Binding::Rest => "HTTP+JSON",
+        };
+        format!("{v} {b} {}", self.url)
+    }
+}
+
+/// A parsed card: the endpoint to use, the v0.3 endpoint to fall back to when a v1 call meets a
+/// v0.3-only server, and the raw document for summaries and auth lookups.
+#[derive(Debug, Clone)]
+pub(crate) struct Card {
+    pub raw: Value,
+    pub url: Url,
+    pub primary: Endpoint,
+    pub fallback: Option<Endpoint>,
+}
+
+/// Where to look for the card of a configured worker URL, in order.
+pub(crate) fn candidates(url: &str) -> Result<Vec<String>, String> {
+    let u = Url::parse(url).map_err(|e| format!("{url:?} is not a url ({e})"))?;
+    if u.path().ends_with(".json") {
+        return Ok(vec![url.to_string()]);
+    }
+    let origin = u.origin().ascii_serialization();
+    let path = u.path().trim_end_matches('/');
+    let mut out = vec![
+        format!("{origin}{path}/.well-known/agent-card.json"),
+        format!("{origin}{path}/.well-known/agent.json"),
+    ];
+    if !path.is_empty() {
+        out.push(format!("{origin}/.well-known/agent-card.json"));
+        out.push(format!("{origin}/.well-known/agent.json"));
+    }
+    Ok(out)
+}
+
+/// True when a JSON document is plausibly an agent card (and so its faults are reported as the
+/// card's, instead of trying the next location).
+pub(crate) fn looks_like_card(v: &Value) -> bool {
+    v.is_object()
+        && (v.get("supportedInterfaces").is_some()
+            || v.get("url").is_some_and(Value::is_string)
+            || v.get("name").is_some_and(Value::is_string))
+}
+
+#[derive(Debug, Clone)]
+struct Iface {
+    dialect: Dialect,
+    binding: Binding,
+    url: String,
+    tenant: Option<String>,
+}
+
+impl Iface {
+    fn endpoint(&self, dialect: Dialect) -> Endpoint {
+        Endpoint {
+            dialect,
+            binding: self.binding,
+            url: self.url.clone(),
+            tenant: self.tenant.clone(),
+        }
+    }
+}
+
+fn binding_of(s: &str) -> Option<Binding> {
+    match s.trim().to_ascii_uppercase().as_str() {
+        "JSONRPC" | "JSON-RPC" => Some(Binding::JsonRpc),
+        "HTTP+JSON" | "REST" | "HTTP" => Some(Binding::Rest),
+        _ => None,
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+impl Card {
+    /// `forced` is `WorkerConfig.protocol`; with it there is no fallback.
+    pub fn parse(raw: Value, card_url: &str, forced: Option<Dialect>) -> Result<Card, String> {
+        let url = Url::parse(card_url).map_err(|e| format!("bad card url {card_url:?} ({e})"))?;
+        let resolve = |s: &str| url.join(s.trim()).ok().map(|u| u.to_string());
+
+        let mut v1_list = Vec::new();
+        if let Some(list) = raw.get("supportedInterfaces").and_then(Value::as_array) {
+            for i in list {
+                let (Some(u), Some(b)) = (
+                    str_of(i, "url").and_then(resolve),
+                    str_of(i, "protocolBinding").and_then(binding_of),
+                ) else {
+                    continue;
+                };
+                // supportedInterfaces is a v1 field: an entry without a version is v1.
+                let dialect = match str_of(i, "protocolVersion").map(str::trim) {
+                    Some(v) if v.starts_with("0.") => Dialect::V03,
+                    _ => Dialect::V1,
+                };
+                let tenant = str_of(i, "tenant")
+                    .filter(|t| !t.is_empty())
+                    .map(String::from);
+                v1_list.push(Iface {
+                    dialect,
+                    binding: b,
+                    url: u,
+                    tenant,
+                });
+            }
+        }
+        let mut legacy = Vec::new();
+        if let Some(u) = str_of(&raw, "url").and_then(resolve) {
+            let b = str_of(&raw, "preferredTransport")
+                .map(binding_of)
+                .unwrap_or(Some(Binding::JsonRpc));
+            if let Some(b) = b {
+                legacy.push(Iface {
+                    dialect: Dialect::V03,
+                    binding: b,
+                    url: u,
+                    tenant: None,
+                });
+            }
+        }
+        if let Some(list) = raw.get("additionalInterfaces").and_then(Value::as_array) {
+            for i in list {
+                if let (Some(u), Some(b)) = (
+                    str_of(i, "url").and_then(resolve),
+                    str_of(i, "transport").and_then(binding_of),
+                ) {
+                    legacy.push(Iface {
+                        dialect: Dialect::V03,
+                        binding: b,
+                        url: u,
+                        tenant: None,
+                    });
+                }
+            }
+        }
+        // Hybrid rule: supportedInterfaces first; the v0.3 fields still serve as 0.3 endpoints.
+        let all: Vec<Iface> = v1_list.into_iter().chain(legacy).collect();
+        let find = |d: Dialect, b: Binding| all.iter().find(|i| i.dialect == d && i.binding == b);
+        let any = |b: Binding| all.iter().find(|i| i.binding == b);
+
+        let (primary, fallback) = match forced {
+            Some(d) => {
+                let pick = find(d, Binding::JsonRpc)
+                    .or_else(|| find(d, Binding::Rest))
+                    .or_else(|| any(Binding::JsonRpc))
+                    .or_else(|| any(Binding::Rest));
+                (pick.map(|i| i.endpoint(d)), None)
+            }
+            None => {
+                let pick = find(Dialect::V1, Binding::JsonRpc)
+                    .or_else(|| find(Dialect::V03, Binding::JsonRpc))
+                    .or_else(|| find(Dialect::V1, Binding::Rest))
+                    .or_else(|| find(Dialect::V03, Binding::Rest));
+                let primary = pick.map(|i| i.endpoint(i.dialect));
+                let fallback = pick.filter(|i| i.dialect == Dialect::V1).map(|p| {
+                    find(Dialect::V03, p.binding)
+                        .map(|i| i.endpoint(Dialect::V03))
+                        .unwrap_or_else(|| p.endpoint(Dialect::V03))
+                });
+                (primary, fallback)
+            }
+        };
+        let primary = primary.ok_or_else(|| {
+            format!("agent card at {card_url} names no JSON-RPC or HTTP+JSON endpoint")
+        })?;
+        Ok(Card {
+            raw,
+            url,
+            primary,
+            fallback,
+        })
+    }
+
+    pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
+        let text = |v: &Value, k: &str| str_of(v, k).map(|s| one_line(s, 2000)).unwrap_or_default();
+        let skills = self
+            .raw
+            .get("skills")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter(|s| s.is_object())
+                    .map(|s| SkillSummary {
+                        id: text(s, "id"),
+                        name: text(s, "name"),
+                        description: text(s, "description"),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut auth: Vec<String> = Vec::new();
+        for s in self.schemes() {
+            let line = s.describe();
+            if !auth.contains(&line) {
+                auth.push(line);
+            }
+        }
+        CardSummary {
+            name: text(&self.raw, "name"),
+            description: text(&self.raw, "description"),
+            skills,
+            protocol: endpoint.describe(),
+            auth,
+        }
+    }
+
+    fn schemes(&self) -> Vec<Scheme> {
+        let Some(map) = self.raw.get("securitySchemes").and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        map.values().map(|v| Scheme::parse(v, &self.url)).collect()
+    }
+
+    /// The client-credentials token URL the card publishes, if any.
+    pub fn token_url(&self) -> Option<String> {
+        self.schemes().into_iter().find_map(|s| match s {
+            Scheme::OAuth2 {
+                client_credentials, ..
+            } => client_credentials,
+            _ => None,
+        })
+    }
+
+    /// The header an apiKey scheme in the card names, if any.
+    pub fn api_key_header(&self) -> Option<String> {
+        self.schemes().into_iter().find_map(|s| match s {
+            Scheme::ApiKey { location, name } if location.eq_ignore_ascii_case("header") => {
+                Some(name)
+            }
+            _ => None,
+        })
+    }
+}
+
+/// A security scheme, from either card dialect.
+#[derive(Debug, Clone, PartialEq)]
+enum Scheme {
+    Http(String),
+    ApiKey {
+        location: String,
+        name: String,
+    },
+    OAuth2 {
+        client_credentials: Option<String>,
+        flows: Vec<String>,
+    },
+    OpenIdConnect(String),
+    MutualTls,
+    Unknown,
+}
+
+impl Scheme {
+    fn parse(v: &Value, base: &Url) -> Scheme {
+        // v1 wraps each scheme in a one-key object; v0.3 is OpenAPI style with `type`.
+        let (kind, inner) = if let Some(i) = v.get("httpAuthSecurityScheme") {
+            ("http", i)
+        } else if let Some(i) = v.get("apiKeySecurityScheme") {
+            ("apikey", i)
+        } else if let Some(i) = v.get("oauth2SecurityScheme") {
+            ("oauth2", i)
+        } else if let Some(i) = v.get("openIdConnectSecurityScheme") {
+            ("openidconnect", i)
+        } else if let Some(i) = v.get("mtlsSecurityScheme") {
+            ("mutualtls", i)
+        } else {
+            match str_of(v, "type").map(str::to_ascii_lowercase) {
+                Some(t) => match t.as_str() {
+                    "http" => ("http", v),
+                    "apikey" => ("apikey", v),
+                    "oauth2" => ("oauth2", v),
+                    "openidconnect" => ("openidconnect", v),
+                    "mutualtls" => ("mutualtls", v),
+                    _ => return Scheme::Unknown,
+                },
+                None => return Scheme::Unknown,
+            }
+        };
+        let s = |k: &str| {
+            str_of(inner, k)
+                .map(|x| one_line(x, 300))
+                .unwrap_or_default()
+        };
+        match kind {
+            "http" => Scheme::Http(s("scheme")),
+            "apikey" => Scheme::ApiKey {
+                location: str_of(inner, "location")
+                    .or_else(|| str_of(inner, "in"))
+                    .map(|x| one_line(x, 40))
+                    .unwrap_or_default(),
+                name: s("name"),
+            },
+            "oauth2" => {
+                let flows = inner.get("flows").and_then(Value::as_object);
+                let client_credentials = flows
+                    .and_then(|f| f.get("clientCredentials"))
+                    .and_then(|cc| str_of(cc, "tokenUrl"))
+                    .and_then(|u| base.join(u.trim()).ok())
+                    .map(|u| u.to_string());
+                let names = flows
+                    .map(|f| f.keys().cloned().collect())
+                    .unwrap_or_default();
+                Scheme::OAuth2 {
+                    client_credentials,
+                    flows: names,
+                }
+            }
+            "openidconnect" => Scheme::OpenIdConnect(s("openIdConnectUrl")),
+            _ => Scheme::MutualTls,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Scheme::Http(s) if s.eq_ignore_ascii_case("bearer") => "bearer".into(),
+            Scheme::Http(s) => format!("http {}", s.to_ascii_lowercase()),
+            Scheme::ApiKey { location, name } => format!("apiKey {location} {name}"),
+            Scheme::OAuth2 {
+                client_credentials: Some(u),
+                ..
+            } => format!("oauth2 client credentials {u}"),
+            Scheme::OAuth2 { flows, .. } if flows.is_empty() => "oauth2".into(),
+            Scheme::OAuth2 { flows, .. } => format!("oauth2 {}", one_line(&flows.join(", "), 80)),
+            Scheme::OpenIdConnect(u) => format!("openIdConnect {u}"),
+            Scheme::MutualTls => "mutualTLS".into(),
+            Scheme::Unknown => "unknown scheme".into(),
+        }
+    }
+}

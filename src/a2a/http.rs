@@ -1,0 +1,233 @@
+//! HTTP plumbing shared by card discovery, token fetches and RPC calls: the one process-wide
+//! reqwest client, requests cut off at the caller's deadline with a 4 MiB cap on what is read, and
+//! the mapping of transport failures onto [`A2aError`]. One place, so no request path can forget
+//! the deadline or read an unbounded body from an untrusted worker.
+
+use super::A2aError;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Nothing a worker or token endpoint sends is read past this.
+pub(crate) const MAX_BODY: usize = 4 * 1024 * 1024;
+
+const USER_AGENT: &str = concat!("a2a-mod/", env!("CARGO_PKG_VERSION"));
+
+/// The process-wide client: built once, cloned cheaply (reqwest's client is an `Arc` inside), so
+/// every worker shares one connection pool.
+pub fn http_client() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(build_client).clone()
+}
+
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(60))
+}
+
+fn build_client() -> reqwest::Client {
+    // reqwest is built with `rustls-no-provider` (ring keeps the cold build short, Cargo.toml), so a
+    // provider must be installed before the first client. Err means one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    match builder().build() {
+        Ok(c) => c,
+        Err(e) => {
+            // The platform verifier fails when the system has no CA certificates (minimal
+            // containers). Plain http workers must still work; https then fails at the handshake
+            // with a certificate error that names the problem.
+            tracing::warn!("no system CA certificates, https workers will fail: {e}");
+            let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .map(|b| {
+                b.with_root_certificates(rustls::RootCertStore::empty())
+                    .with_no_client_auth()
+            });
+            let fallback = match tls {
+                Ok(tls) => builder().tls_backend_preconfigured(tls).build(),
+                Err(_) => builder().build(),
+            };
+            // invariant: a preconfigured rustls config skips the platform verifier, the only part
+            // of the builder that depends on the machine; the rest is fixed at compile time.
+            fallback.expect("http client with preconfigured tls")
+        }
+    }
+}
+
+/// One request's budget: the deadline, and how long it was when the call began (the number a
+/// `Timeout` reports).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    pub deadline: Instant,
+    pub secs: f64,
+}
+
+impl Budget {
+    /// An already-passed deadline is a timeout before anything is sent.
+    pub fn start(deadline: Instant) -> Result<Budget, A2aError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(A2aError::Timeout(0.0));
+        }
+        Ok(Budget {
+            deadline,
+            secs: left.as_secs_f64(),
+        })
+    }
+
+    pub fn timeout(&self) -> A2aError {
+        A2aError::Timeout((self.secs * 10.0).round() / 10.0)
+    }
+
+    /// Runs `fut` until the deadline; past it, the future is dropped (which cancels it).
+    pub async fn run<T>(
+        &self,
+        fut: impl Future<Output = Result<T, A2aError>>,
+    ) -> Result<T, A2aError> {
+        if Instant::now() >= self.deadline {
+            return Err(self.timeout());
+        }
+        match tokio::time::timeout_at(self.deadline, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(self.timeout()),
+        }
+    }
+}
+
+/// A complete, bounded HTTP answer.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub status: u16,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+    pub fn is_auth_failure(&self) -> bool {
+        self.status == 401 || self.status == 403
+    }
+    pub fn looks_html(&self) -> bool {
+        if self.content_type.contains("html") {
+            return true;
+        }
+        let head: Vec<u8> = self
+            .body
+            .iter()
+            .skip_while(|b| b.is_ascii_whitespace())
+            .take(15)
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        head.starts_with(b"<!doctype html") || head.starts_with(b"<html")
+    }
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+/// Sends `req` and reads the whole answer, both within the budget and the size cap.
+pub(crate) async fn fetch(
+    req: reqwest::RequestBuilder,
+    budget: &Budget,
+) -> Result<Answer, A2aError> {
+    budget
+        .run(async {
+            let mut resp = req.send().await.map_err(|e| transport_error(&e, budget))?;
+            let status = resp.status().as_u16();
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+                return Err(too_large());
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| transport_error(&e, budget))?
+            {
+                if body.len() + chunk.len() > MAX_BODY {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Answer {
+                status,
+                content_type,
+                body,
+            })
+        })
+        .await
+}
+
+fn too_large() -> A2aError {
+    A2aError::Protocol("answer larger than 4 MiB".into())
+}
+
+/// Transport failures by what the poller should make of them: refused, DNS, reset and TLS are
+/// "cannot reach"; only our own deadline is a timeout.
+pub(crate) fn transport_error(e: &reqwest::Error, budget: &Budget) -> A2aError {
+    let target = e
+        .url()
+        .map(|u| {
+            let mut u = u.clone();
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        })
+        .unwrap_or_else(|| "the worker".into());
+    let cause = one_line(&root_cause(e), 160);
+    if e.is_connect() {
+        A2aError::Unreachable(format!("cannot connect to {target}: {cause}"))
+    } else if e.is_timeout() {
+        budget.timeout()
+    } else if e.is_redirect() {
+        A2aError::Protocol(format!("{target} redirects too often"))
+    } else if e.is_builder() {
+        A2aError::Protocol(format!("cannot build a request for {target}: {cause}"))
+    } else {
+        A2aError::Unreachable(format!("connection to {target} failed: {cause}"))
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Worker-supplied text for an error message: one line, no control characters, at most `max`
+/// characters.
+pub(crate) fn one_line(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut last_space = true;
+    for c in s.chars() {
+        let c = if c.is_control() || c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' && last_space {
+            continue;
+        }
+        last_space = c == ' ';
+        out.push(c);
+    }
+    let out = out.trim_end();
+    if out.chars().count() > max {
+        let cut: String = out.chars().take(max.saturating_sub(1)).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        out.to_string()
+    }
+}

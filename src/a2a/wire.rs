@@ -1,0 +1,485 @@
+//! The A2A wire format in both dialects and both bindings: request bodies we write (strictly, in
+//! exactly the shape a2a-facts.md records, checked against `a2a-lf` in the tests) and task/message
+//! answers we read (tolerantly: any dialect's part and field spellings, unknown states kept as
+//! `Unknown`). Pure functions over `serde_json::Value`; no IO.
+
+use super::TaskView;
+use super::card::{Binding, Dialect, Endpoint};
+use super::http::one_line;
+use crate::core::task::TaskState;
+use serde_json::{Map, Value, json};
+
+/// The three operations a worker serves us.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op<'a> {
+    Send {
+        text: &'a str,
+        task_id: Option<&'a str>,
+        context_id: Option<&'a str>,
+    },
+    Get {
+        id: &'a str,
+    },
+    Cancel {
+        id: &'a str,
+    },
+}
+
+impl Op<'_> {
+    /// Operations on an existing task: a "not found" answer means the task is gone.
+    pub fn names_task(&self) -> bool {
+        !matches!(self, Op::Send { task_id: None, .. })
+    }
+}
+
+pub(crate) fn jsonrpc_method(op: &Op, dialect: Dialect) -> &'static str {
+    match (op, dialect) {
+        (Op::Send { .. }, Dialect::V1) => "SendMessage",
+        (Op::Get { .. }, Dialect::V1) => "GetTask",
+        (Op::Cancel { .. }, Dialect::V1) => "CancelTask",
+        (Op::Send { .. }, Dialect::V03) => "message/send",
+        (Op::Get { .. }, Dialect::V03) => "tasks/get",
+        (Op::Cancel { .. }, Dialect::V03) => "tasks/cancel",
+    }
+}
+
+/// A unique message id in UUID v4 layout, from the process's random hasher keys, the clock and a
+/// counter (no uuid/rand dependency for one id per send).
+pub(crate) fn new_message_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(salt);
+        h.write_u64(n);
+        h.write_u128(nanos);
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    let (a, b) = (word(1), word(2));
+    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x4000;
+    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+fn message(
+    dialect: Dialect,
+    binding: Binding,
+    text: &str,
+    task_id: Option<&str>,
+    context_id: Option<&str>,
+) -> Value {
+    let mut m = Map::new();
+    match (dialect, binding) {
+        (Dialect::V1, _) => {
+            m.insert("messageId".into(), new_message_id().into());
+            m.insert("role".into(), "ROLE_USER".into());
+            m.insert("parts".into(), json!([{ "text": text }]));
+        }
+        (Dialect::V03, Binding::JsonRpc) => {
+            m.insert("kind".into(), "message".into());
+            m.insert("messageId".into(), new_message_id().into());
+            m.insert("role".into(), "user".into());
+            m.insert("parts".into(), json!([{ "kind": "text", "text": text }]));
+        }
+        // v0.3 REST is proto-JSON: parts in `content`, proto role names (a2a-facts.md).
+        (Dialect::V03, Binding::Rest) => {
+            m.insert("messageId".into(), new_message_id().into());
+            m.insert("role".into(), "ROLE_USER".into());
+            m.insert("content".into(), json!([{ "text": text }]));
+        }
+    }
+    if let Some(t) = task_id {
+        m.insert("taskId".into(), t.into());
+    }
+    if let Some(c) = context_id {
+        m.insert("contextId".into(), c.into());
+    }
+    Value::Object(m)
+}
+
+/// JSON-RPC `params` for `op`.
+pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
+    let mut p = match (*op, ep.dialect) {
+        (
+            Op::Send {
+                text,
+                task_id,
+                context_id,
+            },
+            Dialect::V1,
+        ) => json!({
+            "message": message(Dialect::V1, Binding::JsonRpc, text, task_id, context_id),
+            "configuration": { "returnImmediately": true, "historyLength": 0 },
+        }),
+        (
+            Op::Send {
+                text,
+                task_id,
+                context_id,
+            },
+            Dialect::V03,
+        ) => json!({
+            "message": message(Dialect::V03, Binding::JsonRpc, text, task_id, context_id),
+            "configuration": { "blocking": false, "historyLength": 0 },
+        }),
+        (Op::Get { id }, _) => json!({ "id": id, "historyLength": 0 }),
+        (Op::Cancel { id }, _) => json!({ "id": id }),
+    };
+    if let (Dialect::V1, Some(t), Some(obj)) = (ep.dialect, &ep.tenant, p.as_object_mut()) {
+        obj.insert("tenant".into(), t.clone().into());
+    }
+    p
+}
+
+/// REST (HTTP+JSON): method, full URL and body for `op`. v0.3 paths live under `/v1`.
+pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, Option<Value>) {
+    let mut base = ep.url.trim_end_matches('/').to_string();
+    if let Some(t) = &ep.tenant {
+        base = format!("{base}/{}", encode_segment(t));
+    }
+    if ep.dialect == Dialect::V03 {
+        base.push_str("/v1");
+    }
+    match *op {
+        Op::Send {
+            text,
+            task_id,
+            context_id,
+        } => {
+            let body = match ep.dialect {
+                Dialect::V1 => json!({
+                    "message": message(Dialect::V1, Binding::Rest, text, task_id, context_id),
+                    "configuration": { "returnImmediately": true, "historyLength": 0 },
+                }),
+                Dialect::V03 => json!({
+                    "request": message(Dialect::V03, Binding::Rest, text, task_id, context_id),
+                    "configuration": { "blocking": false, "historyLength": 0 },
+                }),
+            };
+            (
+                reqwest::Method::POST,
+                format!("{base}/message:send"),
+                Some(body),
+            )
+        }
+        Op::Get { id } => (
+            reqwest::Method::GET,
+            format!("{base}/tasks/{}?historyLength=0", encode_segment(id)),
+            None,
+        ),
+        Op::Cancel { id } => (
+            reqwest::Method::POST,
+            format!("{base}/tasks/{}:cancel", encode_segment(id)),
+            Some(json!({})),
+        ),
+    }
+}
+
+/// Percent-encodes a path segment, so a task id from a worker cannot change the path.
+fn encode_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A send answer: a task, or a direct message reply. Accepts v1 (`{task}`/`{message}`), v0.3
+/// (`kind`) and bare objects.
+pub(crate) fn parse_send_result(v: &Value) -> Result<TaskView, String> {
+    if let Some(t) = v.get("task").filter(|t| t.is_object()) {
+        return parse_task(t);
+    }
+    if let Some(m) = v
+        .get("message")
+        .or_else(|| v.get("msg"))
+        .filter(|m| m.is_object())
+    {
+        return parse_message_reply(m);
+    }
+    match v.get("kind").and_then(Value::as_str) {
+        Some("task") => parse_task(v),
+        Some("message") => parse_message_reply(v),
+        _ if v.get("status").is_some() => parse_task(v),
+        _ if v.get("messageId").is_some() => parse_message_reply(v),
+        _ => Err("send answer holds neither a task nor a message".into()),
+    }
+}
+
+/// A task answer (GetTask, CancelTask); a `{task: …}` wrapper is accepted too.
+pub(crate) fn parse_task_result(v: &Value) -> Result<TaskView, String> {
+    match v.get("task").filter(|t| t.is_object()) {
+        Some(t) => parse_task(t),
+        None => parse_task(v),
+    }
+}
+
+fn parse_task(t: &Value) -> Result<TaskView, String> {
+    if !t.is_object() {
+        return Err("task is not a JSON object".into());
+    }
+    let task_id = id_of(t.get("id")).ok_or("task has no id")?;
+    let status = t.get("status").unwrap_or(&Value::Null);
+    let wire_state = status
+        .get("state")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let state = TaskState::from_wire(&wire_state);
+    let status_msg = status
+        .get("message")
+        .or_else(|| status.get("update"))
+        .map(message_text)
+        .filter(|s| !s.is_empty());
+
+    let mut artifacts = Vec::new();
+    for a in t
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let pieces = render_parts(parts_of(a));
+        if !pieces.is_empty() {
+            artifacts.push(pieces.join("\n"));
+        }
+    }
+    let text = if !artifacts.is_empty() {
+        Some(artifacts.join("\n\n"))
+    } else if status_msg.is_some() {
+        status_msg.clone()
+    } else {
+        // Some servers ignore historyLength 0 and leave the answer only in the history.
+        t.get("history")
+            .and_then(Value::as_array)
+            .and_then(|h| {
+                h.iter().rev().find(|m| {
+                    m.get("role")
+                        .and_then(Value::as_str)
+                        .is_some_and(|r| r.eq_ignore_ascii_case("agent") || r == "ROLE_AGENT")
+                })
+            })
+            .map(message_text)
+            .filter(|s| !s.is_empty())
+    };
+    let question = if state.is_waiting() { status_msg } else { None };
+    Ok(TaskView {
+        task_id,
+        context_id: id_of(t.get("contextId")),
+        state,
+        wire_state,
+        text,
+        question,
+    })
+}
+
+fn parse_message_reply(m: &Value) -> Result<TaskView, String> {
+    let task_id = id_of(m.get("taskId"))
+        .or_else(|| id_of(m.get("messageId")))
+        .ok_or("message reply has neither taskId nor messageId")?;
+    let text = Some(message_text(m)).filter(|s| !s.is_empty());
+    Ok(TaskView {
+        task_id,
+        context_id: id_of(m.get("contextId")),
+        state: TaskState::Completed,
+        // A direct reply has no state on the wire; this is what it means.
+        wire_state: TaskState::Completed.as_str().to_string(),
+        text,
+        question: None,
+    })
+}
+
+fn id_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn parts_of(v: &Value) -> &[Value] {
+    v.get("parts")
+        .or_else(|| v.get("content"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+fn message_text(m: &Value) -> String {
+    render_parts(parts_of(m)).join("\n")
+}
+
+/// Each part as text: text verbatim, files and data as one-line summaries so nothing a worker
+/// returns is dropped silently.
+fn render_parts(parts: &[Value]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(render_part)
+        .filter(|s| !s.trim().is_empty())
+        .collect()
+}
+
+fn render_part(p: &Value) -> Option<String> {
+    let kind = p.get("kind").and_then(Value::as_str);
+    if let Some(t) = p.get("text").and_then(Value::as_str)
+        && matches!(kind, None | Some("text"))
+    {
+        return Some(t.to_string());
+    }
+    // v0.3 file part: {kind:"file", file:{name, mimeType, bytes|uri}}; v0.3 REST proto uses
+    // fileWithBytes/fileWithUri.
+    if let Some(f) = p.get("file").filter(|f| f.is_object()) {
+        let s = |k: &str| f.get(k).and_then(Value::as_str);
+        let size = s("bytes").or_else(|| s("fileWithBytes")).map(base64_len);
+        let uri = s("uri").or_else(|| s("fileWithUri"));
+        return Some(file_summary(
+            s("name"),
+            s("mimeType").or_else(|| s("mediaType")),
+            size,
+            uri,
+        ));
+    }
+    let s = |k: &str| p.get(k).and_then(Value::as_str);
+    if let Some(raw) = s("raw") {
+        return Some(file_summary(
+            s("filename"),
+            s("mediaType"),
+            Some(base64_len(raw)),
+            None,
+        ));
+    }
+    if let Some(u) = s("url") {
+        return Some(file_summary(s("filename"), s("mediaType"), None, Some(u)));
+    }
+    if let Some(d) = p.get("data") {
+        return Some(format!("[data: {}]", compact(d, 200)));
+    }
+    if p.as_object().is_some_and(|o| o.is_empty()) {
+        return None;
+    }
+    Some(format!("[part: {}]", compact(p, 200)))
+}
+
+fn file_summary(
+    name: Option<&str>,
+    media: Option<&str>,
+    size: Option<usize>,
+    uri: Option<&str>,
+) -> String {
+    let name = one_line(name.unwrap_or("unnamed"), 120);
+    let mut detail = Vec::new();
+    if let Some(m) = media.filter(|m| !m.is_empty()) {
+        detail.push(one_line(m, 80));
+    }
+    if let Some(n) = size {
+        detail.push(format!("{n} bytes"));
+    }
+    if let Some(u) = uri {
+        detail.push(one_line(u, 200));
+    }
+    if detail.is_empty() {
+        format!("[file: {name}]")
+    } else {
+        format!("[file: {name} ({})]", detail.join(", "))
+    }
+}
+
+/// Decoded size of base64 text, without decoding it.
+fn base64_len(b64: &str) -> usize {
+    let n = b64.bytes().filter(|b| !b.is_ascii_whitespace()).count();
+    let pad = b64
+        .trim_end()
+        .bytes()
+        .rev()
+        .take_while(|b| *b == b'=')
+        .count();
+    (n / 4 * 3 + (n % 4).saturating_sub(1)).saturating_sub(pad.min(2))
+}
+
+fn compact(v: &Value, max: usize) -> String {
+    one_line(&v.to_string(), max)
+}
+
+/// A JSON-RPC answer reduced to what the client branches on.
+#[derive(Debug)]
+pub(crate) enum RpcAnswer {
+    Result(Value),
+    Error { code: i64, message: String },
+}
+
+/// Checks the JSON-RPC 2.0 envelope and that it answers request `id`.
+pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, String> {
+    let obj = v.as_object().ok_or("answer is JSON but not JSON-RPC")?;
+    let is_rpc = obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        || obj.contains_key("result")
+        || obj.contains_key("error");
+    if !is_rpc {
+        return Err("answer is JSON but not JSON-RPC".into());
+    }
+    let got = obj.get("id").unwrap_or(&Value::Null);
+    let matches = got.as_u64() == Some(id) || got.as_str() == Some(id.to_string().as_str());
+    if let Some(e) = obj.get("error").filter(|e| !e.is_null()) {
+        // A server that could not read our id answers errors with id null (JSON-RPC 2.0 §5).
+        if !matches && !got.is_null() {
+            return Err("answer is for another JSON-RPC request".into());
+        }
+        let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
+        let message = e
+            .get("message")
+            .and_then(Value::as_str)
+            .map(|m| one_line(m, 200))
+            .unwrap_or_default();
+        return Ok(RpcAnswer::Error { code, message });
+    }
+    if !matches {
+        return Err("answer is for another JSON-RPC request".into());
+    }
+    match obj.get("result") {
+        Some(r) if !r.is_null() => Ok(RpcAnswer::Result(r.clone())),
+        _ => Err("JSON-RPC answer has neither result nor error".into()),
+    }
+}
+
+/// A REST error body (`{"error":{code,status,message,details:[{reason}]}}`), as
+/// (status, reason, message).
+pub(crate) fn parse_rest_error(v: &Value) -> Option<(String, String, String)> {
+    let e = v.get("error").filter(|e| e.is_object())?;
+    let status = e
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let message = e
+        .get("message")
+        .and_then(Value::as_str)
+        .map(|m| one_line(m, 200))
+        .unwrap_or_default();
+    let reason = e
+        .get("details")
+        .and_then(Value::as_array)
+        .and_then(|d| {
+            d.iter()
+                .find_map(|x| x.get("reason").and_then(Value::as_str))
+        })
+        .unwrap_or("")
+        .to_string();
+    Some((status, reason, message))
+}

@@ -1,0 +1,342 @@
+//! The fake worker's script language and task model, as pure functions of time.
+//!
+//! Owns: parsing a message text into a [`Script`], and [`TaskRecord::snapshot`], which says what a
+//! task looks like at a given instant. A task's state is a function of the time elapsed since its
+//! send (and of the follow-up or cancel it received), so the server needs no background timers and
+//! tests can check every state change without a clock. No IO, no clock reads: `now_ms` is always a
+//! parameter, counted in milliseconds since the worker started.
+
+use crate::core::task::TaskState;
+
+/// What a task's first message asks the fake worker to do (INTERFACES.md "The embedded fake worker").
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Script {
+    /// Anything unrecognised: completed at once, the artifact echoes the text.
+    Echo(String),
+    /// `slow N <words>`: working for `ms`, then completed with `done: <words>`.
+    Slow { ms: u64, words: String },
+    /// `ask <question>`: input-required until a follow-up on the same task answers it.
+    Ask(String),
+    /// `fail <why>`: failed with `why` as the status message.
+    Fail(String),
+    /// `reject`: rejected.
+    Reject,
+    /// `auth`: auth-required until a follow-up on the same task (credentials come out of band).
+    Auth,
+    /// `silent`: accepted, then every GetTask/CancelTask on the task hangs.
+    Silent,
+}
+
+/// `slow N` accepts at most this many seconds, so a typo cannot build an absurd deadline.
+const MAX_SLOW_SECS: f64 = 7.0 * 24.0 * 3600.0;
+
+impl Script {
+    /// The verb is the first word, case-insensitive; a malformed verb line (`slow x`) is just text
+    /// to echo, because the fake worker never refuses a message.
+    pub(crate) fn parse(text: &str) -> Script {
+        let text = text.trim();
+        let (verb, rest) = match text.split_once(char::is_whitespace) {
+            Some((v, r)) => (v, r.trim()),
+            None => (text, ""),
+        };
+        match verb.to_ascii_lowercase().as_str() {
+            "slow" => {
+                let (n, words) = match rest.split_once(char::is_whitespace) {
+                    Some((n, w)) => (n, w.trim()),
+                    None => (rest, ""),
+                };
+                match n.parse::<f64>() {
+                    Ok(secs) if secs.is_finite() && (0.0..=MAX_SLOW_SECS).contains(&secs) => {
+                        Script::Slow {
+                            // in range by the guard above, so the cast neither wraps nor saturates
+                            ms: (secs * 1000.0).round() as u64,
+                            words: words.to_string(),
+                        }
+                    }
+                    _ => Script::Echo(text.to_string()),
+                }
+            }
+            "ask" => Script::Ask(rest.to_string()),
+            "fail" => Script::Fail(if rest.is_empty() {
+                "failed".to_string()
+            } else {
+                rest.to_string()
+            }),
+            "reject" if rest.is_empty() => Script::Reject,
+            "auth" if rest.is_empty() => Script::Auth,
+            "silent" if rest.is_empty() => Script::Silent,
+            _ => Script::Echo(text.to_string()),
+        }
+    }
+
+    /// The one-word name used for skills and logs.
+    #[cfg(test)]
+    pub(crate) fn verb(&self) -> &'static str {
+        match self {
+            Script::Echo(_) => "echo",
+            Script::Slow { .. } => "slow",
+            Script::Ask(_) => "ask",
+            Script::Fail(_) => "fail",
+            Script::Reject => "reject",
+            Script::Auth => "auth",
+            Script::Silent => "silent",
+        }
+    }
+}
+
+/// A message as the task's history keeps it, already reduced to text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HistoryEntry {
+    pub message_id: String,
+    pub from_agent: bool,
+    pub text: String,
+}
+
+/// Everything the server remembers about one task.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskRecord {
+    pub id: String,
+    pub context_id: String,
+    pub script: Script,
+    /// The first user message, verbatim text.
+    pub first: HistoryEntry,
+    /// When the creating send arrived (ms since the worker started).
+    pub created_ms: u64,
+    /// The follow-up that resumed an ask/auth task: (arrival ms, the user's message).
+    pub answer: Option<(u64, HistoryEntry)>,
+    pub canceled_ms: Option<u64>,
+}
+
+/// What a task looks like at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Snapshot {
+    pub state: TaskState,
+    /// When the task entered `state` (ms since the worker started).
+    pub since_ms: u64,
+    /// The agent's status message (the question, the failure reason).
+    pub status_text: Option<String>,
+    /// The one result artifact's text, once completed.
+    pub artifact: Option<String>,
+    pub history: Vec<HistoryEntry>,
+}
+
+impl TaskRecord {
+    pub(crate) fn snapshot(&self, now_ms: u64) -> Snapshot {
+        let created = self.created_ms;
+        let at = |state, since_ms, status_text: Option<&str>, artifact: Option<String>| Snapshot {
+            state,
+            since_ms,
+            status_text: status_text.map(str::to_string),
+            artifact,
+            history: vec![self.first.clone()],
+        };
+        // Only a live or interrupted task can be canceled (see `cancel`), so a cancel time wins.
+        if let Some(canceled) = self.canceled_ms {
+            return at(TaskState::Canceled, canceled, None, None);
+        }
+        let (waiting, prompt) = match &self.script {
+            Script::Echo(text) => {
+                return at(TaskState::Completed, created, None, Some(text.clone()));
+            }
+            Script::Slow { ms, words } => {
+                let done_at = created.saturating_add(*ms);
+                return if now_ms >= done_at {
+                    at(
+                        TaskState::Completed,
+                        done_at,
+                        None,
+                        Some(format!("done: {words}")),
+                    )
+                } else {
+                    at(TaskState::Working, created, None, None)
+                };
+            }
+            Script::Fail(why) => return at(TaskState::Failed, created, Some(why), None),
+            Script::Reject => return at(TaskState::Rejected, created, Some(REJECT_TEXT), None),
+            Script::Silent => return at(TaskState::Submitted, created, None, None),
+            Script::Ask(question) => (TaskState::InputRequired, question.as_str()),
+            Script::Auth => (TaskState::AuthRequired, AUTH_TEXT),
+        };
+        // ask/auth: waiting until answered, then completed echoing the answer, with the agent's
+        // prompt and the user's answer appended to the history.
+        match &self.answer {
+            None => at(waiting, created, Some(prompt), None),
+            Some((answered, answer)) => {
+                let mut s = at(
+                    TaskState::Completed,
+                    *answered,
+                    None,
+                    Some(format!("you said: {}", answer.text)),
+                );
+                s.history.push(HistoryEntry {
+                    message_id: format!("{}-prompt", self.id),
+                    from_agent: true,
+                    text: prompt.to_string(),
+                });
+                s.history.push(answer.clone());
+                s
+            }
+        }
+    }
+
+    /// The task as a non-blocking send returns it: its first state, before any work (a2a-facts.md:
+    /// the Python and JS SDKs answer `submitted`).
+    pub(crate) fn submitted(&self) -> Snapshot {
+        Snapshot {
+            state: TaskState::Submitted,
+            since_ms: self.created_ms,
+            status_text: None,
+            artifact: None,
+            history: vec![self.first.clone()],
+        }
+    }
+
+    /// Records a cancel. `Err` carries the terminal state that makes the task not cancelable.
+    pub(crate) fn cancel(&mut self, now_ms: u64) -> Result<(), TaskState> {
+        let state = self.snapshot(now_ms).state;
+        if state.is_terminal() {
+            return Err(state);
+        }
+        self.canceled_ms = Some(now_ms);
+        Ok(())
+    }
+
+    /// Records a follow-up message. Only an input-required or auth-required task takes one.
+    pub(crate) fn follow_up(&mut self, now_ms: u64, msg: HistoryEntry) -> Result<(), TaskState> {
+        let state = self.snapshot(now_ms).state;
+        if !state.is_waiting() {
+            return Err(state);
+        }
+        self.answer = Some((now_ms, msg));
+        Ok(())
+    }
+}
+
+const AUTH_TEXT: &str =
+    "authorization required: authorize out of band, then send any message on this task";
+const REJECT_TEXT: &str = "rejected";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> HistoryEntry {
+        HistoryEntry {
+            message_id: "m1".into(),
+            from_agent: false,
+            text: text.into(),
+        }
+    }
+
+    fn record(text: &str, created_ms: u64) -> TaskRecord {
+        TaskRecord {
+            id: "t1".into(),
+            context_id: "c1".into(),
+            script: Script::parse(text),
+            first: user(text),
+            created_ms,
+            answer: None,
+            canceled_ms: None,
+        }
+    }
+
+    #[test]
+    fn parses_every_verb() {
+        let cases = [
+            (
+                "slow 2 build it",
+                Script::Slow {
+                    ms: 2000,
+                    words: "build it".into(),
+                },
+            ),
+            (
+                "SLOW 0.3 x",
+                Script::Slow {
+                    ms: 300,
+                    words: "x".into(),
+                },
+            ),
+            (
+                "slow 1",
+                Script::Slow {
+                    ms: 1000,
+                    words: "".into(),
+                },
+            ),
+            ("slow soon x", Script::Echo("slow soon x".into())),
+            ("slow -1 x", Script::Echo("slow -1 x".into())),
+            ("slow NaN x", Script::Echo("slow NaN x".into())),
+            ("ask what colour?", Script::Ask("what colour?".into())),
+            ("fail disk full", Script::Fail("disk full".into())),
+            ("fail", Script::Fail("failed".into())),
+            ("reject", Script::Reject),
+            ("  auth ", Script::Auth),
+            ("silent", Script::Silent),
+            ("silent please", Script::Echo("silent please".into())),
+            ("hello world", Script::Echo("hello world".into())),
+            ("", Script::Echo("".into())),
+        ];
+        for (text, want) in cases {
+            assert_eq!(Script::parse(text), want, "{text:?}");
+        }
+        assert_eq!(Script::parse("ask x").verb(), "ask");
+    }
+
+    #[test]
+    fn slow_is_working_until_its_deadline() {
+        let r = record("slow 2 the words", 1000);
+        assert_eq!(r.submitted().state, TaskState::Submitted);
+        assert_eq!(r.snapshot(1000).state, TaskState::Working);
+        assert_eq!(r.snapshot(2999).state, TaskState::Working);
+        let done = r.snapshot(3000);
+        assert_eq!(done.state, TaskState::Completed);
+        assert_eq!(done.since_ms, 3000);
+        assert_eq!(done.artifact.as_deref(), Some("done: the words"));
+    }
+
+    #[test]
+    fn ask_waits_then_echoes_the_answer() {
+        let mut r = record("ask which branch?", 0);
+        let s = r.snapshot(50);
+        assert_eq!(s.state, TaskState::InputRequired);
+        assert_eq!(s.status_text.as_deref(), Some("which branch?"));
+        r.follow_up(60, user("main")).unwrap();
+        let s = r.snapshot(70);
+        assert_eq!(s.state, TaskState::Completed);
+        assert_eq!(s.artifact.as_deref(), Some("you said: main"));
+        assert_eq!(s.history.len(), 3);
+        assert!(s.history[1].from_agent);
+        assert_eq!(r.follow_up(80, user("again")), Err(TaskState::Completed));
+    }
+
+    #[test]
+    fn cancel_only_before_the_end() {
+        let mut r = record("slow 1 x", 0);
+        r.cancel(500).unwrap();
+        assert_eq!(r.snapshot(5000).state, TaskState::Canceled);
+        assert_eq!(r.cancel(6000), Err(TaskState::Canceled));
+        let mut done = record("hello", 0);
+        assert_eq!(done.cancel(1), Err(TaskState::Completed));
+        let mut asked = record("ask q", 0);
+        asked.cancel(1).unwrap();
+        assert_eq!(asked.snapshot(2).state, TaskState::Canceled);
+    }
+
+    #[test]
+    fn the_other_verbs() {
+        let s = record("fail no disk", 0).snapshot(0);
+        assert_eq!(
+            (s.state, s.status_text.as_deref()),
+            (TaskState::Failed, Some("no disk"))
+        );
+        assert_eq!(record("reject", 0).snapshot(0).state, TaskState::Rejected);
+        assert_eq!(record("auth", 0).snapshot(0).state, TaskState::AuthRequired);
+        assert_eq!(record("silent", 0).snapshot(99).state, TaskState::Submitted);
+        let s = record("hi there", 0).snapshot(0);
+        assert_eq!(
+            (s.state, s.artifact.as_deref()),
+            (TaskState::Completed, Some("hi there"))
+        );
+    }
+}

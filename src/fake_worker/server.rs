@@ -1,0 +1,684 @@
+//! The fake worker's HTTP side: routes, auth, the JSON-RPC dispatcher and the request log.
+//!
+//! Never panics on a request: every malformed input becomes a JSON-RPC error or an HTTP status.
+//! Locks are std mutexes held only for synchronous work, never across an await.
+
+use super::script::{HistoryEntry, Script, TaskRecord};
+use super::wire::{self, CardAuth, Dialect};
+use super::{FakeWorkerOptions, RequestEvent};
+use crate::secret::Secret;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::watch;
+
+pub(crate) struct Shared {
+    v03_only: bool,
+    bearer: Option<Secret>,
+    oauth_ttl: Option<Duration>,
+    card: Value,
+    started: Instant,
+    start_unix_ms: i64,
+    tasks: Mutex<HashMap<String, TaskRecord>>,
+    events: Mutex<Vec<RequestEvent>>,
+    log: Mutex<Option<std::fs::File>>,
+    /// OAuth access token → when it expires.
+    tokens: Mutex<HashMap<String, Instant>>,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// A poisoned lock only means another request panicked mid-update; the data is still usable for a
+/// fake, and refusing every later request would hide the first failure.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn unix_ms_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// When a request arrived: unix ms for the log, ms since start for the task model.
+#[derive(Clone, Copy)]
+struct Arrival {
+    unix_ms: i64,
+    since_ms: u64,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        base_url: &str,
+        opts: &FakeWorkerOptions,
+        log: Option<std::fs::File>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Shared {
+        // Python a2a-sdk serves JSON-RPC at the root by default; the card points there.
+        let rpc_url = format!("{base_url}/");
+        let token_url = format!("{base_url}/oauth/token");
+        let auth = CardAuth {
+            bearer: opts.bearer_token.is_some(),
+            oauth: opts.oauth_ttl.is_some(),
+        };
+        let card = if opts.v03_only {
+            wire::v03_card(&rpc_url, &token_url, auth)
+        } else {
+            wire::hybrid_card(&rpc_url, &token_url, auth)
+        };
+        Shared {
+            v03_only: opts.v03_only,
+            bearer: opts.bearer_token.clone().map(Secret::new),
+            oauth_ttl: opts.oauth_ttl,
+            card,
+            started: Instant::now(),
+            start_unix_ms: unix_ms_now(),
+            tasks: Mutex::new(HashMap::new()),
+            events: Mutex::new(Vec::new()),
+            log: Mutex::new(log),
+            tokens: Mutex::new(HashMap::new()),
+            shutdown,
+        }
+    }
+
+    pub(crate) fn events(&self) -> Vec<RequestEvent> {
+        lock(&self.events).clone()
+    }
+
+    fn arrival(&self) -> Arrival {
+        Arrival {
+            unix_ms: unix_ms_now(),
+            since_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    fn record(
+        &self,
+        at: Arrival,
+        method: &str,
+        task_id: Option<String>,
+        auth: &str,
+        status: u16,
+        rpc_error: Option<i64>,
+    ) {
+        let ev = RequestEvent {
+            at_ms: at.unix_ms,
+            since_start_ms: at.since_ms,
+            method: method.to_string(),
+            task_id,
+            auth: Some(auth.to_string()),
+            status,
+            rpc_error,
+        };
+        if let Some(file) = lock(&self.log).as_mut()
+            && let Ok(mut line) = serde_json::to_string(&ev)
+        {
+            line.push('\n');
+            // The log is a test aid: a failed write must not fail the request.
+            let _ = file.write_all(line.as_bytes()).and_then(|()| file.flush());
+        }
+        lock(&self.events).push(ev);
+    }
+
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        if self.bearer.is_none() && self.oauth_ttl.is_none() {
+            return true;
+        }
+        let Some(token) = bearer_of(headers) else {
+            return false;
+        };
+        if self.bearer.as_ref().is_some_and(|b| b.expose() == token) {
+            return true;
+        }
+        if self.oauth_ttl.is_some() {
+            let now = Instant::now();
+            let mut tokens = lock(&self.tokens);
+            tokens.retain(|_, expires| *expires > now);
+            return tokens.contains_key(token);
+        }
+        false
+    }
+}
+
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    let mut app = Router::new()
+        .route("/", post(rpc))
+        .route("/.well-known/agent-card.json", get(card))
+        .route("/.well-known/agent.json", get(card));
+    if shared.oauth_ttl.is_some() {
+        app = app.route("/oauth/token", post(token));
+    }
+    app.with_state(shared)
+}
+
+fn bearer_of(headers: &HeaderMap) -> Option<&str> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = v.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn auth_kind(headers: &HeaderMap) -> &'static str {
+    match headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+    {
+        None if headers.contains_key(header::AUTHORIZATION) => "other",
+        None => "none",
+        Some((s, _)) if s.eq_ignore_ascii_case("bearer") => "bearer",
+        Some((s, _)) if s.eq_ignore_ascii_case("basic") => "basic",
+        Some(_) => "other",
+    }
+}
+
+fn unauthorized(body: Value) -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        axum::Json(body),
+    )
+        .into_response()
+}
+
+async fn card(State(sh): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let at = sh.arrival();
+    sh.record(at, "card", None, auth_kind(&headers), 200, None);
+    axum::Json(sh.card.clone()).into_response()
+}
+
+/// `POST /oauth/token`: RFC 6749 client credentials, any client accepted (see the module doc).
+async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let at = sh.arrival();
+    let auth = auth_kind(&headers);
+    let form = parse_form(&body);
+    let field = |k: &str| {
+        form.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let (status, reply) = if auth != "basic" && field("client_id").is_none() {
+        (StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"}))
+    } else if field("grant_type") != Some("client_credentials") {
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"error": "unsupported_grant_type"}),
+        )
+    } else {
+        // invariant: this route exists only when oauth_ttl is set (see `router`).
+        let ttl = sh.oauth_ttl.unwrap_or_default();
+        let token = format!(
+            "fake-{:016x}{:016x}",
+            wire::random_u64(),
+            wire::random_u64()
+        );
+        lock(&sh.tokens).insert(token.clone(), Instant::now() + ttl);
+        let expires_in = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+        (
+            StatusCode::OK,
+            json!({"access_token": token, "token_type": "Bearer", "expires_in": expires_in.max(1)}),
+        )
+    };
+    sh.record(at, "token", None, auth, status.as_u16(), None);
+    let mut resp = (status, axum::Json(reply)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Basic"),
+        );
+    }
+    resp
+}
+
+/// `application/x-www-form-urlencoded` pairs, percent-decoded; malformed escapes stay literal.
+fn parse_form(body: &[u8]) -> Vec<(String, String)> {
+    fn decode(s: &str) -> String {
+        let bytes = s.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    match std::str::from_utf8(&bytes[i + 1..i + 3])
+                        .ok()
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    {
+                        Some(b) => {
+                            out.push(b);
+                            i += 2;
+                        }
+                        None => out.push(b'%'),
+                    }
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    String::from_utf8_lossy(body)
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(kv), String::new()),
+        })
+        .collect()
+}
+
+/// What the dispatcher decided.
+enum Outcome {
+    Reply {
+        body: Value,
+        task_id: Option<String>,
+        rpc_error: Option<i64>,
+    },
+    /// A `silent` task: hold the request open until the worker stops.
+    Hang { task_id: String },
+}
+
+fn error(id: &Value, d: Option<Dialect>, code: i64, message: &str) -> Outcome {
+    Outcome::Reply {
+        body: wire::rpc_error(id, d, code, message),
+        task_id: None,
+        rpc_error: Some(code),
+    }
+}
+
+impl Outcome {
+    /// Names the task in the log entry of a refused request.
+    fn about(mut self, task: &str) -> Outcome {
+        if let Outcome::Reply { task_id, .. } = &mut self {
+            *task_id = Some(task.to_string());
+        }
+        self
+    }
+}
+
+/// The task a request names, for the log even when it is refused.
+fn task_hint(params: Option<&Value>) -> Option<String> {
+    let p = params?;
+    p.get("id")
+        .or_else(|| p.get("message").and_then(|m| m.get("taskId")))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+async fn rpc(State(sh): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let at = sh.arrival();
+    let auth = auth_kind(&headers);
+    let parsed: Option<Value> = serde_json::from_slice(&body).ok();
+    let method = parsed
+        .as_ref()
+        .and_then(|v| v.get("method"))
+        .and_then(Value::as_str)
+        .unwrap_or("invalid")
+        .to_string();
+    if !sh.authorized(&headers) {
+        let hint = task_hint(parsed.as_ref().and_then(|v| v.get("params")));
+        sh.record(at, &method, hint, auth, 401, None);
+        return unauthorized(
+            json!({"error": "unauthorized", "message": "missing or invalid bearer token"}),
+        );
+    }
+    match dispatch(&sh, at, &uri, &headers, parsed) {
+        Outcome::Reply {
+            body,
+            task_id,
+            rpc_error,
+        } => {
+            sh.record(at, &method, task_id, auth, 200, rpc_error);
+            axum::Json(body).into_response()
+        }
+        Outcome::Hang { task_id } => {
+            sh.record(at, &method, Some(task_id), auth, 0, None);
+            let mut stop = sh.shutdown.clone();
+            // Err = the worker is gone, which also ends the hang.
+            let _ = stop.wait_for(|s| *s).await;
+            (StatusCode::SERVICE_UNAVAILABLE, "fake worker stopped").into_response()
+        }
+    }
+}
+
+/// `A2A-Version` from the header, else the `A2A-Version` query parameter (a2a-facts.md).
+fn requested_version<'a>(uri: &'a Uri, headers: &'a HeaderMap) -> Option<&'a str> {
+    if let Some(v) = headers.get("a2a-version").and_then(|v| v.to_str().ok()) {
+        return Some(v.trim());
+    }
+    uri.query()?
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("A2A-Version="))
+}
+
+fn is_v1(version: Option<&str>) -> bool {
+    version.is_some_and(|v| v == "1" || v.starts_with("1."))
+}
+
+fn dispatch(
+    sh: &Shared,
+    at: Arrival,
+    uri: &Uri,
+    headers: &HeaderMap,
+    parsed: Option<Value>,
+) -> Outcome {
+    let null = Value::Null;
+    let Some(req) = parsed else {
+        return error(
+            &null,
+            None,
+            wire::PARSE_ERROR,
+            "Parse error: the body is not JSON",
+        );
+    };
+    let Some(obj) = req.as_object() else {
+        return error(
+            &null,
+            None,
+            wire::INVALID_REQUEST,
+            "Invalid Request: expected one JSON-RPC object (batches are not supported)",
+        );
+    };
+    let id = match obj.get("id") {
+        None => Value::Null,
+        Some(v @ (Value::Null | Value::String(_) | Value::Number(_))) => v.clone(),
+        Some(_) => {
+            return error(
+                &null,
+                None,
+                wire::INVALID_REQUEST,
+                "Invalid Request: id must be a string, number or null",
+            );
+        }
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return error(
+            &id,
+            None,
+            wire::INVALID_REQUEST,
+            "Invalid Request: jsonrpc must be \"2.0\"",
+        );
+    }
+    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+        return error(
+            &id,
+            None,
+            wire::INVALID_REQUEST,
+            "Invalid Request: method must be a string",
+        );
+    };
+    let empty = Value::Object(Map::new());
+    let params = match obj.get("params") {
+        None => &empty,
+        Some(p @ Value::Object(_)) => p,
+        Some(_) => {
+            return error(
+                &id,
+                None,
+                wire::INVALID_PARAMS,
+                "Invalid params: params must be an object",
+            );
+        }
+    };
+    let d = match method {
+        "SendMessage" | "GetTask" | "CancelTask" if !sh.v03_only => Dialect::V1,
+        "message/send" | "tasks/get" | "tasks/cancel" => Dialect::V03,
+        _ => {
+            return error(
+                &id,
+                None,
+                wire::METHOD_NOT_FOUND,
+                &format!("Method not found: {method}"),
+            );
+        }
+    };
+    let version = requested_version(uri, headers);
+    if d == Dialect::V1 && !is_v1(version) {
+        // The Python v1 handler treats a missing header as 0.3 and refuses v1 methods.
+        let v = version.unwrap_or("0.3");
+        return error(
+            &id,
+            Some(d),
+            wire::VERSION_NOT_SUPPORTED,
+            &format!("A2A version '{v}' is not supported for {method}"),
+        );
+    }
+    if d == Dialect::V03 && !sh.v03_only && is_v1(version) {
+        let v = version.unwrap_or_default();
+        return error(
+            &id,
+            Some(d),
+            wire::INTERNAL_ERROR,
+            &format!("version '{v}' is not supported by this handler"),
+        );
+    }
+    match method {
+        "SendMessage" | "message/send" => send(sh, at, d, &id, params),
+        "GetTask" | "tasks/get" => get_or_cancel(sh, at, d, &id, params, false),
+        _ => get_or_cancel(sh, at, d, &id, params, true),
+    }
+}
+
+fn history_length(v: Option<&Value>) -> Option<usize> {
+    // A negative or non-integer length means "server default", which is all of it.
+    v.and_then(Value::as_u64)
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The message's text and id, checked against the dialect's shape: strict enough that a client
+/// sending v0.3 shapes to a v1 method (or the reverse) gets `-32602`, as the SDKs answer.
+fn read_message(d: Dialect, m: &Value) -> Result<(String, String), String> {
+    let Some(m) = m.as_object() else {
+        return Err("params.message must be an object".into());
+    };
+    let message_id = m
+        .get("messageId")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or("message.messageId is required")?;
+    let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+    let want_role = match d {
+        Dialect::V1 => "ROLE_USER",
+        Dialect::V03 => "user",
+    };
+    if role != want_role {
+        return Err(format!(
+            "message.role must be \"{want_role}\", got \"{role}\""
+        ));
+    }
+    if d == Dialect::V03
+        && let Some(kind) = m.get("kind")
+        && kind != "message"
+    {
+        return Err("message.kind must be \"message\"".into());
+    }
+    let parts = m
+        .get("parts")
+        .and_then(Value::as_array)
+        .filter(|p| !p.is_empty())
+        .ok_or("message.parts must be a non-empty array")?;
+    let mut texts = Vec::new();
+    for p in parts {
+        let kind = p.get("kind").and_then(Value::as_str);
+        match (d, kind) {
+            (Dialect::V1, Some(_)) => return Err("v1 parts have no \"kind\" field".into()),
+            (Dialect::V03, None) => return Err("v0.3 parts need a \"kind\" field".into()),
+            _ => {}
+        }
+        if let Some(t) = p.get("text").and_then(Value::as_str) {
+            texts.push(t);
+        }
+    }
+    Ok((message_id.to_string(), texts.join("\n")))
+}
+
+fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
+    let Some(message) = params.get("message") else {
+        return error(
+            id,
+            Some(d),
+            wire::INVALID_PARAMS,
+            "Invalid params: params.message is required",
+        );
+    };
+    let (message_id, text) = match read_message(d, message) {
+        Ok(m) => m,
+        Err(why) => {
+            return error(
+                id,
+                Some(d),
+                wire::INVALID_PARAMS,
+                &format!("Invalid params: {why}"),
+            );
+        }
+    };
+    let config = params.get("configuration");
+    let non_blocking = match d {
+        Dialect::V1 => {
+            config
+                .and_then(|c| c.get("returnImmediately"))
+                .and_then(Value::as_bool)
+                == Some(true)
+        }
+        Dialect::V03 => {
+            config
+                .and_then(|c| c.get("blocking"))
+                .and_then(Value::as_bool)
+                == Some(false)
+        }
+    };
+    let hl = history_length(config.and_then(|c| c.get("historyLength")));
+    let entry = HistoryEntry {
+        message_id,
+        from_agent: false,
+        text,
+    };
+    let mut tasks = lock(&sh.tasks);
+    let (rec, snap) = match message.get("taskId").and_then(Value::as_str) {
+        Some(task_id) => {
+            let Some(rec) = tasks.get_mut(task_id) else {
+                return error(
+                    id,
+                    Some(d),
+                    wire::TASK_NOT_FOUND,
+                    &format!("Task not found: {task_id}"),
+                )
+                .about(task_id);
+            };
+            if let Err(state) = rec.follow_up(at.since_ms, entry) {
+                return error(
+                    id,
+                    Some(d),
+                    wire::INVALID_PARAMS,
+                    &format!(
+                        "Invalid params: task {task_id} is {state} and takes no follow-up message"
+                    ),
+                )
+                .about(task_id);
+            }
+            let snap = rec.snapshot(at.since_ms);
+            (&*rec, snap)
+        }
+        None => {
+            let task_id = wire::uuid_v4();
+            let context_id = message
+                .get("contextId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(wire::uuid_v4);
+            let rec = TaskRecord {
+                id: task_id.clone(),
+                context_id,
+                script: Script::parse(&entry.text),
+                first: entry,
+                created_ms: at.since_ms,
+                answer: None,
+                canceled_ms: None,
+            };
+            let rec = tasks.entry(task_id).or_insert(rec);
+            let snap = if non_blocking {
+                rec.submitted()
+            } else {
+                rec.snapshot(at.since_ms)
+            };
+            (&*rec, snap)
+        }
+    };
+    let task = wire::task(d, rec, &snap, hl, sh.start_unix_ms);
+    Outcome::Reply {
+        body: wire::rpc_result(id, wire::send_result(d, task)),
+        task_id: Some(rec.id.clone()),
+        rpc_error: None,
+    }
+}
+
+fn get_or_cancel(
+    sh: &Shared,
+    at: Arrival,
+    d: Dialect,
+    id: &Value,
+    params: &Value,
+    cancel: bool,
+) -> Outcome {
+    let Some(task_id) = params.get("id").and_then(Value::as_str) else {
+        return error(
+            id,
+            Some(d),
+            wire::INVALID_PARAMS,
+            "Invalid params: params.id (the task id) is required",
+        );
+    };
+    let mut tasks = lock(&sh.tasks);
+    let Some(rec) = tasks.get_mut(task_id) else {
+        return error(
+            id,
+            Some(d),
+            wire::TASK_NOT_FOUND,
+            &format!("Task not found: {task_id}"),
+        )
+        .about(task_id);
+    };
+    if rec.script == Script::Silent {
+        return Outcome::Hang {
+            task_id: task_id.to_string(),
+        };
+    }
+    if cancel && let Err(state) = rec.cancel(at.since_ms) {
+        let why = format!("Task cannot be canceled: it is already {state}");
+        return error(id, Some(d), wire::TASK_NOT_CANCELABLE, &why).about(task_id);
+    }
+    let hl = history_length(params.get("historyLength"));
+    let snap = rec.snapshot(at.since_ms);
+    Outcome::Reply {
+        body: wire::rpc_result(id, wire::task(d, rec, &snap, hl, sh.start_unix_ms)),
+        task_id: Some(task_id.to_string()),
+        rpc_error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_decoding() {
+        let f = parse_form(b"grant_type=client_credentials&scope=a+b%2Fc&bad=%zz&x");
+        assert_eq!(
+            f,
+            [
+                ("grant_type".into(), "client_credentials".into()),
+                ("scope".into(), "a b/c".into()),
+                ("bad".into(), "%zz".into()),
+                ("x".into(), String::new()),
+            ]
+        );
+        assert_eq!(parse_form(b"a=%4"), [("a".into(), "%4".into())]);
+    }
+}

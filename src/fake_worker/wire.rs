@@ -1,0 +1,379 @@
+//! The fake worker's JSON on the wire: agent cards, tasks and JSON-RPC errors, in the v1 and v0.3
+//! spellings exactly as a2a-facts.md records real servers emitting them. Also the small helpers
+//! that make ids and timestamps without extra crates.
+//!
+//! Pure rendering: callers pass the record, the snapshot and the clock values in.
+
+use super::script::{HistoryEntry, Snapshot, TaskRecord};
+use crate::core::task::TaskState;
+use serde_json::{Value, json};
+
+/// Which protocol version a request came in, and so which spelling the answer uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    V1,
+    V03,
+}
+
+/// What the card advertises for auth.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CardAuth {
+    pub bearer: bool,
+    pub oauth: bool,
+}
+
+const BEARER_SCHEME: &str = "bearer";
+const OAUTH_SCHEME: &str = "oauth";
+
+/// One skill per script verb, so `worker show` lists what the fake worker understands.
+fn skills() -> Value {
+    // The skill shape is the same in v1 and v0.3.
+    let skill = |id: &str, description: &str, example: &str| {
+        json!({
+            "id": id,
+            "name": id,
+            "description": description,
+            "tags": ["fake", id],
+            "examples": [example],
+        })
+    };
+    json!([
+        skill(
+            "echo",
+            "Anything else: completed at once, echoing the text",
+            "hello"
+        ),
+        skill(
+            "slow",
+            "slow N <words>: working, completed N seconds after the send",
+            "slow 20 build the docs"
+        ),
+        skill(
+            "ask",
+            "ask <question>: input-required; a follow-up on the task completes it",
+            "ask which branch?"
+        ),
+        skill(
+            "fail",
+            "fail <why>: failed with that reason",
+            "fail disk full"
+        ),
+        skill("reject", "reject: rejected", "reject"),
+        skill(
+            "auth",
+            "auth: auth-required; a follow-up on the task completes it",
+            "auth"
+        ),
+        skill(
+            "silent",
+            "silent: accepted, then never answers GetTask",
+            "silent"
+        ),
+    ])
+}
+
+/// The v0.3 (OpenAPI-style) security schemes and requirements.
+fn v03_security(auth: CardAuth, token_url: &str) -> (Value, Value) {
+    let mut schemes = serde_json::Map::new();
+    let mut reqs = Vec::new();
+    if auth.bearer {
+        schemes.insert(
+            BEARER_SCHEME.into(),
+            json!({"type": "http", "scheme": "Bearer"}),
+        );
+        reqs.push(json!({ BEARER_SCHEME: [] }));
+    }
+    if auth.oauth {
+        schemes.insert(
+            OAUTH_SCHEME.into(),
+            json!({"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": token_url, "scopes": {}}}}),
+        );
+        reqs.push(json!({ OAUTH_SCHEME: [] }));
+    }
+    (Value::Object(schemes), Value::Array(reqs))
+}
+
+/// The hybrid card of the Python a2a-sdk 1.x (a2a-facts.md "Hybrid cards"): v1 fields, then the
+/// v0.3 fields derived from the first interface. One deliberate difference: the Python SDK rewrites
+/// each `securitySchemes` entry into the v0.3 form only, which v1 parsers (a2a-lf) reject; here each
+/// entry carries both forms (`httpAuthSecurityScheme`/`oauth2SecurityScheme` *and* `type`…), so a
+/// client reading either style finds the scheme.
+pub(crate) fn hybrid_card(rpc_url: &str, token_url: &str, auth: CardAuth) -> Value {
+    let mut card = json!({
+        "name": "fake",
+        "description": DESCRIPTION,
+        "supportedInterfaces": [
+            {"url": rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        ],
+        "version": env!("CARGO_PKG_VERSION"),
+        "capabilities": {"streaming": false, "pushNotifications": false},
+    });
+    if auth.bearer || auth.oauth {
+        let (mut schemes, security) = v03_security(auth, token_url);
+        let mut v1_reqs = Vec::new();
+        if let Some(map) = schemes.as_object_mut() {
+            if let Some(s) = map.get_mut(BEARER_SCHEME) {
+                s["httpAuthSecurityScheme"] = json!({"scheme": "Bearer"});
+                v1_reqs.push(json!({"schemes": { BEARER_SCHEME: {"list": []} }}));
+            }
+            if let Some(s) = map.get_mut(OAUTH_SCHEME) {
+                s["oauth2SecurityScheme"] =
+                    json!({"flows": {"clientCredentials": {"tokenUrl": token_url, "scopes": {}}}});
+                v1_reqs.push(json!({"schemes": { OAUTH_SCHEME: {"list": []} }}));
+            }
+        }
+        card["securitySchemes"] = schemes;
+        card["securityRequirements"] = Value::Array(v1_reqs);
+        card["security"] = security;
+    }
+    card["defaultInputModes"] = json!(["text/plain"]);
+    card["defaultOutputModes"] = json!(["text/plain"]);
+    card["skills"] = skills();
+    // The v0.3 view, as the Python SDK derives it from `supportedInterfaces[0]` and the rest.
+    card["url"] = json!(rpc_url);
+    card["preferredTransport"] = json!("JSONRPC");
+    card["protocolVersion"] = json!("1.0");
+    card["additionalInterfaces"] = json!([{"url": rpc_url, "transport": "JSONRPC"}]);
+    card
+}
+
+/// A pure v0.3 card (a2a-sdk 0.3.x): top-level `url`, no `supportedInterfaces`.
+pub(crate) fn v03_card(rpc_url: &str, token_url: &str, auth: CardAuth) -> Value {
+    let mut card = json!({
+        "name": "fake",
+        "description": DESCRIPTION,
+        "url": rpc_url,
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "version": env!("CARGO_PKG_VERSION"),
+        "capabilities": {"streaming": false, "pushNotifications": false},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": skills(),
+    });
+    if auth.bearer || auth.oauth {
+        let (schemes, security) = v03_security(auth, token_url);
+        card["securitySchemes"] = schemes;
+        card["security"] = security;
+    }
+    card
+}
+
+const DESCRIPTION: &str = "a2a-mod's scripted fake worker: the message text is a script \
+(slow N <words> | ask <question> | fail <why> | reject | auth | silent | anything else echoes)";
+
+fn state_str(d: Dialect, s: TaskState) -> String {
+    match d {
+        Dialect::V03 => s.as_str().to_string(),
+        Dialect::V1 if s == TaskState::Unknown => "TASK_STATE_UNSPECIFIED".to_string(),
+        Dialect::V1 => format!(
+            "TASK_STATE_{}",
+            s.as_str().replace('-', "_").to_ascii_uppercase()
+        ),
+    }
+}
+
+fn text_part(d: Dialect, text: &str) -> Value {
+    match d {
+        Dialect::V1 => json!({"text": text}),
+        Dialect::V03 => json!({"kind": "text", "text": text}),
+    }
+}
+
+fn message(d: Dialect, rec: &TaskRecord, m: &HistoryEntry) -> Value {
+    let role = match (d, m.from_agent) {
+        (Dialect::V1, true) => "ROLE_AGENT",
+        (Dialect::V1, false) => "ROLE_USER",
+        (Dialect::V03, true) => "agent",
+        (Dialect::V03, false) => "user",
+    };
+    let mut v = json!({
+        "messageId": m.message_id,
+        "contextId": rec.context_id,
+        "taskId": rec.id,
+        "role": role,
+        "parts": [text_part(d, &m.text)],
+    });
+    if d == Dialect::V03 {
+        v["kind"] = json!("message");
+    }
+    v
+}
+
+/// One task in the request's dialect. `history_length`: `None` = all, `Some(0)` = none (the
+/// `history` key is left out, as MessageToDict omits an empty list), `Some(n)` = the last n.
+pub(crate) fn task(
+    d: Dialect,
+    rec: &TaskRecord,
+    snap: &Snapshot,
+    history_length: Option<usize>,
+    start_unix_ms: i64,
+) -> Value {
+    let mut status = json!({ "state": state_str(d, snap.state) });
+    if let Some(text) = &snap.status_text {
+        let entry = HistoryEntry {
+            message_id: format!("{}-status-{}", rec.id, snap.since_ms),
+            from_agent: true,
+            text: text.clone(),
+        };
+        status["message"] = message(d, rec, &entry);
+    }
+    let at_ms = start_unix_ms.saturating_add(i64::try_from(snap.since_ms).unwrap_or(i64::MAX));
+    status["timestamp"] = json!(rfc3339(at_ms));
+    let mut v = json!({ "id": rec.id, "contextId": rec.context_id, "status": status });
+    if let Some(text) = &snap.artifact {
+        v["artifacts"] = json!([{
+            "artifactId": format!("{}-result", rec.id),
+            "name": "result",
+            "parts": [text_part(d, text)],
+        }]);
+    }
+    let keep = history_length.unwrap_or(usize::MAX).min(snap.history.len());
+    if keep > 0 {
+        let from = snap.history.len() - keep;
+        v["history"] = snap.history[from..]
+            .iter()
+            .map(|m| message(d, rec, m))
+            .collect();
+    }
+    if d == Dialect::V03 {
+        v["kind"] = json!("task");
+    }
+    v
+}
+
+/// The `SendMessage` result: v1 wraps the task (`{"task": …}`); v0.3 returns it bare.
+pub(crate) fn send_result(d: Dialect, task: Value) -> Value {
+    match d {
+        Dialect::V1 => json!({ "task": task }),
+        Dialect::V03 => task,
+    }
+}
+
+pub(crate) const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const TASK_NOT_FOUND: i64 = -32001;
+pub(crate) const TASK_NOT_CANCELABLE: i64 = -32002;
+pub(crate) const VERSION_NOT_SUPPORTED: i64 = -32009;
+
+/// A JSON-RPC error response. v1 A2A errors carry `google.rpc.ErrorInfo` details like the Python
+/// SDK's; v0.3 and the standard JSON-RPC errors carry no `data`.
+pub(crate) fn rpc_error(id: &Value, d: Option<Dialect>, code: i64, message: &str) -> Value {
+    let mut error = json!({ "code": code, "message": message });
+    let reason = match code {
+        TASK_NOT_FOUND => Some("TASK_NOT_FOUND"),
+        TASK_NOT_CANCELABLE => Some("TASK_NOT_CANCELABLE"),
+        VERSION_NOT_SUPPORTED => Some("VERSION_NOT_SUPPORTED"),
+        _ => None,
+    };
+    if let (Some(Dialect::V1), Some(reason)) = (d, reason) {
+        error["data"] = json!([{
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": reason,
+            "domain": "a2a-protocol.org",
+        }]);
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+}
+
+pub(crate) fn rpc_result(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// A random 64-bit value from std's randomly keyed SipHash: unpredictable enough for a test
+/// server's ids and tokens without adding a crate (not for real secrets).
+pub(crate) fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    h.write_u128(nanos);
+    h.finish()
+}
+
+/// A random UUID v4 string (task, context and message ids look like the SDKs').
+pub(crate) fn uuid_v4() -> String {
+    let hi = random_u64();
+    let lo = random_u64();
+    let hi = (hi & !0xF000) | 0x4000; // version 4
+    let lo = (lo & !(0b11 << 62)) | (0b10 << 62); // RFC 4122 variant
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xFFFF,
+        hi & 0xFFFF,
+        lo >> 48,
+        lo & 0xFFFF_FFFF_FFFF
+    )
+}
+
+/// Unix milliseconds as RFC 3339 UTC (`2026-11-30T12:00:00.000Z`), the form a2a-lf's
+/// `DateTime<Utc>` and the Python SDK read.
+pub(crate) fn rfc3339(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let ms = unix_ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(1_798_675_200_000), "2026-12-31T00:00:00.000Z");
+    }
+
+    #[test]
+    fn uuids_look_like_v4() {
+        let a = uuid_v4();
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+        assert_ne!(a, uuid_v4());
+    }
+
+    #[test]
+    fn state_spellings() {
+        assert_eq!(
+            state_str(Dialect::V1, TaskState::InputRequired),
+            "TASK_STATE_INPUT_REQUIRED"
+        );
+        assert_eq!(
+            state_str(Dialect::V1, TaskState::Canceled),
+            "TASK_STATE_CANCELED"
+        );
+        assert_eq!(
+            state_str(Dialect::V03, TaskState::AuthRequired),
+            "auth-required"
+        );
+    }
+}
