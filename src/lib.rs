@@ -11,6 +11,7 @@ pub mod error;
 pub mod fake_worker;
 pub mod fsx;
 pub mod log;
+pub mod mcp;
 pub mod ops;
 pub mod poller;
 pub mod secret;
