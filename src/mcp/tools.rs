@@ -8,6 +8,7 @@
 
 use super::server::A2aServer;
 use crate::a2a::Worker;
+use crate::config::Config;
 use crate::core::fence::{self, NoteInput};
 use crate::core::task::{EndReason, TaskState};
 use crate::env::now_ms;
@@ -21,7 +22,6 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -363,11 +363,12 @@ each one's alias, what it does (its card's description and skills), or why it ca
     )]
     async fn workers(&self) -> Result<CallToolResult, ErrorData> {
         let budget = Budget::from_env();
-        let session = match self.sessions.get() {
-            Ok(s) => s,
+        // Config only: listing workers must not create a session store.
+        let config = match Config::load(&self.sessions.ctx.config_path()) {
+            Ok(c) => c,
             Err(e) => return Ok(tool_error(&e)),
         };
-        let out = list_workers(&session, budget).await;
+        let out = list_workers(&config, budget).await;
         let text = workers_text(&out);
         Ok(structured(&out, text))
     }
@@ -578,24 +579,17 @@ fn tasks_text(out: &TasksOut) -> String {
 
 /// Every configured worker with its card, fetched concurrently; one that cannot be reached is
 /// listed with the reason instead of failing the call.
-async fn list_workers(session: &Arc<Session>, budget: Budget) -> WorkersOut {
+async fn list_workers(config: &Config, budget: Budget) -> WorkersOut {
     let deadline = budget.request_deadline(CARD_DEADLINE);
-    let aliases: Vec<String> = session.config.workers.keys().cloned().collect();
-    let fetches = aliases.iter().map(|alias| {
-        let session = session.clone();
+    let http = crate::a2a::http_client();
+    let fetches = config.workers.iter().map(|(alias, cfg)| {
+        let worker = Worker::new(alias, cfg.clone(), http.clone());
         async move {
-            let worker: Result<Arc<Worker>, _> = session.worker(alias);
-            let (url, card) = match worker {
-                Ok(w) => {
-                    let url = w.config.url.clone();
-                    let card = w
-                        .card(deadline)
-                        .await
-                        .map_err(|e| crate::ops::worker_error(alias, &url, &e));
-                    (url, card)
-                }
-                Err(e) => (String::new(), Err(e)),
-            };
+            let url = worker.config.url.clone();
+            let card = worker
+                .card(deadline)
+                .await
+                .map_err(|e| crate::ops::worker_error(alias, &url, &e));
             match card {
                 Ok(c) => WorkerRow {
                     alias: alias.clone(),

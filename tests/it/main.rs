@@ -1,2 +1,1 @@
-#[test]
-fn placeholder() {}
+mod mcp;
