@@ -186,7 +186,7 @@ pub(crate) fn usable_for(expires_in: f64) -> Option<Duration> {
     }
     let secs = expires_in.min(1e9);
     let margin = (secs / 2.0).min(30.0);
-    Some(Duration::from_secs_f64(secs - margin))
+    Some(crate::config::secs(secs - margin))
 }
 
 async fn fetch_oauth(

@@ -22,7 +22,7 @@ pub struct Worker {
     pub config: WorkerConfig,
     http: reqwest::Client,
     state: Mutex<State>,
-    tokens: TokenCache,
+    pub(super) tokens: TokenCache,
     next_id: AtomicU64,
 }
 
