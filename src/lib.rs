@@ -13,6 +13,7 @@ pub mod fake_worker;
 pub mod fsx;
 pub mod hook;
 pub mod log;
+pub mod mcp;
 pub mod ops;
 pub mod poller;
 pub mod secret;

@@ -56,6 +56,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             a2a_mod::log::init_file(&ctx, "poller");
             cmd::runtime()?.block_on(a2a_mod::poller::run(ctx, a.session))
         }
+        Command::Mcp => {
+            // Stdout is the protocol: logs go to the state log file only.
+            a2a_mod::log::init_file(&ctx, "mcp");
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?
+                .block_on(a2a_mod::mcp::serve_stdio(ctx))
+        }
         command => {
             a2a_mod::log::init_stderr();
             match command {

@@ -206,6 +206,31 @@ impl Session {
         budget: Budget,
         progress: Progress<'_>,
     ) -> Result<Outcome> {
+        self.send_until(
+            alias,
+            message,
+            task_id,
+            budget,
+            progress,
+            std::future::pending(),
+        )
+        .await
+    }
+
+    /// `send`, whose inline window ends early when `stop` completes (Claude Code cancelled the
+    /// call): the task is then handed to the poller as after a full window. `stop` is not watched
+    /// while the message is being sent, because a task the worker accepted must be recorded, or
+    /// nobody would ever announce it; that request is bounded by the budget anyway.
+    pub async fn send_until(
+        &self,
+        alias: &str,
+        message: &str,
+        task_id: Option<&str>,
+        budget: Budget,
+        progress: Progress<'_>,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<Outcome> {
+        let mut stop = std::pin::pin!(stop);
         let message = message.trim();
         if message.is_empty() {
             return Err(anyhow!(
@@ -281,7 +306,10 @@ impl Session {
             ) {
                 break;
             }
-            tokio::time::sleep_until(sent_at + offset).await;
+            tokio::select! {
+                _ = tokio::time::sleep_until(sent_at + offset) => {}
+                _ = &mut stop => break,
+            }
             progress(
                 offset.as_secs_f64(),
                 total,
@@ -291,7 +319,10 @@ impl Session {
                 .request_deadline(self.poll_timeout())
                 .min(sent_at + window_end + WINDOW_SLACK);
             let started = now_ms();
-            let polled = worker.get_task(&last.task_id, deadline).await;
+            let polled = tokio::select! {
+                p = worker.get_task(&last.task_id, deadline) => p,
+                _ = &mut stop => break,
+            };
             let outcome = match &polled {
                 Ok(v) => PollOutcome::Seen {
                     state: v.state,

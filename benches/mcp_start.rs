@@ -1,0 +1,93 @@
+//! How fast `a2a-mod mcp` answers Claude Code's handshake, which it does at every session start:
+//! time from spawn to the `initialize` reply (after the `server/discover` probe, as Claude Code
+//! sends it), against spawning `a2a-mod --version` in the same run as the baseline process cost.
+//! A benchmark, not a test: it prints figures and asserts nothing. `cargo bench --bench mcp_start`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_a2a-mod");
+const RUNS: usize = 30;
+
+const PROBE: &str = r#"{"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#;
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"claude-code","version":"2.1.332"}}}"#;
+
+fn baseline(home: &std::path::Path) -> Duration {
+    let t = Instant::now();
+    let out = Command::new(BIN)
+        .arg("--version")
+        .env("A2A_MOD_HOME", home)
+        .stdout(Stdio::null())
+        .status()
+        .expect("spawn a2a-mod --version");
+    assert!(out.success());
+    t.elapsed()
+}
+
+fn mcp_initialize(home: &std::path::Path) -> Duration {
+    let t = Instant::now();
+    let mut child = Command::new(BIN)
+        .arg("mcp")
+        .env("A2A_MOD_HOME", home)
+        .env("CLAUDE_CODE_SESSION_ID", "bench-session")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn a2a-mod mcp");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    // Claude Code writes the probe, then `initialize` once the probe is refused; writing both at
+    // once measures the server, not the pipe round trip.
+    writeln!(stdin, "{PROBE}\n{INIT}").expect("write handshake");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+    let took = loop {
+        let line = lines
+            .next()
+            .expect("server closed stdout")
+            .expect("read stdout");
+        if line.contains(r#""id":0"#) && line.contains("protocolVersion") {
+            break t.elapsed();
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    took
+}
+
+fn summary(name: &str, mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let median = v[v.len() / 2];
+    println!(
+        "{name:<34} median {:>7.2} ms   p90 {:>7.2} ms   min {:>7.2} ms   ({} runs)",
+        ms(median),
+        ms(v[v.len() * 9 / 10]),
+        ms(v[0]),
+        v.len()
+    );
+    median
+}
+
+#[allow(clippy::print_stdout)]
+fn main() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // Warm the page cache so the first runs do not measure the disk.
+    baseline(home.path());
+    mcp_initialize(home.path());
+    let mut base = Vec::new();
+    let mut mcp = Vec::new();
+    // Interleaved, so both see the same machine load.
+    for _ in 0..RUNS {
+        base.push(baseline(home.path()));
+        mcp.push(mcp_initialize(home.path()));
+    }
+    println!("binary: {BIN}");
+    let b = summary("baseline: a2a-mod --version", base);
+    let m = summary("mcp: spawn → initialize reply", mcp);
+    println!(
+        "mcp start-up over baseline: +{:.2} ms ({:.2}×)",
+        (m.as_secs_f64() - b.as_secs_f64()) * 1000.0,
+        m.as_secs_f64() / b.as_secs_f64()
+    );
+}

@@ -1,0 +1,11 @@
+//! `a2a-mod mcp`: the stdio MCP server Claude Code starts at every session start (server name
+//! `a2a`), with Claude's five tools. `server.rs` owns the protocol side (handshake, session, the
+//! poller keeper); `tools.rs` owns the tools. Stdout is the protocol: logs go to the state log file.
+//!
+//! The behaviour behind `send`, `task` and `cancel` lives in `ops::Session`, shared with the user
+//! commands; this module only adapts it to MCP (budget, progress, cancellation, result shape).
+
+mod server;
+mod tools;
+
+pub use server::{A2aServer, serve_stdio};

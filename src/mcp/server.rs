@@ -1,0 +1,175 @@
+//! The MCP side of `a2a-mod mcp`: the `ServerHandler`, the handshake Claude Code expects, which
+//! session a call belongs to, and the keeper that restarts the session's poller.
+//!
+//! Handshake: Claude Code 2.1.332 first sends a `server/discover` probe (protocol 2026-07-28) and,
+//! when it gets `-32601`, falls back to `initialize` with 2025-11-25 (claude-code-facts.md E3).
+//! That fallback is the path observed to work with progress, cancellation and tool results, so we
+//! answer the probe with `-32601` and speak the session lifecycle. rmcp would otherwise answer the
+//! probe and put Claude Code on the stateless 2026-07-28 protocol, which nobody has checked against
+//! Claude Code yet.
+
+use super::tools;
+use crate::config::Config;
+use crate::env::Ctx;
+use crate::ops::Session;
+use crate::state::{Store, session};
+use anyhow::{Result, anyhow};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{
+    DiscoverRequestMethod, DiscoverResult, Implementation, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool_handler};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// How often the keeper checks that a session with live tasks has its poller (one `kill -9`ed is
+/// replaced within this).
+const KEEPER_EVERY: Duration = Duration::from_secs(5);
+
+/// What the model reads about the server as a whole (Claude Code puts server instructions in the
+/// system prompt), so the flow is known even before a tool schema is loaded through ToolSearch.
+const INSTRUCTIONS: &str = "a2a hands work to remote A2A agents (\"workers\"). `workers` lists \
+them. `send` gives a worker a task and waits a few seconds: a quick answer comes back at once, \
+otherwise you get a taskId; carry on with other work and do not poll: a message arrives when the \
+task ends. When a task needs input (state input-required), answer with `send` and the same \
+taskId. `task` checks one task now, `cancel` stops one, `tasks` lists this session's tasks.";
+
+#[derive(Clone)]
+pub struct A2aServer {
+    pub(super) sessions: Arc<Sessions>,
+    tool_router: ToolRouter<A2aServer>,
+}
+
+impl A2aServer {
+    pub fn new(ctx: Ctx, session_id: Result<String, String>) -> A2aServer {
+        A2aServer {
+            sessions: Arc::new(Sessions {
+                ctx,
+                raw_id: session_id,
+                current: Mutex::new(None),
+            }),
+            tool_router: tools::router(),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for A2aServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("a2a", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+    }
+}
+
+/// The session a tool call belongs to. Claude Code's `/clear` links a new session id to the old
+/// store while this process keeps the old id (claude-code-facts.md, Round 2 Q3), so the id is
+/// resolved on every call; the config is reloaded when `config.toml` changes (`worker add` while
+/// the session runs).
+pub(super) struct Sessions {
+    pub(super) ctx: Ctx,
+    raw_id: Result<String, String>,
+    current: Mutex<Option<Cached>>,
+}
+
+struct Cached {
+    id: String,
+    config_mtime: Option<SystemTime>,
+    session: Arc<Session>,
+}
+
+impl Sessions {
+    fn raw_id(&self) -> Result<&str> {
+        self.raw_id.as_deref().map_err(|e| anyhow!("{e}"))
+    }
+
+    /// The store's session id after following `/clear` links.
+    pub(super) fn resolved_id(&self) -> Result<String> {
+        Ok(session::resolve(&self.ctx, self.raw_id()?))
+    }
+
+    /// The session for this call, opened lazily: a session that never uses a2a-mod gets no store.
+    pub(super) fn get(&self) -> Result<Arc<Session>> {
+        let id = self.resolved_id()?;
+        let path = self.ctx.config_path();
+        let mtime = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+        let mut cur = self
+            .current
+            .lock()
+            .map_err(|_| anyhow!("session cache lock poisoned"))?;
+        if let Some(c) = cur.as_ref()
+            && c.id == id
+            && c.config_mtime == mtime
+        {
+            return Ok(c.session.clone());
+        }
+        let config = Config::load(&path)?;
+        let s = Arc::new(Session::open(&self.ctx, config, &id)?);
+        *cur = Some(Cached {
+            id,
+            config_mtime: mtime,
+            session: s.clone(),
+        });
+        Ok(s)
+    }
+
+    /// Starts the poller when the session has live tasks and none runs. Reads only: a session
+    /// without a store is left without one.
+    fn keep_poller(&self) {
+        let Ok(id) = self.resolved_id() else { return };
+        match Store::open_read(&session::db_path(&self.ctx, &id)) {
+            Ok(Some(store)) => match store.live_tasks() {
+                Ok(live) if !live.is_empty() => crate::poller::ensure(&self.ctx, &id),
+                Ok(_) => {}
+                Err(e) => tracing::warn!("cannot read the tasks of session {id}: {e:#}"),
+            },
+            Ok(None) => {}
+            Err(e) => tracing::warn!("{e:#}"),
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until Claude Code closes stdin.
+pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
+    let session_id = crate::env::cli_session(None).map_err(|e| format!("{e:#}"));
+    if let Err(e) = &session_id {
+        tracing::warn!("{e}");
+    }
+    let server = A2aServer::new(ctx, session_id);
+    let sessions = server.sessions.clone();
+    // The keeper starts after the handshake is under way: Claude Code starts this server at every
+    // session start, so nothing may delay the `initialize` reply.
+    let keeper = tokio::spawn(async move {
+        let mut every = tokio::time::interval(KEEPER_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let s = sessions.clone();
+            let _ = tokio::task::spawn_blocking(move || s.keep_poller()).await;
+        }
+    });
+    let result = async {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow!("MCP handshake failed: {e}"))?;
+        tracing::info!("mcp server ready (pid {})", std::process::id());
+        service
+            .waiting()
+            .await
+            .map_err(|e| anyhow!("MCP server stopped: {e}"))?;
+        Ok(())
+    }
+    .await;
+    keeper.abort();
+    tracing::info!("mcp server done");
+    result
+}
