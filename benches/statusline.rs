@@ -74,24 +74,157 @@ fn main() {
             spawn(&c.program, &c.args, &c.home, &payload);
         }
     }
-    for _ in 0..rounds {
+    // Two situations: the store alone (every run rebuilds SQLite's WAL index), and with another
+    // connection open, as while tasks are live (the poller and the monitor hold the store).
+    for held in [false, true] {
+        let _held: Vec<Store> = if held {
+            cases
+                .iter()
+                .filter_map(|c| Store::open_read(&session::db_path(&Ctx::at(&c.home), SID)).ok()?)
+                // The first read maps the WAL index, which then stays valid for other readers.
+                .inspect(|s| drop(s.status_rows(0, 0)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         for c in &mut cases {
-            let (t, _) = spawn(&c.program, &c.args, &c.home, &payload);
-            c.samples.push(t);
+            c.samples.clear();
+        }
+        for _ in 0..rounds {
+            for c in &mut cases {
+                let (t, _) = spawn(&c.program, &c.args, &c.home, &payload);
+                c.samples.push(t);
+            }
+        }
+        let base = median(&mut cases[0].samples.clone());
+        println!(
+            "whole process, {}, {rounds} spawns each (median, p90, ratio of medians to hello world)",
+            if held {
+                "another connection open (tasks live: poller, monitor)"
+            } else {
+                "store alone"
+            }
+        );
+        for c in &mut cases {
+            let med = median(&mut c.samples);
+            let p90 = c.samples[c.samples.len() * 9 / 10];
+            println!(
+                "  {:>12}  {:>7.0} µs  {:>7.0} µs  {:.2}×",
+                c.name,
+                med.as_secs_f64() * 1e6,
+                p90.as_secs_f64() * 1e6,
+                med.as_secs_f64() / base.as_secs_f64()
+            );
         }
     }
 
-    let base = median(&mut cases[0].samples.clone());
-    println!("whole process, {rounds} spawns each (median, p90, ratio of medians to hello world)");
-    for c in &mut cases {
-        let med = median(&mut c.samples);
-        let p90 = c.samples[c.samples.len() * 9 / 10];
-        println!(
-            "  {:>12}  {:>7.0} µs  {:>7.0} µs  {:.2}×",
-            c.name,
-            med.as_secs_f64() * 1e6,
-            p90.as_secs_f64() * 1e6,
-            med.as_secs_f64() / base.as_secs_f64()
+    println!("in process, per call (the parts of one run)");
+    let per = |name: &str, iters: u32, mut f: Box<dyn FnMut() + '_>| {
+        f();
+        let t = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let us = (t.elapsed() / iters).as_secs_f64() * 1e6;
+        println!("  {name:<40} {us:>8.1} µs");
+    };
+    per(
+        "stdin JSON (idle payload)",
+        2000,
+        Box::new(|| {
+            std::hint::black_box(
+                a2a_mod::claude::statusline_input::WireStatuslineInput::parse(&payload),
+            );
+        }),
+    );
+    per(
+        "theme: parse \"default\"",
+        2000,
+        Box::new(|| {
+            std::hint::black_box(Theme::default_theme());
+        }),
+    );
+    per(
+        "config.toml: none",
+        2000,
+        Box::new(|| {
+            std::hint::black_box(a2a_mod::statusline::HotConfig::load(
+                &tmp.path().join("none/config.toml"),
+                &mut Vec::new(),
+            ));
+        }),
+    );
+    for n in [0usize, 1, 500] {
+        let db = session::db_path(&Ctx::at(&tmp.path().join(format!("{n} tasks"))), SID);
+        per(
+            &format!("store: open_read, {n} tasks"),
+            500,
+            Box::new(|| {
+                std::hint::black_box(Store::open_read(&db).ok());
+            }),
+        );
+        per(
+            &format!("store: open_read + status_rows, {n} tasks"),
+            300,
+            Box::new(|| {
+                if let Ok(Some(s)) = Store::open_read(&db) {
+                    std::hint::black_box(s.status_rows(a2a_mod::env::now_ms(), 5000).ok());
+                }
+            }),
+        );
+    }
+    // Candidate: only the columns the line draws (no result text), read without a TaskRecord.
+    for n in [1usize, 500] {
+        let db = session::db_path(&Ctx::at(&tmp.path().join(format!("{n} tasks"))), SID);
+        per(
+            &format!("lean query (7 columns), {n} tasks"),
+            300,
+            Box::new(|| {
+                let c = rusqlite::Connection::open_with_flags(
+                    &db,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .expect("open");
+                let _ = c.pragma_update(None, "query_only", true);
+                let mut st = c
+                    .prepare(
+                        "SELECT worker, message, state, started_ms, ended_ms, end_reason, question
+                         FROM tasks WHERE seq IN (
+                            SELECT seq FROM tasks WHERE ended_ms IS NULL
+                            UNION SELECT seq FROM tasks WHERE ended_ms >= ?1
+                            UNION SELECT seq FROM tasks WHERE state IN ('input-required', 'auth-required')
+                         ) ORDER BY started_ms, seq",
+                    )
+                    .expect("prepare");
+                let mut rows = st.query([a2a_mod::env::now_ms() - 5000]).expect("query");
+                let mut k = 0usize;
+                while let Ok(Some(r)) = rows.next() {
+                    k += r
+                        .get_ref(0)
+                        .map(|v| v.as_bytes().map_or(0, |b| b.len()))
+                        .unwrap_or(0);
+                }
+                std::hint::black_box(k);
+            }),
+        );
+    }
+    for n in [1usize, 500] {
+        let env = a2a_mod::statusline::Env {
+            ctx: Some(Ctx::at(&tmp.path().join(format!("{n} tasks")))),
+            now_ms: a2a_mod::env::now_ms(),
+            ..Default::default()
+        };
+        per(
+            &format!("line_for (all of it), {n} tasks"),
+            300,
+            Box::new(|| {
+                std::hint::black_box(a2a_mod::statusline::line_for(
+                    &payload,
+                    &env,
+                    &mut Vec::new(),
+                ));
+            }),
         );
     }
 

@@ -132,7 +132,10 @@ pub fn spans<'a>(
         out.push((Role::Spinner, Cow::Borrowed(spinner(g, now_ms, animations))));
         push_worker(&mut out, r, g);
         push_text(&mut out, Role::Text, r.text, TEXT_COLS, g);
-        out.push((Role::Time, Cow::Owned(clock(now_ms - r.started_ms))));
+        out.push((
+            Role::Time,
+            Cow::Owned(clock(now_ms.saturating_sub(r.started_ms))),
+        ));
         waiting_tail(&mut out);
     } else if running > 1 {
         out.push((Role::Spinner, Cow::Borrowed(spinner(g, now_ms, animations))));
@@ -145,7 +148,10 @@ pub fn spans<'a>(
         out.push((role, Cow::Borrowed(verb)));
         if timed {
             let ended = r.ended_ms.unwrap_or(now_ms);
-            out.push((Role::Time, Cow::Owned(clock(ended - r.started_ms))));
+            out.push((
+                Role::Time,
+                Cow::Owned(clock(ended.saturating_sub(r.started_ms))),
+            ));
         }
         waiting_tail(&mut out);
     } else if let (1, Some(r)) = (waiting, first_waiting) {
@@ -449,6 +455,10 @@ mod tests {
             "a2a-mod: ⠋ fake long 3:01:02"
         );
         assert_eq!(line(&[live("fake", "x", -5)]), "a2a-mod: ⠋ fake x 0:00");
+        // A tampered store cannot overflow the clock.
+        let mut odd = live("fake", "x", 0);
+        odd.started_ms = i64::MIN;
+        assert!(line(&[odd]).starts_with("a2a-mod: ⠋ fake x "));
         // Empty text is left out rather than leaving a double space.
         assert_eq!(line(&[live("fake", "", 3)]), "a2a-mod: ⠋ fake 0:03");
     }
