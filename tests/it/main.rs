@@ -1,1 +1,14 @@
+//! The single integration-test binary (ripgrep's shape): every module drives the built `a2a-mod`
+//! the way Claude Code, users and workers do.
 
+mod arch;
+mod claude_smoke;
+mod cli;
+mod demo;
+mod fake;
+mod fake_worker;
+mod mcp;
+mod peers;
+mod statusline;
+mod util;
+mod workers;
