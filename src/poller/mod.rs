@@ -54,7 +54,8 @@ fn spawn(ctx: &Ctx, session_id: &str) -> Result<()> {
     if ctx.state_dir == ctx.config_dir.join("state") {
         cmd.env("A2A_MOD_HOME", &ctx.config_dir);
     }
-    cmd.arg("poller")
+    let child = cmd
+        .arg("poller")
         .arg("--session")
         .arg(session_id)
         .stdin(Stdio::null())
@@ -64,6 +65,12 @@ fn spawn(ctx: &Ctx, session_id: &str) -> Result<()> {
         // and the poller must outlive that to finish tracking what is in flight.
         .process_group(0)
         .spawn()?;
+    // Reap it when it exits, so a long-lived parent (the MCP server, the monitor) collects no
+    // zombies over a session.
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
     Ok(())
 }
 
