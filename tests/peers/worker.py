@@ -498,8 +498,7 @@ class WorkerServer(uvicorn.Server):
 
 def watch_stdin(server: uvicorn.Server) -> None:
     """Ask the server to stop when stdin reaches EOF (the test that spawned us is gone)."""
-    stream = sys.stdin.buffer
-    while stream.read1(65536) if hasattr(stream, "read1") else stream.read(1):
+    while sys.stdin.buffer.read1(65536):
         pass
     log.info("stdin closed; shutting down")
     server.should_exit = True
@@ -538,6 +537,13 @@ def main(argv: list[str]) -> int:
     )
     # The SDK warns about its own queue teardown after every cancel; that is not news.
     logging.getLogger("a2a.server.events").setLevel(logging.ERROR)
+
+    if args.log:
+        try:
+            open(args.log, "a", encoding="utf-8").close()
+        except OSError as e:
+            print(f"a2a-peer-worker: cannot append to --log {args.log!r}: {e}", file=sys.stderr)
+            return 1
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
