@@ -30,10 +30,6 @@ pub enum Command {
     Tasks(TasksArgs),
     /// Run the embedded scripted A2A worker (for the demo and tests)
     FakeWorker(FakeWorkerArgs),
-    /// Wire a2a-mod into Claude Code: plugin, status line, permissions
-    Install(InstallArgs),
-    /// Check the install, the workers and the session state, one line per check
-    Doctor,
     /// Show the whole loop with the embedded fake worker, no set-up needed
     Demo,
     /// The MCP stdio server Claude Code starts (server name `a2a`)

@@ -75,7 +75,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Tasks(a) => cmd::tasks::tasks(&ctx, a),
                 Command::FakeWorker(a) => a2a_mod::fake_worker::run_command(&a),
                 Command::Demo => cmd::demo::run(),
-                other => Err(anyhow::anyhow!("{other:?} is not built yet")),
+                // Routed before the runtime is built (hot paths above).
+                Command::Statusline(_)
+                | Command::Hook(_)
+                | Command::Mcp
+                | Command::Watch(_)
+                | Command::Poller(_) => Ok(()),
             }
         }
     }
