@@ -158,7 +158,9 @@ async fn demo(ctx: Ctx) -> Result<()> {
         session.config.timing.max_failed_polls,
     );
     say(&indent(&context));
-    say("Set it up for Claude Code: `a2a-mod install`, then `a2a-mod worker add <alias> <url>`.");
+    say(
+        "Use it from Claude Code: add a worker with `a2a-mod worker add <alias> <url>`, then start `claude --plugin-dir <this checkout>`.",
+    );
     worker.stop().await;
     Ok(())
 }
