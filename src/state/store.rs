@@ -105,6 +105,24 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     })
 }
 
+/// Switches a new file to WAL. The switch needs an exclusive lock and SQLite does not run the
+/// busy handler for it, so two processes creating the same store at once would see
+/// `database is locked`: retry until the writers' busy timeout. On a store already in WAL (the
+/// mode persists in the file) this is a no-op.
+fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let start = std::time::Instant::now();
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < WRITE_BUSY =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating and migrating) a session's store for writing.
     pub fn open(path: &Path) -> Result<Store> {
@@ -115,8 +133,15 @@ impl Store {
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
         conn.busy_timeout(WRITE_BUSY)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .with_context(|| format!("cannot use WAL for \"{}\"", path.display()))?;
+        // The last connection to close would checkpoint and delete the WAL under an exclusive
+        // lock, and a reader opening at that moment gets SQLITE_BUSY: with short-lived writers
+        // (every CLI command, hook and tool call) that happens all the time. Commits checkpoint
+        // passively instead (wal_autocheckpoint), which never blocks readers.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
+        set_wal(&conn).with_context(|| format!("cannot use WAL for \"{}\"", path.display()))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let store = Store {
             conn,
@@ -131,6 +156,16 @@ impl Store {
     /// Opens a store for the hot path: `None` when the session has none, never creates or writes,
     /// and does not checkpoint on close (the last reader closing would otherwise write).
     pub fn open_read(path: &Path) -> Result<Option<Store>> {
+        Store::open_read_with(path, READ_BUSY)
+    }
+
+    /// A read-only open for commands a user waits on (`tasks`): same guarantees, but it waits for
+    /// a busy writer as long as a writer would, rather than failing.
+    pub fn open_read_wait(path: &Path) -> Result<Option<Store>> {
+        Store::open_read_with(path, WRITE_BUSY)
+    }
+
+    fn open_read_with(path: &Path, busy: Duration) -> Result<Option<Store>> {
         let conn = match Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -141,12 +176,17 @@ impl Store {
                 return Err(e).with_context(|| format!("cannot open \"{}\"", path.display()));
             }
         };
-        conn.busy_timeout(READ_BUSY)?;
+        conn.busy_timeout(busy)?;
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
         )?;
         conn.pragma_update(None, "query_only", true)?;
+        // A writer may have just created the file and not yet migrated it: nothing to read yet.
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version < 1 {
+            return Ok(None);
+        }
         Ok(Some(Store {
             conn,
             path: path.to_path_buf(),

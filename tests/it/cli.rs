@@ -344,3 +344,37 @@ async fn misbehaving(m: Misbehave) -> String {
     tokio::spawn(async move { axum::serve(listener, app).await });
     url
 }
+
+/// Short-lived writers (every command, hook and tool call opens, writes and closes the store)
+/// and readers at the same time never see `database is locked` (issue 2: many readers, writers
+/// per session). Closing the last connection used to checkpoint under an exclusive lock.
+#[test]
+fn concurrent_commands_never_see_database_is_locked() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = std::sync::Arc::new(TempHome::new());
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let mut handles = Vec::new();
+    for i in 0..3 {
+        let home = home.clone();
+        handles.push(std::thread::spawn(move || {
+            for j in 0..8 {
+                ok(&home, &["send", "w", &format!("hello {i} {j}"), "--json"]);
+            }
+        }));
+    }
+    for _ in 0..2 {
+        let home = home.clone();
+        handles.push(std::thread::spawn(move || {
+            for _ in 0..40 {
+                ok(&home, &["tasks", "--json"]);
+            }
+        }));
+    }
+    for h in handles {
+        h.join().expect("no command failed");
+    }
+    let listed: Value = serde_json::from_str(&ok(&home, &["tasks", "--json"])).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 24);
+}
