@@ -6,76 +6,9 @@
 
 use super::task::{EndReason, TaskState, lost_contact_message, removed_message};
 
-/// Removes what must never reach a terminal or a prompt from multi-line text: ESC sequences (CSI,
-/// OSC, DCS… with their payloads), C0/C1 controls except newline and tab, bidi overrides and
-/// isolates. Newlines survive: results are often multi-line.
+/// Multi-line worker text made safe: see [`crate::core::text::sanitize_lines`].
 pub fn clean_multiline(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => skip_escape(&mut chars),
-            // C1 CSI / OSC / DCS / SOS / PM / APC introduce sequences of their own.
-            '\u{9b}' => skip_csi(&mut chars),
-            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
-            '\n' | '\t' => out.push(c),
-            '\r' => {
-                if chars.peek() != Some(&'\n') {
-                    out.push('\n');
-                }
-            }
-            c if c.is_control() || is_bidi_or_invisible(c) => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        Some('[') => skip_csi(chars),
-        Some(']') | Some('P') | Some('X') | Some('^') | Some('_') => skip_string(chars),
-        // Two-byte sequences (ESC c, ESC =, ESC ( B…): drop the intermediates and the final byte.
-        Some(c) if ('\u{20}'..='\u{2f}').contains(&c) => {
-            while let Some(&n) = chars.peek() {
-                chars.next();
-                if !('\u{20}'..='\u{2f}').contains(&n) {
-                    break;
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if ('\u{40}'..='\u{7e}').contains(&c) {
-            break;
-        }
-    }
-}
-
-/// OSC/DCS/… payloads end at BEL, ST (ESC \) or C1 ST.
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{7}' | '\u{9c}' => break,
-            '\u{1b}' => {
-                if chars.peek() == Some(&'\\') {
-                    chars.next();
-                }
-                break;
-            }
-            _ => {}
-        }
-    }
-}
-
-pub fn is_bidi_or_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}' | '\u{206a}'..='\u{206f}' | '\u{feff}' | '\u{061c}')
+    super::text::sanitize_lines(s)
 }
 
 /// Cuts text to `max` chars on a char boundary; returns the kept text and how many chars were cut.

@@ -15,19 +15,43 @@ pub const ELLIPSIS: &str = "…";
 
 /// `s` without control characters, escape sequences (CSI, OSC, DCS, SOS, PM, APC, with their
 /// payloads, in 7-bit and C1 form), bidi controls or invisible format characters; newlines and tabs
-/// are spaces, runs of whitespace one space, and the ends trimmed.
+/// are spaces, runs of whitespace one space, and the ends trimmed. For one-line displays.
 ///
 /// An escape string that is never terminated swallows the rest of the text, as a terminal would
 /// have hidden it anyway; what remains can never start a sequence.
 pub fn sanitize(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(4096));
-    let mut chars = s.chars().peekable();
     // Starts false so leading whitespace is dropped.
     let mut pending_space = false;
-    while let Some(c) = chars.next() {
-        let keep = match c {
-            '\u{1b}' => {
-                match chars.next() {
+    for c in safe_chars(s) {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Like [`sanitize`], but for multi-line text (results, questions shown to Claude): line breaks
+/// survive as `\n` (CR LF, CR and the Unicode separators included) and tabs as tabs.
+pub fn sanitize_lines(s: &str) -> String {
+    safe_chars(s).collect()
+}
+
+/// The characters of `s` that are safe to show: sequences and controls dropped, every kind of
+/// line break as `\n`, tabs kept.
+fn safe_chars(s: &str) -> impl Iterator<Item = char> + '_ {
+    let mut chars = s.chars().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let c = chars.next()?;
+            match c {
+                '\u{1b}' => match chars.next() {
                     Some('[') => skip_csi(&mut chars),
                     Some(']' | 'P' | 'X' | '^' | '_') => skip_string(&mut chars),
                     // nF: intermediates, then one final byte (e.g. `ESC ( B`).
@@ -41,37 +65,19 @@ pub fn sanitize(s: &str) -> String {
                     // Fp/Fe/Fs (`ESC c`, `ESC 7`, ...) are two characters; anything else after
                     // ESC is dropped with it, as it cannot be shown safely either.
                     _ => {}
+                },
+                '\u{9b}' => skip_csi(&mut chars),
+                '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+                '\t' => return Some('\t'),
+                '\r' if chars.peek() == Some(&'\n') => {}
+                '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => {
+                    return Some('\n');
                 }
-                None
+                c if c.is_control() || is_invisible_format(c) => {}
+                c => return Some(c),
             }
-            '\u{9b}' => {
-                skip_csi(&mut chars);
-                None
-            }
-            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => {
-                skip_string(&mut chars);
-                None
-            }
-            '\t' | '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => {
-                Some(' ')
-            }
-            c if c.is_control() => None,
-            c if is_invisible_format(c) => None,
-            c => Some(c),
-        };
-        match keep {
-            Some(c) if c.is_whitespace() => pending_space = !out.is_empty(),
-            Some(c) => {
-                if pending_space {
-                    out.push(' ');
-                    pending_space = false;
-                }
-                out.push(c);
-            }
-            None => {}
         }
-    }
-    out
+    })
 }
 
 /// CSI: parameter and intermediate bytes up to one final byte; anything outside the CSI alphabet
