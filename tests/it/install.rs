@@ -425,3 +425,32 @@ fn real_claude_code_uses_what_install_wrote() {
     claude.wait_for_text("WOKEN-BY-A2A", long);
     claude.kill();
 }
+
+/// Without `claude` on PATH at install time, the settings keys alone make a session load the
+/// plugin: its MCP server and its monitor start (`claude plugin list` does not list it, as its
+/// install records were never written; sessions do not need them).
+#[test]
+fn settings_keys_alone_load_the_plugin_in_a_real_session() {
+    if let Some(why) = missing_tools() {
+        return skip(&format!("install without the CLI, real session: {why}"));
+    }
+    let home = TempHome::new();
+    run_ok(&home, Cli::Absent, &["install"]);
+    let model = FakeModelApi::start(Script::new().fallback_text("OK"));
+    let Some(mut claude) = ClaudeSession::start(ClaudeOpts::new(&model).home(home)) else {
+        return;
+    };
+    let long = Duration::from_secs(40);
+    claude.wait_ready(long);
+    let cmdline = |pid: &u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default()
+    };
+    wait_until("the plugin's MCP server and monitor to start", long, || {
+        let all: Vec<String> = claude.processes().iter().map(cmdline).collect();
+        all.iter().any(|c| c.contains("a2a-mod mcp"))
+            && all.iter().any(|c| c.contains("a2a-mod watch"))
+    });
+    claude.kill();
+}
