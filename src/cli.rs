@@ -32,6 +32,10 @@ pub enum Command {
     FakeWorker(FakeWorkerArgs),
     /// Show the whole loop with the embedded fake worker, no set-up needed
     Demo,
+    /// Register the Claude Code plugin, status line and permissions (or remove them)
+    Install(InstallArgs),
+    /// Check the set-up, one line per check, each failure with its fix
+    Doctor,
     /// The MCP stdio server Claude Code starts (server name `a2a`)
     Mcp,
     /// Print the status line for the session named in Claude Code's JSON on stdin
@@ -170,6 +174,7 @@ pub enum Scope {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
+    /// user: ~/.claude/settings.json; project: .claude/settings.json in this folder
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
     /// Show what would change, write nothing

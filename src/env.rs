@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 pub struct Ctx {
     pub config_dir: PathBuf,
     pub state_dir: PathBuf,
+    /// Files a2a-mod installs for Claude Code (the plugin folder): `$XDG_DATA_HOME/a2a-mod`.
+    pub data_dir: PathBuf,
 }
 
 impl Ctx {
@@ -28,9 +30,11 @@ impl Ctx {
         };
         let config = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
         let state = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
+        let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
         Ok(Ctx {
             config_dir: config.join("a2a-mod"),
             state_dir: state.join("a2a-mod"),
+            data_dir: data.join("a2a-mod"),
         })
     }
 
@@ -39,7 +43,18 @@ impl Ctx {
         Ctx {
             config_dir: home.to_path_buf(),
             state_dir: home.join("state"),
+            data_dir: home.to_path_buf(),
         }
+    }
+
+    /// The plugin and one-plugin marketplace `a2a-mod install` writes and registers.
+    pub fn plugin_dir(&self) -> PathBuf {
+        self.data_dir.join("plugin")
+    }
+
+    /// What `install` remembers per settings file (the status line it wrapped).
+    pub fn install_record_path(&self) -> PathBuf {
+        self.state_dir.join("install.json")
     }
 
     pub fn config_path(&self) -> PathBuf {

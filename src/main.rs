@@ -75,6 +75,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Tasks(a) => cmd::tasks::tasks(&ctx, a),
                 Command::FakeWorker(a) => a2a_mod::fake_worker::run_command(&a),
                 Command::Demo => cmd::demo::run(),
+                Command::Install(a) => cmd::install::run(&ctx, &a),
+                Command::Doctor => cmd::doctor::run(&ctx),
                 // Routed before the runtime is built (hot paths above).
                 Command::Statusline(_)
                 | Command::Hook(_)

@@ -1,4 +1,7 @@
-//! Claude Code integration: the wire types of what Claude Code sends us. Tolerant readers only
-//! (STYLE.md convention 6); nothing here does IO.
+//! Claude Code integration: the wire types of what Claude Code sends us (tolerant readers only,
+//! STYLE.md convention 6), the settings entries `install` owns, and the embedded plugin files.
+//! Nothing here does IO.
 
+pub mod plugin;
+pub mod settings;
 pub mod statusline_input;

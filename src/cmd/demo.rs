@@ -159,7 +159,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
     );
     say(&indent(&context));
     say(
-        "Use it from Claude Code: add a worker with `a2a-mod worker add <alias> <url>`, then start `claude --plugin-dir <this checkout>`.",
+        "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",
     );
     worker.stop().await;
     Ok(())

@@ -2,6 +2,8 @@
 //! as one line and maps them to exit codes.
 
 pub mod demo;
+pub mod doctor;
+pub mod install;
 pub mod tasks;
 pub mod worker;
 

@@ -1,0 +1,501 @@
+//! `a2a-mod doctor`: one line per check, `✓` or `✕`, each `✕` with its fix; exit 1 when any
+//! check fails. It reads what `install` wrote (by the same markers, `claude::settings`), runs the
+//! plugin's launcher and the status line as Claude Code would (timing one render), asks each
+//! worker for its card and makes one harmless authenticated call, and checks the state folder and
+//! the pollers of sessions with live tasks. It changes nothing.
+
+use super::install::{read_settings, settings_path, which};
+use super::{load, out};
+use crate::a2a::{A2aError, Worker};
+use crate::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
+use crate::cli::Scope;
+use crate::env::Ctx;
+use crate::state::{Store, session};
+use anyhow::{Result, bail};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Claude Code release a2a-mod is tested with (claude-code-facts.md). Plugin monitors and
+/// `refreshInterval` are recent; older releases may lack them.
+pub const TESTED_CLAUDE: &str = "2.1.332";
+/// Per worker: the card, then one GetTask.
+const WORKER_DEADLINE: Duration = Duration::from_secs(5);
+/// Claude Code drops a status line that takes longer than its one-second interval.
+const STATUSLINE_SLOW: Duration = Duration::from_millis(500);
+
+struct Check {
+    ok: bool,
+    text: String,
+}
+
+fn pass(text: impl Into<String>) -> Check {
+    Check {
+        ok: true,
+        text: text.into(),
+    }
+}
+
+fn fail(what: impl Into<String>, fix: &str) -> Check {
+    Check {
+        ok: false,
+        text: format!("{} — {fix}", what.into()),
+    }
+}
+
+pub fn run(ctx: &Ctx) -> Result<()> {
+    let mut checks = vec![pass(format!(
+        "a2a-mod {} ({})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    ))];
+    checks.push(check_claude());
+    checks.extend(check_install());
+    checks.extend(check_workers(ctx));
+    checks.push(check_state_dir(ctx));
+    checks.extend(check_pollers(ctx));
+
+    let failed = checks.iter().filter(|c| !c.ok).count();
+    let mut text: Vec<String> = checks
+        .iter()
+        .map(|c| format!("{} {}", if c.ok { "✓" } else { "✕" }, c.text))
+        .collect();
+    if failed > 0 {
+        text.push(format!("{failed} check(s) failed."));
+    } else {
+        text.push("All checks passed.".into());
+    }
+    out(&text.join("\n"))?;
+    if failed > 0 {
+        // The lines above are the report; the error line only sets the exit status.
+        bail!(
+            "doctor: {failed} check(s) failed — apply the fixes above, then run `a2a-mod doctor` again"
+        );
+    }
+    Ok(())
+}
+
+/// Runs a command with a deadline: `(stdout, elapsed)` on exit 0.
+fn run_timed(
+    cmd: &mut Command,
+    stdin: &[u8],
+    deadline: Duration,
+) -> Result<(String, Duration), String> {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let Some(mut i) = child.stdin.take() {
+        let _ = i.write_all(stdin);
+    }
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {deadline:?}"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let elapsed = start.elapsed();
+    let o = child.wait_with_output().map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    if o.status.success() {
+        Ok((stdout, elapsed))
+    } else {
+        let err = String::from_utf8_lossy(&o.stderr);
+        Err(err.lines().next().unwrap_or("failed").trim().to_string())
+    }
+}
+
+/// `a.b.c` compared numerically; unparsable parts count as 0.
+fn version_at_least(have: &str, want: &str) -> bool {
+    let parse = |v: &str| -> Vec<u64> {
+        v.split('.')
+            .map(|p| {
+                p.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+                    .parse()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    parse(have) >= parse(want)
+}
+
+fn check_claude() -> Check {
+    const FIX: &str = "install or update it: npm install -g @anthropic-ai/claude-code";
+    let Some(claude) = which("claude") else {
+        return fail("Claude Code: `claude` is not on PATH", FIX);
+    };
+    let mut cmd = Command::new(&claude);
+    cmd.arg("--version");
+    match run_timed(&mut cmd, b"", Duration::from_secs(15)) {
+        Err(e) => fail(format!("Claude Code: `claude --version` failed: {e}"), FIX),
+        Ok((text, _)) => {
+            let v = text.split_whitespace().next().unwrap_or("").to_string();
+            if version_at_least(&v, TESTED_CLAUDE) {
+                pass(format!("Claude Code {v} ({})", claude.display()))
+            } else {
+                fail(
+                    format!(
+                        "Claude Code {v} is older than {TESTED_CLAUDE}, the release a2a-mod is tested with (plugin monitors and the status line's refreshInterval need a recent one)"
+                    ),
+                    FIX,
+                )
+            }
+        }
+    }
+}
+
+/// The user and project settings, project first (it wins in Claude Code).
+fn load_settings(checks: &mut Vec<Check>) -> Vec<(&'static str, PathBuf, Value)> {
+    let mut found = Vec::new();
+    for (name, scope) in [("project", Scope::Project), ("user", Scope::User)] {
+        let Ok(path) = settings_path(scope) else {
+            continue;
+        };
+        match read_settings(&path) {
+            Ok(Some((_, v))) => found.push((name, path, v)),
+            Ok(None) => {}
+            Err(e) => checks.push(fail(
+                format!("settings: {e:#}"),
+                "Claude Code ignores a broken settings file",
+            )),
+        }
+    }
+    found
+}
+
+fn check_install() -> Vec<Check> {
+    let mut checks = Vec::new();
+    let files = load_settings(&mut checks);
+    let install = "run `a2a-mod install`";
+    let first = |f: &dyn Fn(&Value) -> Option<Value>| {
+        files
+            .iter()
+            .find_map(|(s, p, v)| f(v).map(|x| (*s, p.clone(), x)))
+    };
+
+    // Plugin enabled, in the scope that decides.
+    let enabled = first(&|v| v.get("enabledPlugins")?.get(PLUGIN_ID).cloned());
+    match &enabled {
+        Some((scope, _, Value::Bool(true))) => checks.push(pass(format!(
+            "plugin {PLUGIN_ID} enabled ({scope} settings)"
+        ))),
+        Some((scope, p, _)) => checks.push(fail(
+            format!(
+                "plugin {PLUGIN_ID} is disabled in {} ({scope})",
+                p.display()
+            ),
+            "run `a2a-mod install` or `claude plugin enable a2a-mod@a2a-mod`",
+        )),
+        None => checks.push(fail(format!("plugin {PLUGIN_ID} is not enabled"), install)),
+    }
+
+    // The plugin folder, its hooks and monitor, and the binary its launcher runs.
+    let market = first(&|v| {
+        v.get("extraKnownMarketplaces")?
+            .get(MARKETPLACE)?
+            .get("source")?
+            .get("path")
+            .cloned()
+    });
+    let bin_env = first(&|v| v.get("env")?.get(BIN_ENV).cloned())
+        .and_then(|(_, _, v)| v.as_str().map(str::to_string));
+    match market.as_ref().and_then(|(_, _, v)| v.as_str()) {
+        None => checks.push(fail(
+            "plugin marketplace \"a2a-mod\" is not registered",
+            install,
+        )),
+        Some(dir) => {
+            let dir = Path::new(dir);
+            checks.push(check_plugin_files(dir));
+            checks.push(check_launcher(dir, bin_env.as_deref()));
+        }
+    }
+
+    // The status line.
+    let status = first(&|v| v.get("statusLine").cloned());
+    checks.push(match status {
+        None => fail("status line: not set in any settings file", install),
+        Some((scope, _, sl)) => check_statusline(scope, &sl),
+    });
+
+    // Permissions: a rule for our server in any scope is enough.
+    let allowed = files.iter().find_map(|(scope, _, v)| {
+        v.get("permissions")?
+            .get("allow")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|r| settings::is_our_rule(r))
+            .map(|r| (*scope, r.to_string()))
+    });
+    checks.push(match allowed {
+        Some((scope, rule)) => pass(format!("permissions: {rule} allowed ({scope} settings)")),
+        None => fail(
+            format!(
+                "permissions: {} is not in permissions.allow, so Claude Code may ask before every a2a tool call",
+                settings::PERMISSION_RULE
+            ),
+            install,
+        ),
+    });
+    checks
+}
+
+fn check_plugin_files(dir: &Path) -> Check {
+    let fix = "run `a2a-mod install` to rewrite the plugin files";
+    let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).unwrap_or_default();
+    if !dir.join(".claude-plugin/plugin.json").is_file() {
+        return fail(
+            format!(
+                "plugin folder {} has no .claude-plugin/plugin.json",
+                dir.display()
+            ),
+            fix,
+        );
+    }
+    let hooks = read("hooks/hooks.json");
+    let missing: Vec<&str> = crate::claude::plugin::HOOK_ARGS
+        .iter()
+        .copied()
+        .filter(|h| !hooks.contains(&format!("hook {h}")))
+        .collect();
+    if !missing.is_empty() {
+        return fail(format!("plugin hooks missing: {}", missing.join(", ")), fix);
+    }
+    let monitors: Value = serde_json::from_str(&read("monitors/monitors.json")).unwrap_or_default();
+    let has_watch = monitors.as_array().is_some_and(|a| {
+        a.iter().any(|m| {
+            m.get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| c.split_whitespace().any(|w| w == "watch"))
+        })
+    });
+    if !has_watch {
+        return fail("plugin monitor `a2a-mod watch` missing", fix);
+    }
+    pass(format!(
+        "plugin hooks ({}) and monitor (watch) present in {}",
+        crate::claude::plugin::HOOK_ARGS.join(", "),
+        dir.display()
+    ))
+}
+
+fn check_launcher(dir: &Path, bin_env: Option<&str>) -> Check {
+    let launcher = dir.join("bin/a2a-mod-launch");
+    let mut cmd = Command::new(&launcher);
+    cmd.arg("--version");
+    match bin_env {
+        Some(b) => cmd.env(BIN_ENV, b),
+        None => cmd.env_remove(BIN_ENV),
+    };
+    let ours = format!("a2a-mod {}", env!("CARGO_PKG_VERSION"));
+    match run_timed(&mut cmd, b"", Duration::from_secs(10)) {
+        Err(e) => fail(
+            format!(
+                "the plugin's launcher {} cannot run a2a-mod: {e}",
+                launcher.display()
+            ),
+            "run `a2a-mod install` with the binary Claude Code should use",
+        ),
+        Ok((v, _)) if v.trim() == ours => pass(format!(
+            "plugin runs {} ({})",
+            v.trim(),
+            bin_env.unwrap_or("found on PATH")
+        )),
+        Ok((v, _)) => fail(
+            format!("the plugin runs {}, this is {ours}", v.trim()),
+            "run `a2a-mod install` with the binary Claude Code should use",
+        ),
+    }
+}
+
+fn check_statusline(scope: &str, sl: &Value) -> Check {
+    let install = "run `a2a-mod install` (it keeps your own status line through --then)";
+    let Some(cmd) = sl.get("command").and_then(Value::as_str) else {
+        return fail("status line: statusLine has no command", install);
+    };
+    if settings::parse_statusline(cmd).is_none() {
+        return fail(
+            format!("status line: the {scope} statusLine does not run `a2a-mod statusline`"),
+            install,
+        );
+    }
+    if sl.get("refreshInterval").and_then(Value::as_u64) != Some(settings::REFRESH_INTERVAL) {
+        return fail(
+            "status line: refreshInterval is not 1, so task state is not redrawn while idle",
+            install,
+        );
+    }
+    // One render as Claude Code runs it: through the shell, JSON on stdin.
+    let sample = serde_json::json!({
+        "session_id": "a2a-mod-doctor",
+        "cwd": std::env::current_dir().unwrap_or_default(),
+        "version": TESTED_CLAUDE,
+    });
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(cmd);
+    match run_timed(
+        &mut sh,
+        sample.to_string().as_bytes(),
+        Duration::from_secs(5),
+    ) {
+        Err(e) => fail(format!("status line: `{cmd}` failed: {e}"), install),
+        Ok((_, t)) if t > STATUSLINE_SLOW => fail(
+            format!("status line: one render took {} ms", t.as_millis()),
+            "Claude Code drops a status line slower than its 1 s interval; check the command after --then",
+        ),
+        Ok((_, t)) => pass(format!(
+            "status line wired ({scope} settings, refreshInterval 1); one render took {} ms",
+            t.as_millis()
+        )),
+    }
+}
+
+fn check_workers(ctx: &Ctx) -> Vec<Check> {
+    let config = match load(ctx) {
+        Ok(c) => c,
+        Err(e) => {
+            return vec![fail(
+                format!("config: {e:#}"),
+                "fix config.toml (`a2a-mod worker list` shows what is read)",
+            )];
+        }
+    };
+    if config.workers.is_empty() {
+        return vec![pass(
+            "workers: none configured yet (add one: a2a-mod worker add <alias> <url>)",
+        )];
+    }
+    let rt = match super::runtime() {
+        Ok(r) => r,
+        Err(e) => return vec![fail(format!("workers: {e:#}"), "try again")],
+    };
+    let http = crate::a2a::http_client();
+    let checks: Vec<Check> = rt.block_on(async {
+        let futs = config.workers.iter().map(|(alias, cfg)| {
+            let worker = Worker::new(alias, cfg.clone(), http.clone());
+            async move { check_worker(&worker).await }
+        });
+        futures::future::join_all(futs).await
+    });
+    checks
+}
+
+async fn check_worker(w: &Worker) -> Check {
+    let alias = &w.alias;
+    let url = &w.config.url;
+    let deadline = || tokio::time::Instant::now() + WORKER_DEADLINE;
+    let card = match w.card(deadline()).await {
+        Ok(c) => c,
+        Err(e) => {
+            let fix = match e {
+                A2aError::Unreachable(_) | A2aError::Timeout(_) => {
+                    format!("check that it is running at {url}")
+                }
+                _ => format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)"),
+            };
+            return fail(format!("worker {alias:?}: card not reachable: {e}"), &fix);
+        }
+    };
+    // A task id no worker has: "task not found" means the worker accepted our credentials.
+    let probe = format!("a2a-mod-doctor-{}", crate::env::now_ms());
+    let auth = match w.get_task(&probe, deadline()).await {
+        Ok(_) | Err(A2aError::TaskNotFound) => Ok("auth working"),
+        Err(A2aError::Auth { status }) => Err(format!(
+            "the worker refused our credentials (HTTP {status})"
+        )),
+        Err(A2aError::Credentials(e)) => Err(format!("cannot get credentials: {e}")),
+        // Other answers (an RPC error, a timeout) do not tell about auth either way.
+        Err(_) => Ok("auth not confirmed"),
+    };
+    match auth {
+        Ok(note) => pass(format!(
+            "worker {alias:?}: {} at {url}, card reachable, {note}",
+            card.name.lines().next().unwrap_or("")
+        )),
+        Err(e) => fail(
+            format!("worker {alias:?}: {e}"),
+            &format!("fix the credentials of worker {alias:?} in config.toml or the environment"),
+        ),
+    }
+}
+
+fn check_state_dir(ctx: &Ctx) -> Check {
+    let dir = &ctx.state_dir;
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    let r = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&probe, b"ok"))
+        .and_then(|()| std::fs::remove_file(&probe));
+    match r {
+        Ok(()) => pass(format!("state folder writable ({})", dir.display())),
+        Err(e) => fail(
+            format!("state folder {} not writable: {e}", dir.display()),
+            "fix its permissions, or set A2A_MOD_HOME to a writable folder",
+        ),
+    }
+}
+
+fn check_pollers(ctx: &Ctx) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut live_sessions = 0;
+    for id in session::list(ctx) {
+        let live = Store::open_read(&session::db_path(ctx, &id))
+            .ok()
+            .flatten()
+            .and_then(|s| s.live_tasks().ok())
+            .unwrap_or_default();
+        if live.is_empty() {
+            continue;
+        }
+        live_sessions += 1;
+        if crate::poller::is_running(ctx, &id) {
+            checks.push(pass(format!(
+                "poller alive for session {id} ({} live task(s))",
+                live.len()
+            )));
+        } else {
+            checks.push(fail(
+                format!(
+                    "no poller for session {id}, which has {} live task(s)",
+                    live.len()
+                ),
+                &format!(
+                    "run `a2a-mod task {} --session {id}` to restart it",
+                    live[0].task_id
+                ),
+            ));
+        }
+    }
+    if live_sessions == 0 {
+        checks.push(pass("pollers: no session has a live task"));
+    }
+    checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_numerically() {
+        assert!(version_at_least("2.1.332", "2.1.332"));
+        assert!(version_at_least("2.10.0", "2.1.332"));
+        assert!(!version_at_least("2.1.99", "2.1.332"));
+        assert!(!version_at_least("", "2.1.332"));
+    }
+}

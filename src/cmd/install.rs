@@ -1,0 +1,441 @@
+//! `a2a-mod install [--scope user|project] [--dry-run] [--uninstall]`: the IO shell around
+//! `claude::settings` (pure). It writes the plugin folder, registers and enables the plugin
+//! (through the `claude` CLI when it is on PATH, which also fills Claude Code's plugin records;
+//! otherwise by writing the same settings keys), then writes our status line, permission rule and
+//! binary path, with a backup, atomically, and reports each entry.
+//!
+//! A settings file that is not valid JSON (or holds a wrong type where we must write) is refused
+//! before anything is touched. The status line it replaces is remembered in
+//! `state/install.json` so `--uninstall` restores it exactly (its command is also kept in our
+//! command's `--then`, the fallback when that record is gone).
+
+use super::out;
+use crate::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
+use crate::cli::{InstallArgs, Scope};
+use crate::env::Ctx;
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `claude` CLI answers offline in well under a second; this only guards against a hang.
+const CLAUDE_CLI_DEADLINE: Duration = Duration::from_secs(60);
+
+pub fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::User => "user",
+        Scope::Project => "project",
+    }
+}
+
+/// The settings file of a scope: `~/.claude/settings.json` (`$CLAUDE_CONFIG_DIR` when set, as
+/// Claude Code does), or `.claude/settings.json` in the current folder.
+pub fn settings_path(scope: Scope) -> Result<PathBuf> {
+    match scope {
+        Scope::User => Ok(claude_config_dir()?.join("settings.json")),
+        Scope::Project => Ok(std::env::current_dir()
+            .context("cannot read the current folder")?
+            .join(".claude/settings.json")),
+    }
+}
+
+pub fn claude_config_dir() -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| anyhow!("HOME is not set — set HOME to your home folder"))?;
+    Ok(PathBuf::from(home).join(".claude"))
+}
+
+/// The file's text and value: `None` when it does not exist; an empty file reads as `{}`.
+pub fn read_settings(path: &Path) -> Result<Option<(String, Value)>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if text.trim().is_empty() {
+        return Ok(Some((text, Value::Object(Map::new()))));
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!(
+            "{} is not valid JSON ({e}) — fix it or move it away, then run again; nothing was changed",
+            path.display()
+        )
+    })?;
+    if !value.is_object() {
+        bail!(
+            "{} is not a JSON object — fix it or move it away, then run again; nothing was changed",
+            path.display()
+        );
+    }
+    Ok(Some((text, value)))
+}
+
+/// `name` on `PATH`, as a shell finds it.
+pub fn which(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+fn pretty(v: &Value) -> String {
+    // invariant: a Value always serialises.
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn this_exe() -> Result<String> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("cannot find the running a2a-mod binary")?;
+    exe.to_str().map(str::to_string).ok_or_else(|| {
+        anyhow!(
+            "the binary's path {} is not UTF-8 — move a2a-mod to a plain path",
+            exe.display()
+        )
+    })
+}
+
+/// What writing the plugin folder would do.
+fn plugin_files_action(dir: &Path) -> Action {
+    let mut any_missing = false;
+    let mut any_diff = false;
+    for (rel, text, _) in crate::claude::plugin::FILES {
+        match std::fs::read_to_string(dir.join(rel)) {
+            Ok(t) if t == *text => {}
+            Ok(_) => any_diff = true,
+            Err(_) => any_missing = true,
+        }
+    }
+    match (any_missing, any_diff) {
+        (false, false) => Action::Unchanged,
+        (true, false) if !dir.join(".claude-plugin").exists() => Action::Added,
+        _ => Action::Updated,
+    }
+}
+
+fn write_plugin_files(dir: &Path) -> Result<()> {
+    for (rel, text, mode) in crate::claude::plugin::FILES {
+        let p = dir.join(rel);
+        if std::fs::read_to_string(&p).is_ok_and(|t| t == *text) {
+            continue;
+        }
+        crate::fsx::write_atomic(&p, text.as_bytes(), Some(*mode))
+            .with_context(|| format!("cannot write the plugin file {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs `claude <args>`; its last output line on success, else why not.
+fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
+    let mut child = Command::new(claude)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() > CLAUDE_CLI_DEADLINE => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {CLAUDE_CLI_DEADLINE:?}"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string();
+    if out.status.success() {
+        Ok(last)
+    } else {
+        Err(last)
+    }
+}
+
+fn claude_cmd_text(args: &[&str]) -> String {
+    let words: Vec<String> = args.iter().map(|a| settings::shell_quote(a)).collect();
+    format!("claude {}", words.join(" "))
+}
+
+/// The install record: settings path → the user's status line we wrapped.
+fn load_record(ctx: &Ctx) -> Map<String, Value> {
+    std::fs::read(ctx.install_record_path())
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn save_record(ctx: &Ctx, record: &Map<String, Value>) -> Result<()> {
+    let path = ctx.install_record_path();
+    crate::fsx::write_atomic(
+        &path,
+        pretty(&Value::Object(record.clone())).as_bytes(),
+        None,
+    )
+    .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn backup(path: &Path) -> Result<Option<PathBuf>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".a2a-mod.bak");
+    let bak = path.with_file_name(name);
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    crate::fsx::write_atomic(&bak, &bytes, None)
+        .with_context(|| format!("cannot write the backup {}", bak.display()))?;
+    Ok(Some(bak))
+}
+
+fn report_line(c: &Change, dry_run: bool) -> String {
+    let word = if dry_run && c.action.changes() {
+        format!("would be {}", c.action.word())
+    } else {
+        c.action.word().to_string()
+    };
+    if c.detail.is_empty() {
+        format!("  {word:<10} {}", c.entry)
+    } else {
+        format!("  {word:<10} {}: {}", c.entry, c.detail)
+    }
+}
+
+pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
+    let path = settings_path(args.scope)?;
+    let existing = read_settings(&path)?;
+    let before = existing.map_or(Value::Object(Map::new()), |(_, v)| v);
+    let key = path.to_string_lossy().into_owned();
+    let scope = scope_name(args.scope);
+    let claude = which("claude");
+    let refuse = |e: String| {
+        anyhow!(
+            "cannot edit {}: {e} — fix that key by hand, then run again; nothing was changed",
+            path.display()
+        )
+    };
+
+    if args.uninstall {
+        let mut record = load_record(ctx);
+        let (after, changes) =
+            settings::uninstall(before.clone(), record.get(&key)).map_err(refuse)?;
+        let mut lines = vec![format!(
+            "a2a-mod install --uninstall ({scope} scope): {}",
+            path.display()
+        )];
+        lines.extend(changes.iter().map(|c| report_line(c, args.dry_run)));
+        let changed = changes.iter().any(|c| c.action.changes());
+        if args.dry_run {
+            lines.push(dry_run_tail(&before, &after, changed));
+            return out(&lines.join("\n"));
+        }
+        if !changed {
+            lines.push("Nothing to remove: a2a-mod is not installed there.".into());
+            return out(&lines.join("\n"));
+        }
+        let bak = backup(&path)?;
+        let mut after = after;
+        let plugin_was_on = changes[1].action == Action::Removed;
+        if let (Some(claude), true) = (&claude, plugin_was_on) {
+            // Lets Claude Code drop its own records of the plugin too (installed_plugins.json,
+            // the cached copy); the settings keys are then removed below whatever it did.
+            for a in [
+                &["plugin", "uninstall", PLUGIN_ID, "--scope", scope][..],
+                &[
+                    "plugin",
+                    "marketplace",
+                    "remove",
+                    MARKETPLACE,
+                    "--scope",
+                    scope,
+                ][..],
+            ] {
+                if let Err(e) = run_claude(claude, a) {
+                    lines.push(format!("  note: `{}` said: {e}", claude_cmd_text(a)));
+                }
+            }
+            let now = read_settings(&path)?.map_or(Value::Object(Map::new()), |(_, v)| v);
+            let (cleaned, _) = settings::uninstall(now, record.get(&key)).map_err(refuse)?;
+            after = settings::reorder_like(prune_emptied(cleaned, &before), &before);
+        }
+        crate::fsx::write_atomic(&path, pretty(&after).as_bytes(), None)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        if record.shift_remove(&key).is_some() {
+            save_record(ctx, &record)?;
+        }
+        if let Some(b) = bak {
+            lines.push(format!("Backup of the previous file: {}", b.display()));
+        }
+        lines.push("Removed. Restart Claude Code sessions for it to take effect.".into());
+        return out(&lines.join("\n"));
+    }
+
+    let exe = this_exe()?;
+    let plugin_dir = ctx.plugin_dir();
+    let plugin_dir_s = plugin_dir
+        .to_str()
+        .ok_or_else(|| anyhow!("the plugin folder {} is not UTF-8 — set A2A_MOD_HOME or XDG_DATA_HOME to a plain path", plugin_dir.display()))?
+        .to_string();
+    let opts = InstallOpts {
+        exe: exe.clone(),
+        plugin_dir: plugin_dir_s.clone(),
+    };
+    let plan = settings::install(before.clone(), &opts).map_err(refuse)?;
+    let files = Change {
+        entry: "plugin files",
+        action: plugin_files_action(&plugin_dir),
+        detail: plugin_dir_s.clone(),
+    };
+    let mut changes = vec![files];
+    changes.extend(plan.changes.iter().cloned());
+    let plugin_changes = plan.changes[..2].iter().any(|c| c.action.changes());
+    let cli_steps: Vec<Vec<&str>> = match (&claude, plugin_changes) {
+        (Some(_), true) => vec![
+            vec![
+                "plugin",
+                "marketplace",
+                "add",
+                &plugin_dir_s,
+                "--scope",
+                scope,
+            ],
+            vec!["plugin", "install", PLUGIN_ID, "--scope", scope],
+        ],
+        _ => Vec::new(),
+    };
+    let mut lines = vec![format!(
+        "a2a-mod install ({scope} scope): {}",
+        path.display()
+    )];
+    lines.extend(changes.iter().map(|c| report_line(c, args.dry_run)));
+    let changed = changes.iter().any(|c| c.action.changes());
+
+    if args.dry_run {
+        for s in &cli_steps {
+            lines.push(format!("  would run: {}", claude_cmd_text(s)));
+        }
+        lines.push(dry_run_tail(&before, &plan.settings, changed));
+        return out(&lines.join("\n"));
+    }
+    if !changed {
+        lines.push("Nothing to change: a2a-mod is already installed there.".into());
+        return out(&lines.join("\n"));
+    }
+
+    write_plugin_files(&plugin_dir)?;
+    let settings_changed = plan.changes.iter().any(|c| c.action.changes());
+    let bak = if settings_changed {
+        backup(&path)?
+    } else {
+        None
+    };
+    let mut final_settings = plan.settings.clone();
+    if let Some(claude) = &claude {
+        let mut cli_ok = true;
+        for s in &cli_steps {
+            match run_claude(claude, s) {
+                Ok(msg) => lines.push(format!("  ran: {} → {msg}", claude_cmd_text(s))),
+                Err(e) => {
+                    cli_ok = false;
+                    lines.push(format!(
+                        "  note: `{}` failed ({e}); writing the same settings keys directly",
+                        claude_cmd_text(s)
+                    ));
+                    break;
+                }
+            }
+        }
+        if !cli_steps.is_empty() && cli_ok {
+            // The CLI rewrote the file; apply our entries to what it wrote.
+            let now = read_settings(&path)?.map_or(Value::Object(Map::new()), |(_, v)| v);
+            let redone = settings::install(now, &opts).map_err(refuse)?.settings;
+            final_settings = settings::reorder_like(redone, &plan.settings);
+        }
+    }
+    if settings_changed {
+        crate::fsx::write_atomic(&path, pretty(&final_settings).as_bytes(), None)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(w) = plan.wrapped {
+        let mut record = load_record(ctx);
+        record.insert(key, w);
+        save_record(ctx, &record)?;
+    }
+    if let Some(b) = bak {
+        lines.push(format!("Backup of the previous file: {}", b.display()));
+    }
+    if claude.is_none() {
+        lines.push(
+            "Claude Code (`claude`) is not on PATH: the settings keys were written directly."
+                .into(),
+        );
+    }
+    lines.push(
+        "Next: start `claude` in a project (restart running sessions); check the set-up with `a2a-mod doctor`."
+            .into(),
+    );
+    out(&lines.join("\n"))
+}
+
+fn dry_run_tail(before: &Value, after: &Value, changed: bool) -> String {
+    if !changed {
+        return "Dry run: nothing would change.".into();
+    }
+    // Both sides in the form we would write, so the diff shows content, not re-indentation.
+    let d = settings::diff(&pretty(before), &pretty(after), 2);
+    format!("Dry run, nothing written. The settings would change like this:\n{d}")
+}
+
+/// After `claude plugin uninstall`/`marketplace remove`, which leave `{}` behind: drop those
+/// objects when all they held before was ours.
+fn prune_emptied(after: Value, before: &Value) -> Value {
+    let Value::Object(mut m) = after else {
+        return after;
+    };
+    for (parent, ours) in [
+        ("enabledPlugins", PLUGIN_ID),
+        ("extraKnownMarketplaces", MARKETPLACE),
+    ] {
+        let emptied = m
+            .get(parent)
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty);
+        let only_ours = before
+            .get(parent)
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.len() == 1 && o.contains_key(ours));
+        if emptied && only_ours {
+            m.shift_remove(parent);
+        }
+    }
+    Value::Object(m)
+}

@@ -1,0 +1,148 @@
+//! `a2a-mod doctor`: all ✓ and exit 0 after a real install with a reachable worker; a
+//! deliberately broken install (status line removed, a worker down, a worker refusing our token,
+//! no `claude` on PATH) gives the right ✕ lines, each with its fix, and exit 1.
+
+use crate::install::{Cli, run, run_ok, settings_path};
+use crate::peers::claude::missing_tools;
+use crate::util::{TempHome, bin, skip};
+use crate::workers::{Kind, Peer, ok};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn doctor(home: &TempHome, cli: Cli) -> (i32, String, String) {
+    let o = run(home, cli, None, &["doctor"]);
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn doctor_passes_after_a_real_install() {
+    if let Some(why) = missing_tools() {
+        return skip(&format!("doctor with the real Claude Code: {why}"));
+    }
+    let Some(worker) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "fake", &worker.url]);
+    run_ok(&home, Cli::Real, &["install"]);
+    let (code, out, err) = doctor(&home, Cli::Real);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains('✕'), "{out}");
+    for want in [
+        "✓ Claude Code ",
+        "✓ plugin a2a-mod@a2a-mod enabled (user settings)",
+        "✓ plugin hooks (session-start, user-prompt-submit, post-tool-use) and monitor (watch) present",
+        "✓ plugin runs a2a-mod ",
+        "✓ status line wired (user settings, refreshInterval 1); one render took ",
+        "✓ permissions: mcp__plugin_a2a-mod_a2a allowed",
+        "✓ worker \"fake\": ",
+        "card reachable, auth working",
+        "✓ state folder writable",
+        "All checks passed.",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+}
+
+/// A worker that requires `Authorization: Bearer right`, run as its own process.
+struct AuthWorker {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for AuthWorker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn auth_worker() -> AuthWorker {
+    let mut child = Command::new(bin())
+        .args(["fake-worker", "--bearer-env", "DOCTOR_WORKER_TOKEN"])
+        .env("DOCTOR_WORKER_TOKEN", "right")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    AuthWorker {
+        child,
+        url: line.trim().to_owned(),
+    }
+}
+
+#[test]
+fn doctor_reports_a_broken_install_with_fixes_and_exit_1() {
+    let home = TempHome::new();
+    run_ok(&home, Cli::Absent, &["install"]);
+    // Break it: the status line is gone...
+    let path = settings_path(&home);
+    let mut s: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    s.as_object_mut().unwrap().shift_remove("statusLine");
+    std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    // ...one worker is down (a port nothing listens on any more)...
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let down = format!("http://127.0.0.1:{port}");
+    ok(&home, &["worker", "add", "down", &down, "--no-check"]);
+    // ...and one refuses the token we send (the env var names a wrong one in config).
+    let auth = auth_worker();
+    ok(
+        &home,
+        &[
+            "worker",
+            "add",
+            "locked",
+            &auth.url,
+            "--bearer-env",
+            "HOME",
+            "--no-check",
+        ],
+    );
+
+    let (code, out, err) = doctor(&home, Cli::Absent);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with("a2a-mod: doctor: "), "{err}");
+    let line = |start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line starting {start:?} in:\n{out}"))
+            .to_owned()
+    };
+    assert_eq!(
+        line("✕ status line"),
+        "✕ status line: not set in any settings file — run `a2a-mod install`"
+    );
+    let w = line("✕ worker \"down\"");
+    assert!(w.contains("card not reachable"), "{w}");
+    assert!(
+        w.ends_with(&format!("— check that it is running at {down}")),
+        "{w}"
+    );
+    let w = line("✕ worker \"locked\"");
+    assert!(w.contains("refused our credentials (HTTP 401)"), "{w}");
+    assert!(
+        w.contains("— fix the credentials of worker \"locked\""),
+        "{w}"
+    );
+    assert!(line("✕ Claude Code").contains("npm install -g @anthropic-ai/claude-code"));
+    // What still works is reported as such.
+    line("✓ plugin a2a-mod@a2a-mod enabled");
+    line("✓ permissions: ");
+    line("✓ state folder writable");
+    assert!(out.contains("check(s) failed."), "{out}");
+}
