@@ -3,6 +3,7 @@
 
 mod arch;
 mod claude_smoke;
+mod claude_wake;
 mod cli;
 mod demo;
 mod fake;
