@@ -12,4 +12,5 @@ mod mcp;
 mod peers;
 mod statusline;
 mod util;
+mod wake;
 mod workers;
