@@ -26,6 +26,7 @@ const TOOLS: [&str; 5] = [
     "mcp__plugin_a2a-mod_a2a__tasks",
     "mcp__plugin_a2a-mod_a2a__workers",
 ];
+const NO_PLUGIN_SEND: &str = "mcp__a2a__send";
 const LONG: Duration = Duration::from_secs(60);
 
 fn repo() -> PathBuf {
@@ -86,14 +87,19 @@ fn task_id_in(text: &str) -> Option<String> {
 /// announced; before that (the MCP server connects in the background) say `NO-TOOLS-YET`, and
 /// `Rig::prompt` types the prompt again.
 fn send_on(trigger: &str, args: Vec<Value>) -> Rule {
+    send_with(SEND, trigger, args)
+}
+
+/// `send_on` for the tool named `tool` (`mcp__a2a__send` without the plugin).
+fn send_with(tool: &'static str, trigger: &str, args: Vec<Value>) -> Rule {
     Rule::on_user_text(trigger).reply_with(move |r| {
-        if !r.deferred_tools().iter().any(|t| t == SEND) {
+        if !r.deferred_tools().iter().any(|t| t == tool) {
             return Reply::text("NO-TOOLS-YET");
         }
         let mut it = args.iter();
-        let mut reply = Reply::tool_use(SEND, it.next().cloned().unwrap_or_default());
+        let mut reply = Reply::tool_use(tool, it.next().cloned().unwrap_or_default());
         for a in it {
-            reply = reply.and_tool_use(SEND, a.clone());
+            reply = reply.and_tool_use(tool, a.clone());
         }
         reply
     })
@@ -104,6 +110,7 @@ struct Rig {
     claude: ClaudeSession,
     worker: Peer,
     prompts: usize,
+    send_tool: &'static str,
 }
 
 #[derive(Default)]
@@ -111,6 +118,9 @@ struct RigOpts {
     /// `[timing]` for behaviour tests: (inline_polls_s, poll_interval_s, max_failed_polls).
     timing: Option<(&'static str, f64, u32)>,
     allow: Vec<&'static str>,
+    /// Install without the plugin: the MCP server by `--mcp-config` and the hooks of
+    /// `hooks/settings-without-plugin.json` (the asyncRewake fallback) in `--settings`.
+    no_plugin: bool,
 }
 
 impl Rig {
@@ -122,13 +132,19 @@ impl Rig {
             fast_timing(&home, inline, interval, max_failed);
         }
         let model = FakeModelApi::start(script);
-        let claude = ClaudeSession::start(Rig::opts(&model, home, &o.allow))?;
+        let opts = if o.no_plugin {
+            Rig::opts_without_plugin(&model, home, &o.allow)
+        } else {
+            Rig::opts(&model, home, &o.allow)
+        };
+        let claude = ClaudeSession::start(opts)?;
         claude.wait_ready(LONG);
         Some(Rig {
             model,
             claude,
             worker,
             prompts: 0,
+            send_tool: if o.no_plugin { NO_PLUGIN_SEND } else { SEND },
         })
     }
 
@@ -147,6 +163,29 @@ impl Rig {
             }))
     }
 
+    fn opts_without_plugin(model: &FakeModelApi, home: TempHome, allow: &[&str]) -> ClaudeOpts {
+        let bin = bin();
+        let bin = bin.to_str().expect("utf-8 binary path");
+        let shipped = std::fs::read_to_string(repo().join("hooks/settings-without-plugin.json"))
+            .expect("hooks/settings-without-plugin.json");
+        // The file names the binary `a2a-mod` (on PATH after install); point it at this build.
+        let mut settings: Value =
+            serde_json::from_str(&shipped.replace("\"a2a-mod ", &format!("\"{bin} ")))
+                .expect("settings JSON");
+        let mut allowed: Vec<String> = TOOLS
+            .iter()
+            .map(|t| t.replace("plugin_a2a-mod_a2a", "a2a"))
+            .collect();
+        allowed.extend(allow.iter().map(|s| s.to_string()));
+        settings["statusLine"] = json!({"type": "command", "command": format!("{bin} statusline"),
+                                        "refreshInterval": 1});
+        settings["permissions"] = json!({"allow": allowed});
+        ClaudeOpts::new(model)
+            .home(home)
+            .settings(settings)
+            .mcp_config(json!({"mcpServers": {"a2a": {"command": bin, "args": ["mcp"]}}}))
+    }
+
     /// Types `<trigger>-<n>` until the model's answer to it is not `NO-TOOLS-YET`; returns that
     /// request.
     fn prompt(&mut self, trigger: &str) -> Recorded {
@@ -160,7 +199,7 @@ impl Rig {
                 .wait_for_request(&format!("the {text} turn"), LONG, |r| {
                     r.is_main_loop() && r.last_user_text().contains(&text)
                 });
-            if r.deferred_tools().iter().any(|t| t == SEND) {
+            if r.deferred_tools().iter().any(|t| t == self.send_tool) {
                 return r;
             }
             self.claude.wait_for_text("NO-TOOLS-YET", LONG);
@@ -312,6 +351,7 @@ fn task_ending_during_a_long_tool_call_joins_the_turn() {
         RigOpts {
             timing: Some(("[0.2]", 0.5, 6)),
             allow: vec!["Bash(sleep 15)"],
+            ..Default::default()
         },
     ) else {
         return;
@@ -609,4 +649,51 @@ fn resume_after_exit_mid_task_still_wakes() {
 
 fn rig_store_has_live_task(home: &TempHome) -> bool {
     stored_tasks(home).iter().any(|t| t["ended_ms"].is_null())
+}
+
+/// Without the plugin (so without its monitor), the asyncRewake hook on `send` wakes the idle
+/// session when the task ends, with the wake line and the result in the same notification.
+#[test]
+fn without_the_plugin_the_async_rewake_hook_wakes_claude() {
+    let script = Script::new()
+        .rule(Rule::when("wake", is_wake).text("WOKEN-BY-REWAKE"))
+        .rule(Rule::on_tool_result_for(NO_PLUGIN_SEND).text("SENT-WILL-WAIT"))
+        .rule(send_with(
+            NO_PLUGIN_SEND,
+            "GO",
+            vec![json!({"worker": "fake", "message": "slow 6 build"})],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            no_plugin: true,
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    rig.claude
+        .wait_for_pane("the status line with the task", LONG, |p| {
+            p.contains("fake slow 6 build")
+        });
+    let wake = rig.model.wait_for_request("the rewake", LONG, is_wake);
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    let text = wake.new_text();
+    assert!(
+        text.contains(&format!("a2a: fake task {short}… completed")),
+        "{text}"
+    );
+    assert!(
+        text.contains("[a2a-mod notice") && text.contains("done: build"),
+        "{text}"
+    );
+    assert_eq!(text.matches("done: build").count(), 1, "given once: {text}");
+    rig.claude.wait_for_text("WOKEN-BY-REWAKE", LONG);
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
 }
