@@ -308,8 +308,22 @@ fn wakes_idle_claude(kind: Kind, alias: &'static str) {
         .find(|e| e.is_send())
         .expect("the worker logged the send")
         .at_ms;
-    let latency = wall_ms(&wake) - (send_at + 12_000);
-    eprintln!("WAKE-LATENCY {kind:?} {latency} ms (task end at the worker → wake request)");
+    let end_at = send_at + 12_000;
+    let latency = wall_ms(&wake) - end_at;
+    // Split: how long until a poll saw the end (the 5 s cadence's phase), then the rest (settle,
+    // the monitor's tick, Claude Code's delivery).
+    let seen = rig
+        .worker
+        .events()
+        .into_iter()
+        .filter(|e| e.is_get() && e.at_ms >= end_at)
+        .map(|e| e.at_ms - end_at)
+        .min()
+        .unwrap_or(-1);
+    eprintln!(
+        "WAKE-LATENCY {kind:?} {latency} ms (task end at the worker → wake request; first poll after the end +{seen} ms, then {} ms)",
+        latency - seen
+    );
     // Exactly once: no second wake and no context again on the next prompt.
     rig.claude.send_keys("AFTER");
     let after = rig.model.wait_for_request("the AFTER turn", LONG, |r| {
