@@ -3,7 +3,8 @@
 //! batch of ended tasks and nothing else. Batches are claimed and marked in one transaction,
 //! committed only once the line is written, so no task is announced twice or skipped across
 //! restarts. It also keeps the session's poller alive (a `kill -9`ed poller is replaced).
-//! Exits on SIGTERM/SIGINT/SIGHUP (Claude Code's way of stopping monitors) or a closed stdout.
+//! Exits on SIGTERM/SIGINT/SIGHUP (Claude Code's way of stopping monitors), a closed stdout, or
+//! when the Claude Code process (`CLAUDE_PID`) is gone.
 
 use crate::env::{Ctx, now_ms};
 use crate::state::{Store, pids, session};
@@ -17,14 +18,20 @@ pub const SETTLE: Duration = Duration::from_millis(1000);
 const ENSURE_EVERY: Duration = Duration::from_secs(2);
 
 pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
-    if let Some(pid) = pids::claude_pid_from_env() {
-        pids::record(&ctx, pid, &session::resolve(&ctx, &session_id));
-    }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-    let mut store: Option<Store> = None;
-    let mut settle_since: Option<Instant> = None;
-    let mut last_ensure = Instant::now() - ENSURE_EVERY;
+    // After the handlers: once the pid is recorded, a SIGTERM is a clean stop (tests rely on it).
+    let claude_pid = pids::claude_pid_from_env();
+    if let Some(pid) = claude_pid {
+        pids::record(&ctx, pid, &session::resolve(&ctx, &session_id));
+    }
+    let mut w = Watcher {
+        ctx,
+        session_id,
+        store: None,
+        settle_since: None,
+        last_ensure: Instant::now() - ENSURE_EVERY,
+    };
     loop {
         tokio::select! {
             _ = term.recv() => return Ok(()),
@@ -32,43 +39,103 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             _ = tokio::signal::ctrl_c() => return Ok(()),
             _ = tokio::time::sleep(TICK) => {}
         }
-        let owner = session::resolve(&ctx, &session_id);
-        let path = session::db_path(&ctx, &owner);
-        if store.as_ref().is_none_or(|s| s.path() != path) {
-            if !path.exists() {
-                continue;
-            }
-            store = Some(Store::open(&path)?);
+        // Claude Code normally stops us with SIGTERM; if it died instead (crash, `kill -9`) nobody
+        // will read our lines, and a stray monitor must not keep the poller alive for nothing.
+        if stdout_closed() || claude_pid.is_some_and(|p| !process_alive(p)) {
+            return Ok(());
         }
-        let Some(s) = store.as_ref() else { continue };
-        if last_ensure.elapsed() >= ENSURE_EVERY {
-            last_ensure = Instant::now();
+        match w.step() {
+            Ok(Flow::Go) => {}
+            Ok(Flow::StdoutGone) => return Ok(()),
+            Err(e) => {
+                // A store error (locked for longer than the busy timeout, a file replaced under
+                // us) must not end the monitor: without it the session is never woken again.
+                // Reopen and retry on the next tick; the claim was rolled back.
+                tracing::warn!("watch of session {}: {e:#}", w.session_id);
+                w.store = None;
+            }
+        }
+    }
+}
+
+enum Flow {
+    Go,
+    StdoutGone,
+}
+
+struct Watcher {
+    ctx: Ctx,
+    session_id: String,
+    store: Option<Store>,
+    settle_since: Option<Instant>,
+    last_ensure: Instant,
+}
+
+impl Watcher {
+    /// One tick: follow `/clear` links, keep the poller alive, and print a batch once it settled.
+    fn step(&mut self) -> Result<Flow> {
+        let owner = session::resolve(&self.ctx, &self.session_id);
+        let path = session::db_path(&self.ctx, &owner);
+        if self.store.as_ref().is_none_or(|s| s.path() != path) {
+            self.store = None;
+            if !path.exists() {
+                return Ok(Flow::Go);
+            }
+            self.store = Some(Store::open(&path)?);
+        }
+        let Some(s) = self.store.as_ref() else {
+            return Ok(Flow::Go);
+        };
+        if self.last_ensure.elapsed() >= ENSURE_EVERY {
+            self.last_ensure = Instant::now();
             if !s.live_tasks()?.is_empty() {
-                crate::poller::ensure(&ctx, &owner);
+                crate::poller::ensure(&self.ctx, &owner);
             }
         }
         if !s.has_unannounced()? {
-            settle_since = None;
-            continue;
+            self.settle_since = None;
+            return Ok(Flow::Go);
         }
-        let since = *settle_since.get_or_insert_with(Instant::now);
+        let since = *self.settle_since.get_or_insert_with(Instant::now);
         if since.elapsed() < SETTLE {
-            continue;
+            return Ok(Flow::Go);
         }
-        settle_since = None;
+        self.settle_since = None;
         let claimed = s.claim_unannounced_with(now_ms(), |batch| {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", crate::wake::line(batch))?;
             out.flush()
         });
-        if let Err(e) = claimed {
-            if crate::error::is_broken_pipe(&e) || is_io(&e) {
-                // Claude Code closed our stdout: the session is gone.
-                return Ok(());
-            }
-            return Err(e);
+        match claimed {
+            Ok(_) => Ok(Flow::Go),
+            // Claude Code closed our stdout: the session is gone. The claim was rolled back, so
+            // the batch waits for the next monitor of this session (after `--resume`).
+            Err(e) if crate::error::is_broken_pipe(&e) || is_io(&e) => Ok(Flow::StdoutGone),
+            Err(e) => Err(e),
         }
     }
+}
+
+/// Whether the reader of our stdout is gone (a socket or pipe reports HUP/ERR on poll).
+fn stdout_closed() -> bool {
+    let mut fd = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd on the stack, zero timeout; poll only writes `revents`.
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    n > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// Whether process `pid` exists (EPERM: it does, owned by someone else).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks for existence and permission; it sends nothing.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 fn is_io(e: &anyhow::Error) -> bool {

@@ -3,6 +3,7 @@
 
 mod arch;
 mod claude_smoke;
+mod claude_wake;
 mod cli;
 mod demo;
 mod doctor;
@@ -13,4 +14,5 @@ mod mcp;
 mod peers;
 mod statusline;
 mod util;
+mod wake;
 mod workers;

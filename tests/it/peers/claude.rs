@@ -101,7 +101,8 @@ impl ClaudeOpts {
 
 /// A running interactive Claude Code. Killed (with everything it started) on drop.
 pub struct ClaudeSession {
-    home: TempHome,
+    /// Always `Some` until `into_home` takes it.
+    home: Option<TempHome>,
     cwd: PathBuf,
     socket: String,
     tag: String,
@@ -241,7 +242,7 @@ impl ClaudeSession {
             String::from_utf8_lossy(&out.stderr)
         );
         Some(ClaudeSession {
-            home,
+            home: Some(home),
             cwd,
             socket: unique.clone(),
             tag: unique,
@@ -257,7 +258,16 @@ impl ClaudeSession {
     }
 
     pub fn home(&self) -> &TempHome {
-        &self.home
+        self.home
+            .as_ref()
+            .expect("home is taken only by into_home, which consumes the session")
+    }
+
+    /// Stops everything (as `kill`) and hands back the home, to start Claude Code again in it
+    /// (`claude --resume <id>` after `/exit`).
+    pub fn into_home(mut self) -> TempHome {
+        self.kill();
+        self.home.take().expect("home is present until into_home")
     }
 
     /// The project directory Claude Code runs in (trusted in `~/.claude.json`).

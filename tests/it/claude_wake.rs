@@ -1,0 +1,713 @@
+//! Waking Claude, end to end in the real Claude Code CLI (issue 5): the repository loaded as a
+//! plugin (`--plugin-dir`, so the MCP server, the hooks and the `a2a-mod watch` monitor are the
+//! shipped files, run through `bin/a2a-mod-launch` with `A2A_MOD_BIN` = this build), a worker
+//! (the embedded fake or the Python `a2a-sdk` peer), and the scripted fake Messages API.
+//!
+//! Each test: the scripted model calls `send`, its turn ends (or goes on with a long tool call),
+//! the task ends at the worker, and Claude Code sends the model a new request by itself carrying
+//! the wake line (in a `<task-notification>`) and the result as hidden context (a `role:"system"`
+//! message from our hooks). Also `/clear` and `/exit` + `claude --resume` mid-task.
+//!
+//! Every test has its own tmux server, temp home and worker, so they run in parallel.
+
+use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
+use crate::peers::claude::{ClaudeOpts, ClaudeSession};
+use crate::util::{TempHome, bin, wait_until};
+use crate::workers::{Kind, Peer, fast_timing, ok};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
+const TOOLS: [&str; 5] = [
+    SEND,
+    "mcp__plugin_a2a-mod_a2a__task",
+    "mcp__plugin_a2a-mod_a2a__cancel",
+    "mcp__plugin_a2a-mod_a2a__tasks",
+    "mcp__plugin_a2a-mod_a2a__workers",
+];
+const NO_PLUGIN_SEND: &str = "mcp__a2a__send";
+const LONG: Duration = Duration::from_secs(60);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Wall-clock time a request arrived at the fake model.
+fn wall_ms(r: &Recorded) -> i64 {
+    now_ms() - r.at.elapsed().as_millis() as i64
+}
+
+/// A wake-up: Claude Code's own request carrying a monitor (or rewake) notification.
+fn is_wake(r: &Recorded) -> bool {
+    r.is_main_loop() && r.new_text().contains("<task-notification>")
+}
+
+/// Text of the `role:"system"` messages new in this request: where hook context lands.
+fn system_text(r: &Recorded) -> String {
+    r.new_messages()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `<event>` lines of the notifications in this request (our wake lines).
+fn events(r: &Recorded) -> Vec<String> {
+    let text = r.new_text();
+    text.split("<event>")
+        .skip(1)
+        .filter_map(|s| s.split("</event>").next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `taskId "<id>"` as our notes write it.
+fn task_id_in(text: &str) -> Option<String> {
+    let rest = text.split("taskId \"").nth(1)?;
+    Some(rest.split('"').next()?.to_owned())
+}
+
+/// On a user prompt starting with `trigger`, call `send` with `args` once the plugin's tools are
+/// announced; before that (the MCP server connects in the background) say `NO-TOOLS-YET`, and
+/// `Rig::prompt` types the prompt again.
+fn send_on(trigger: &str, args: Vec<Value>) -> Rule {
+    send_with(SEND, trigger, args)
+}
+
+/// `send_on` for the tool named `tool` (`mcp__a2a__send` without the plugin).
+fn send_with(tool: &'static str, trigger: &str, args: Vec<Value>) -> Rule {
+    Rule::on_user_text(trigger).reply_with(move |r| {
+        if !r.deferred_tools().iter().any(|t| t == tool) {
+            return Reply::text("NO-TOOLS-YET");
+        }
+        let mut it = args.iter();
+        let mut reply = Reply::tool_use(tool, it.next().cloned().unwrap_or_default());
+        for a in it {
+            reply = reply.and_tool_use(tool, a.clone());
+        }
+        reply
+    })
+}
+
+struct Rig {
+    model: FakeModelApi,
+    claude: ClaudeSession,
+    worker: Peer,
+    prompts: usize,
+    send_tool: &'static str,
+}
+
+#[derive(Default)]
+struct RigOpts {
+    /// `[timing]` for behaviour tests: (inline_polls_s, poll_interval_s, max_failed_polls).
+    timing: Option<(&'static str, f64, u32)>,
+    allow: Vec<&'static str>,
+    /// Install without the plugin: the MCP server by `--mcp-config` and the hooks of
+    /// `hooks/settings-without-plugin.json` (the asyncRewake fallback) in `--settings`.
+    no_plugin: bool,
+}
+
+impl Rig {
+    fn start(kind: Kind, alias: &'static str, script: Script, o: RigOpts) -> Option<Rig> {
+        let home = TempHome::new();
+        let worker = Peer::start(kind, &[])?;
+        ok(&home, &["worker", "add", alias, &worker.url]);
+        if let Some((inline, interval, max_failed)) = o.timing {
+            fast_timing(&home, inline, interval, max_failed);
+        }
+        let model = FakeModelApi::start(script);
+        let opts = if o.no_plugin {
+            Rig::opts_without_plugin(&model, home, &o.allow)
+        } else {
+            Rig::opts(&model, home, &o.allow)
+        };
+        let claude = ClaudeSession::start(opts)?;
+        claude.wait_ready(LONG);
+        Some(Rig {
+            model,
+            claude,
+            worker,
+            prompts: 0,
+            send_tool: if o.no_plugin { NO_PLUGIN_SEND } else { SEND },
+        })
+    }
+
+    fn opts(model: &FakeModelApi, home: TempHome, allow: &[&str]) -> ClaudeOpts {
+        let bin = bin();
+        let mut allowed: Vec<&str> = TOOLS.to_vec();
+        allowed.extend_from_slice(allow);
+        ClaudeOpts::new(model)
+            .home(home)
+            .plugin_dir(repo())
+            .env("A2A_MOD_BIN", bin.to_str().expect("utf-8 binary path"))
+            .settings(json!({
+                "statusLine": {"type": "command", "command": format!("{} statusline", bin.display()),
+                               "refreshInterval": 1},
+                "permissions": {"allow": allowed},
+            }))
+    }
+
+    fn opts_without_plugin(model: &FakeModelApi, home: TempHome, allow: &[&str]) -> ClaudeOpts {
+        let bin = bin();
+        let bin = bin.to_str().expect("utf-8 binary path");
+        let shipped = std::fs::read_to_string(repo().join("hooks/settings-without-plugin.json"))
+            .expect("hooks/settings-without-plugin.json");
+        // The file names the binary `a2a-mod` (on PATH after install); point it at this build.
+        let mut settings: Value =
+            serde_json::from_str(&shipped.replace("\"a2a-mod ", &format!("\"{bin} ")))
+                .expect("settings JSON");
+        let mut allowed: Vec<String> = TOOLS
+            .iter()
+            .map(|t| t.replace("plugin_a2a-mod_a2a", "a2a"))
+            .collect();
+        allowed.extend(allow.iter().map(|s| s.to_string()));
+        settings["statusLine"] = json!({"type": "command", "command": format!("{bin} statusline"),
+                                        "refreshInterval": 1});
+        settings["permissions"] = json!({"allow": allowed});
+        ClaudeOpts::new(model)
+            .home(home)
+            .settings(settings)
+            .mcp_config(json!({"mcpServers": {"a2a": {"command": bin, "args": ["mcp"]}}}))
+    }
+
+    /// Types `<trigger>-<n>` until the model's answer to it is not `NO-TOOLS-YET`; returns that
+    /// request.
+    fn prompt(&mut self, trigger: &str) -> Recorded {
+        let start = Instant::now();
+        loop {
+            self.prompts += 1;
+            let text = format!("{trigger}-{}", self.prompts);
+            self.claude.send_keys(&text);
+            let r = self
+                .model
+                .wait_for_request(&format!("the {text} turn"), LONG, |r| {
+                    r.is_main_loop() && r.last_user_text().contains(&text)
+                });
+            if r.deferred_tools().iter().any(|t| t == self.send_tool) {
+                return r;
+            }
+            self.claude.wait_for_text("NO-TOOLS-YET", LONG);
+            assert!(
+                start.elapsed() < LONG,
+                "the plugin's MCP tools were never announced:\n{}",
+                self.model.summary()
+            );
+            wait_until("the MCP server to connect", Duration::from_secs(2), || {
+                start.elapsed() > Duration::from_millis(500)
+            });
+        }
+    }
+
+    fn home(&self) -> &TempHome {
+        self.claude.home()
+    }
+
+    /// The wake-ups so far.
+    fn wakes(&self) -> Vec<Recorded> {
+        self.model.turns().into_iter().filter(is_wake).collect()
+    }
+
+    /// The worker's ids of every task in the store, oldest first.
+    fn task_ids(&self) -> Vec<String> {
+        stored_tasks(self.home())
+            .iter()
+            .filter_map(|t| t["task_id"].as_str().map(str::to_owned))
+            .collect()
+    }
+}
+
+/// Every task of every session in `home`'s store (`tasks --all --json`).
+fn stored_tasks(home: &TempHome) -> Vec<Value> {
+    let o = ok(home, &["tasks", "--all", "--json"]);
+    serde_json::from_str(&o).expect("tasks --json prints a JSON array")
+}
+
+/// The script of the idle case: send `slow 12 build`, end the turn, answer the wake.
+fn idle_script(alias: &str) -> Script {
+    Script::new()
+        .rule(Rule::when("wake", is_wake).text("WOKEN-BY-A2A"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-WILL-WAIT"))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": alias, "message": "slow 12 build"})],
+        ))
+}
+
+/// Asserts a wake request carries `line` and, as hidden context, the result `result`.
+#[track_caller]
+fn assert_wake(wake: &Recorded, line: &str, result: &str) {
+    assert_eq!(events(wake), [line], "{}", wake.new_text());
+    let ctx = system_text(wake);
+    assert!(
+        ctx.contains("hook additional context: [a2a-mod notice"),
+        "no a2a-mod context in the wake request:\n{ctx}"
+    );
+    assert!(ctx.contains("<worker-output"), "{ctx}");
+    assert!(ctx.contains(result), "{ctx}");
+}
+
+/// The seed case, with the seed's timing: `slow 12` sent by the model ends its turn, the status
+/// line shows it running, and ~12 s later Claude Code asks the model again by itself with the wake
+/// line and the result. Prints the wake latency (task end at the worker → request at the model).
+fn wakes_idle_claude(kind: Kind, alias: &'static str) {
+    let Some(mut rig) = Rig::start(kind, alias, idle_script(alias), RigOpts::default()) else {
+        return;
+    };
+    rig.prompt("GO");
+    rig.claude.wait_for_text("slow 12 build", LONG);
+    let sent = rig.model.wait_for_request("the send result", LONG, |r| {
+        r.tool_results()
+            .iter()
+            .any(|t| t.tool_name.as_deref() == Some(SEND))
+    });
+    let id = rig.task_ids().pop().expect("the task is in the store");
+    let short: String = id.chars().take(4).collect();
+    assert!(
+        sent.tool_results()[0].text.contains(&id),
+        "{:?}",
+        sent.tool_results()
+    );
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    // The turn is over and the task runs: the status line says so.
+    let pane = rig
+        .claude
+        .wait_for_pane("the status line with the task", LONG, |p| {
+            p.lines()
+                .any(|l| l.contains("a2a-mod:") && l.contains(&format!("{alias} slow 12 build")))
+        });
+    assert!(rig.wakes().is_empty(), "woken too early:\n{pane}");
+
+    let wake = rig.model.wait_for_request("the wake-up", LONG, is_wake);
+    assert_wake(
+        &wake,
+        &format!("a2a: {alias} task {short}… completed"),
+        "done: build",
+    );
+    assert!(wake.new_text().contains(&id));
+    rig.claude.wait_for_text("WOKEN-BY-A2A", LONG);
+    let send_at = rig
+        .worker
+        .events()
+        .into_iter()
+        .find(|e| e.is_send())
+        .expect("the worker logged the send")
+        .at_ms;
+    let end_at = send_at + 12_000;
+    let latency = wall_ms(&wake) - end_at;
+    // Split: how long until a poll saw the end (the 5 s cadence's phase), then the rest (settle,
+    // the monitor's tick, Claude Code's delivery).
+    let seen = rig
+        .worker
+        .events()
+        .into_iter()
+        .filter(|e| e.is_get() && e.at_ms >= end_at)
+        .map(|e| e.at_ms - end_at)
+        .min()
+        .unwrap_or(-1);
+    eprintln!(
+        "WAKE-LATENCY {kind:?} {latency} ms (task end at the worker → wake request; first poll after the end +{seen} ms, then {} ms)",
+        latency - seen
+    );
+    // Exactly once: no second wake and no context again on the next prompt.
+    rig.claude.send_keys("AFTER");
+    let after = rig.model.wait_for_request("the AFTER turn", LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains("AFTER")
+    });
+    assert!(!system_text(&after).contains("a2a-mod notice"));
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
+
+#[test]
+fn fake_worker_task_wakes_idle_claude() {
+    wakes_idle_claude(Kind::Fake, "fake");
+}
+
+#[test]
+fn python_worker_task_wakes_idle_claude() {
+    wakes_idle_claude(Kind::PyV1, "py");
+}
+
+/// Claude is busy in a 15 s Bash call when the task ends: no separate wake turn; the
+/// notification and the result are folded into the request that carries the Bash result.
+#[test]
+fn task_ending_during_a_long_tool_call_joins_the_turn() {
+    let script = Script::new()
+        .rule(Rule::on_tool_result_for("Bash").text("BASH-AND-TASK-DONE"))
+        .rule(Rule::on_tool_result_for(SEND).tool_use(
+            "Bash",
+            json!({"command": "sleep 15", "description": "Wait a while"}),
+        ))
+        .rule(send_on(
+            "BUSY",
+            vec![json!({"worker": "fake", "message": "slow 3 build"})],
+        ))
+        .rule(Rule::when("wake", is_wake).text("SEPARATE-WAKE"));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            allow: vec!["Bash(sleep 15)"],
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("BUSY");
+    let bash = rig.model.wait_for_request("the Bash result", LONG, |r| {
+        r.tool_results()
+            .iter()
+            .any(|t| t.tool_name.as_deref() == Some("Bash"))
+    });
+    rig.claude.wait_for_text("BASH-AND-TASK-DONE", LONG);
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    assert_eq!(
+        events(&bash),
+        [format!("a2a: fake task {short}… completed")],
+        "{}",
+        bash.new_text()
+    );
+    let ctx = system_text(&bash);
+    assert_eq!(ctx.matches("[a2a-mod notice").count(), 1, "{ctx}");
+    assert!(ctx.contains("done: build"), "{ctx}");
+    assert!(
+        rig.model.turns().iter().all(|r| r.answered_by != "wake"),
+        "{}",
+        rig.model.summary()
+    );
+}
+
+/// Two tasks that end together make one wake-up listing both.
+#[test]
+fn two_tasks_ending_together_share_one_wake() {
+    let script = Script::new()
+        .rule(Rule::when("wake", is_wake).text("WOKEN-FOR-TWO"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-TWO"))
+        .rule(send_on(
+            "TWO",
+            vec![
+                json!({"worker": "fake", "message": "slow 6 alpha"}),
+                json!({"worker": "fake", "message": "slow 6 beta"}),
+            ],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("TWO");
+    let wake = rig.model.wait_for_request("the wake-up", LONG, is_wake);
+    rig.claude.wait_for_text("WOKEN-FOR-TWO", LONG);
+    assert_eq!(
+        events(&wake),
+        ["a2a: 2 tasks finished (fake ✓, fake ✓)"],
+        "{}",
+        wake.new_text()
+    );
+    let ctx = system_text(&wake);
+    assert!(
+        ctx.contains("done: alpha") && ctx.contains("done: beta"),
+        "{ctx}"
+    );
+    assert_eq!(ctx.matches("[a2a-mod notice").count(), 1, "{ctx}");
+    // Nothing else is announced later.
+    rig.claude.send_keys("AFTER");
+    rig.model.wait_for_request("the AFTER turn", LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains("AFTER")
+    });
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
+
+/// A task asks a question: the wake says so, the hidden context says how to answer, the model
+/// answers with `send` and the same `taskId`, and gets the result (the fake worker finishes at
+/// once, so in the tool result; nothing is announced again).
+#[test]
+fn input_required_wake_is_answered_with_the_same_task_id() {
+    let script = Script::new()
+        .rule(
+            Rule::when("answered", |r| {
+                r.tool_results()
+                    .iter()
+                    .any(|t| t.text.contains("you said: blue"))
+            })
+            .text("GOT-THE-ANSWER"),
+        )
+        .rule(
+            Rule::when("asked", |r| {
+                is_wake(r) && r.new_text().contains("input-required")
+            })
+            .reply_with(|r| {
+                let id = task_id_in(&system_text(r)).unwrap_or_default();
+                Reply::tool_use(
+                    SEND,
+                    json!({"worker": "fake", "message": "blue", "taskId": id}),
+                )
+            }),
+        )
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-OK"))
+        .rule(send_on(
+            "ASK",
+            vec![json!({"worker": "fake", "message": "ask Which colour?"})],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("ASK");
+    let asked = rig
+        .model
+        .wait_for_request("the input-required wake", LONG, |r| {
+            is_wake(r) && r.new_text().contains("input-required")
+        });
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    assert_eq!(
+        events(&asked),
+        [format!("a2a: fake task {short}… input-required")]
+    );
+    let ctx = system_text(&asked);
+    assert!(ctx.contains("Which colour?"), "{ctx}");
+    assert!(
+        ctx.contains(&format!("call send with worker \"fake\", taskId \"{id}\"")),
+        "{ctx}"
+    );
+    let answered = rig
+        .model
+        .wait_for_request("the answer's result", LONG, |r| {
+            r.tool_results()
+                .iter()
+                .any(|t| t.text.contains("you said: blue"))
+        });
+    assert!(answered.tool_results()[0].text.contains(&id));
+    rig.claude.wait_for_text("GOT-THE-ANSWER", LONG);
+    // Told in the tool result: no second wake and no context about it later.
+    rig.claude.send_keys("AFTER");
+    let after = rig.model.wait_for_request("the AFTER turn", LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains("AFTER")
+    });
+    assert!(!system_text(&after).contains("a2a-mod notice"));
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+    assert_eq!(rig.task_ids(), [id], "the answer went to the same task");
+}
+
+/// The worker dies mid-task: after `max_failed_polls` failed checks Claude is woken with the
+/// lost-contact message.
+#[test]
+fn lost_contact_wakes_claude_with_the_message() {
+    let script = Script::new()
+        .rule(Rule::when("wake", is_wake).text("WOKEN-LOST"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-OK"))
+        .rule(send_on(
+            "LOSE",
+            vec![json!({"worker": "fake", "message": "slow 300 forever"})],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 3)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("LOSE");
+    rig.claude.wait_for_text("SENT-OK", LONG);
+    rig.worker.kill();
+    let wake = rig
+        .model
+        .wait_for_request("the lost-contact wake", LONG, is_wake);
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    assert_eq!(
+        events(&wake),
+        [format!("a2a: fake task {short}… lost contact")]
+    );
+    let ctx = system_text(&wake);
+    assert!(
+        ctx.contains(&format!(
+            "fake task {id}: lost contact with the worker after 3 failed checks. Use the task tool to try again."
+        )),
+        "{ctx}"
+    );
+    rig.claude.wait_for_text("WOKEN-LOST", LONG);
+}
+
+/// `/clear` mid-task: the status line (new session id) still shows the task, the monitor (old
+/// id) still wakes the cleared conversation, and the hook (new id) still attaches the result.
+#[test]
+fn clear_mid_task_keeps_status_wake_and_result() {
+    let script = idle_script("fake");
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    let first = rig.prompt("GO");
+    let old_id = first.session_id().expect("session header").to_owned();
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    rig.claude.send_keys("/clear");
+    // The status line of the new session still shows the task.
+    wait_until("the status line after /clear", LONG, || {
+        let p = rig.claude.pane_text();
+        !p.contains("SENT-WILL-WAIT") && p.contains("fake slow 12 build")
+    });
+    let wake = rig
+        .model
+        .wait_for_request("the wake after /clear", LONG, is_wake);
+    let new_id = wake.session_id().expect("session header").to_owned();
+    assert_ne!(new_id, old_id, "/clear starts a new session id");
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    assert_eq!(
+        events(&wake),
+        [format!("a2a: fake task {short}… completed")]
+    );
+    // The first request after /clear carries hook context inside its leading system text
+    // (claude-code-facts.md Round 2 Q1), so look at the whole body.
+    let body = wake.body.to_string();
+    assert!(body.contains("[a2a-mod notice"), "no context after /clear");
+    assert!(body.contains("done: build"));
+    rig.claude.wait_for_text("WOKEN-BY-A2A", LONG);
+}
+
+/// `/exit` mid-task (the poller dies with the session here), then `claude --resume <id>`: the
+/// task is picked up again and the wake-up arrives in the resumed session.
+#[test]
+fn resume_after_exit_mid_task_still_wakes() {
+    let script = Script::new()
+        .rule(Rule::when("wake", is_wake).text("WOKEN-AFTER-RESUME"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-WILL-WAIT"))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "fake", "message": "slow 15 build"})],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    let first = rig.prompt("GO");
+    let session = first.session_id().expect("session header").to_owned();
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    rig.claude.send_keys("/exit");
+    wait_until("claude to exit", LONG, || rig.claude.claude_pid().is_none());
+    let Rig {
+        model,
+        claude,
+        worker,
+        ..
+    } = rig;
+    // Everything of the old session is gone now, the poller too.
+    let home = claude.into_home();
+    assert!(rig_store_has_live_task(&home));
+    let Some(claude) = ClaudeSession::start(
+        Rig::opts(&model, home, &[])
+            .arg("--resume")
+            .arg(session.clone()),
+    ) else {
+        return;
+    };
+    let wake = model.wait_for_request("the wake after resume", LONG, is_wake);
+    assert_eq!(wake.session_id(), Some(session.as_str()));
+    assert!(
+        system_text(&wake).contains("done: build") || wake.body.to_string().contains("done: build")
+    );
+    claude.wait_for_text("WOKEN-AFTER-RESUME", LONG);
+    drop(worker);
+}
+
+fn rig_store_has_live_task(home: &TempHome) -> bool {
+    stored_tasks(home).iter().any(|t| t["ended_ms"].is_null())
+}
+
+/// Without the plugin (so without its monitor), the asyncRewake hook on `send` wakes the idle
+/// session when the task ends, with the wake line and the result in the same notification.
+#[test]
+fn without_the_plugin_the_async_rewake_hook_wakes_claude() {
+    let script = Script::new()
+        .rule(Rule::when("wake", is_wake).text("WOKEN-BY-REWAKE"))
+        .rule(Rule::on_tool_result_for(NO_PLUGIN_SEND).text("SENT-WILL-WAIT"))
+        .rule(send_with(
+            NO_PLUGIN_SEND,
+            "GO",
+            vec![json!({"worker": "fake", "message": "slow 6 build"})],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            no_plugin: true,
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    rig.claude
+        .wait_for_pane("the status line with the task", LONG, |p| {
+            p.contains("fake slow 6 build")
+        });
+    let wake = rig.model.wait_for_request("the rewake", LONG, is_wake);
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    let text = wake.new_text();
+    assert!(
+        text.contains(&format!("a2a: fake task {short}… completed")),
+        "{text}"
+    );
+    assert!(
+        text.contains("[a2a-mod notice") && text.contains("done: build"),
+        "{text}"
+    );
+    assert_eq!(text.matches("done: build").count(), 1, "given once: {text}");
+    rig.claude.wait_for_text("WOKEN-BY-REWAKE", LONG);
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
