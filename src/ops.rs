@@ -246,6 +246,9 @@ impl Session {
             None => None,
         };
         let context_id = previous.as_ref().and_then(|p| p.context_id.clone());
+        // The window counts from when the send went out, as the worker sees it arrive: a slow
+        // answer to the send must not push every GetTask later.
+        let sent_at = Instant::now();
         let view = worker
             .send(
                 message,
@@ -268,7 +271,6 @@ impl Session {
         let timing = &self.config.timing;
         let offsets = schedule::inline_offsets(&timing.inline_gaps());
         let window_end = offsets.last().copied().unwrap_or_default();
-        let sent_at = Instant::now();
         let now = now_ms();
         let first_bg_poll = now + (window_end + timing.poll_interval()).as_millis() as i64;
         let live = view.state.is_live();

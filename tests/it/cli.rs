@@ -129,6 +129,16 @@ fn inline_schedule(kind: Kind) {
     let r = send_json(&home, "w", "slow 30 timing", &[]);
     assert_eq!(r["tracked"], true, "{r}");
     let id = r["taskId"].as_str().unwrap().to_string();
+    // A worker may log a request only once it has answered it: wait for the fourth GetTask.
+    let gets_of = |events: &[Event]| {
+        events
+            .iter()
+            .filter(|e| e.is_get() && e.task_id.as_deref() == Some(id.as_str()))
+            .count()
+    };
+    wait_until("the worker to log the inline GetTasks", 10 * SECOND, || {
+        gets_of(&peer.events()) >= 4
+    });
     let events = peer.events();
     ok(&home, &["cancel", &id]);
     let sent = events
