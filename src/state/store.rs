@@ -1,8 +1,15 @@
 //! Queries over one session's SQLite file. Every write is one `BEGIN IMMEDIATE` transaction and
 //! touches only the columns its writer owns, so the poller, the MCP server, the monitor and the
 //! hooks never clobber each other's fields.
+//!
+//! [`Store::write`] is the one place every write transaction goes through, so it is also where the
+//! status snapshot is published (`super::snapshot`): summarized inside the transaction, written
+//! after COMMIT under the publish lock. A store opened for writing also brings a missing or stale
+//! snapshot up to date, and re-stamps it when closing the connection checkpoints the WAL.
 
 use super::schema::MIGRATIONS;
+use super::snapshot::{self, PublishLock, Stamp};
+use crate::core::status::{self, Snapshot};
 use crate::core::task::{EndReason, PollUpdate, TaskState};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
@@ -63,8 +70,56 @@ pub struct NewTask<'a> {
 }
 
 pub struct Store {
+    // Field order matters: `conn` is dropped (closed) before `publisher`, whose `Drop` re-stamps the
+    // snapshot after the close; see `impl Drop for Store`.
     conn: Connection,
     path: PathBuf,
+    /// `None` for the read-only hot-path store, which never publishes.
+    publisher: Option<Publisher>,
+}
+
+/// A writer's side of the status snapshot.
+struct Publisher {
+    db: PathBuf,
+    lock: PublishLock,
+    /// Set by `Store::drop` (lock held): the stamp before the close and the snapshot, if it was
+    /// fresh; `Publisher::drop` re-stamps it once the connection is closed.
+    closing: Option<(Stamp, Option<Snapshot>)>,
+}
+
+impl Drop for Store {
+    /// Closing the last connection checkpoints the WAL into the db and deletes it: the tasks are
+    /// the same, but the files (and so the stamp) change. Without a re-stamp the status line would
+    /// fall back to SQLite on every tick until the next write, which is the whole idle time of a
+    /// session whose tasks ended.
+    fn drop(&mut self) {
+        if let Some(p) = &mut self.publisher {
+            if !p.lock.lock() {
+                return;
+            }
+            let before = snapshot::stamp(&p.db);
+            let fresh = snapshot::read_locked(&p.db)
+                .filter(|(stamp, _)| *stamp == before)
+                .map(|(_, snap)| snap);
+            p.closing = Some((before, fresh));
+        }
+        // `conn` closes after this, then `publisher` drops (declaration order).
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        let Some((before, fresh)) = self.closing.take() else {
+            return;
+        };
+        let after = snapshot::stamp(&self.db);
+        if after != before
+            && let Some(snap) = fresh
+        {
+            let _ = snapshot::publish(&self.db, after, &snap);
+        }
+        self.lock.unlock();
+    }
 }
 
 const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
@@ -121,11 +176,86 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            publisher: Some(Publisher {
+                db: path.to_path_buf(),
+                lock: PublishLock::open(path),
+                closing: None,
+            }),
         };
         store
             .migrate()
             .with_context(|| format!("cannot prepare session store \"{}\"", path.display()))?;
+        store.refresh_snapshot();
         Ok(store)
+    }
+
+    /// Publishes the snapshot when it is missing or stale: a store from before snapshots, or a
+    /// writer that died between COMMIT and publishing. Best effort: the status line falls back to
+    /// SQLite meanwhile.
+    fn refresh_snapshot(&self) {
+        let Some(p) = &self.publisher else { return };
+        if !p.lock.lock() {
+            return;
+        }
+        let now = snapshot::stamp(&p.db);
+        let fresh = snapshot::read_locked(&p.db).is_some_and(|(stamp, _)| stamp == now);
+        if !fresh {
+            // No transaction needed: under the lock no a2a-mod writer commits.
+            match self.summarize() {
+                Ok(snap) => {
+                    let _ = snapshot::publish(&p.db, now, &snap);
+                }
+                Err(_) => snapshot::withdraw(&p.db),
+            }
+        }
+        p.lock.unlock();
+    }
+
+    /// The status snapshot of the store as this connection sees it (inside a write transaction:
+    /// including its own writes). Rows are what `core::status::summarize` needs: every live and
+    /// waiting-state task and the newest endings, in store order; indexed, and only the columns the
+    /// line draws.
+    fn summarize(&self) -> rusqlite::Result<Snapshot> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT worker, message, state, started_ms, ended_ms, end_reason, question
+             FROM tasks WHERE seq IN (
+                SELECT seq FROM tasks WHERE ended_ms IS NULL
+                UNION SELECT seq FROM tasks WHERE state IN ('input-required', 'auth-required')
+                UNION SELECT seq FROM tasks WHERE ended_ms = (
+                    SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
+                        AND state NOT IN ('input-required', 'auth-required')
+                    ORDER BY ended_ms DESC LIMIT 1)
+             ) ORDER BY started_ms, seq",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut snap = Snapshot::default();
+        // As `row_to_record` reads them, so both paths draw a tampered row alike.
+        fn text(v: rusqlite::types::ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
+            match v {
+                rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
+                    Some(String::from_utf8_lossy(b))
+                }
+                rusqlite::types::ValueRef::Null => None,
+                other => Some(format!("{other:?}").into()),
+            }
+        }
+        while let Some(r) = rows.next()? {
+            let worker = text(r.get_ref(0)?).unwrap_or_default();
+            let message = text(r.get_ref(1)?).unwrap_or_default();
+            let state = text(r.get_ref(2)?).unwrap_or_default();
+            let end = text(r.get_ref(5)?);
+            let question = text(r.get_ref(6)?);
+            snap.push(&status::Row {
+                worker: &worker,
+                text: &message,
+                state: TaskState::parse(&state),
+                started_ms: r.get(3)?,
+                ended_ms: r.get(4)?,
+                end: end.as_deref().and_then(EndReason::parse),
+                question: question.as_deref(),
+            });
+        }
+        Ok(snap)
     }
 
     /// Opens a store for the hot path: `None` when the session has none, never creates or writes,
@@ -150,6 +280,7 @@ impl Store {
         Ok(Some(Store {
             conn,
             path: path.to_path_buf(),
+            publisher: None,
         }))
     }
 
@@ -175,18 +306,41 @@ impl Store {
         })
     }
 
+    /// One write transaction, then the status snapshot of what it committed. The snapshot is
+    /// summarized inside the transaction (so it is exactly this commit's state) and published
+    /// after COMMIT with the publish lock held from before COMMIT: the next writer cannot publish
+    /// until this one has, so publications land in commit order.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match f(&self.conn) {
-            Ok(v) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(v)
-            }
+        let v = match f(&self.conn) {
+            Ok(v) => v,
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e.into())
+                return Err(e.into());
+            }
+        };
+        let Some(p) = &self.publisher else {
+            self.conn.execute_batch("COMMIT")?;
+            return Ok(v);
+        };
+        // Before the lock: a query error must not leave us holding it. The migration's own
+        // transaction may run before the table exists; then there is nothing to show.
+        let snap = self.summarize();
+        let locked = p.lock.lock();
+        let committed = self.conn.execute_batch("COMMIT");
+        if committed.is_ok() {
+            match (locked, snap) {
+                (true, Ok(snap)) => {
+                    let _ = snapshot::publish(&p.db, snapshot::stamp(&p.db), &snap);
+                }
+                _ => snapshot::withdraw(&p.db),
             }
         }
+        if locked {
+            p.lock.unlock();
+        }
+        committed?;
+        Ok(v)
     }
 
     fn query(&self, where_: &str, p: impl rusqlite::Params) -> Result<Vec<TaskRecord>> {
