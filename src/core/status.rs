@@ -621,6 +621,106 @@ mod tests {
         assert_eq!(l, format!("a2a-mod: ⠋ fake x{}… 0:01", "漢".repeat(15)));
     }
 
+    /// What the store feeds `summarize` on a write: every live and waiting-state row, and only the
+    /// endings at the newest non-waiting end time. It must draw like all the rows at every `now`.
+    #[test]
+    fn summarize_needs_only_live_waiting_and_the_newest_endings() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let states = TaskState::ALL;
+        let ends = [
+            None,
+            Some(EndReason::State),
+            Some(EndReason::Lost),
+            Some(EndReason::Removed),
+        ];
+        let theme = Theme::plain();
+        for _ in 0..3000 {
+            let n = next(7) as usize;
+            let rows: Vec<Row<'_>> = (0..n)
+                .map(|i| {
+                    let live = next(3) == 0;
+                    Row {
+                        worker: ["a", "b", "c"][i % 3],
+                        text: "t",
+                        state: states[next(states.len() as u64) as usize],
+                        started_ms: NOW - 1000 * next(4) as i64,
+                        ended_ms: (!live).then(|| NOW - 1000 * next(8) as i64),
+                        end: if live { None } else { ends[next(4) as usize] },
+                        question: Some("q"),
+                    }
+                })
+                .collect();
+            let newest = rows
+                .iter()
+                .filter(|r| r.ended_ms.is_some() && !r.state.is_waiting())
+                .filter_map(|r| r.ended_ms)
+                .max();
+            let picked: Vec<Row<'_>> = rows
+                .iter()
+                .filter(|r| r.ended_ms.is_none() || r.state.is_waiting() || r.ended_ms == newest)
+                .copied()
+                .collect();
+            let (all, some) = (summarize(&rows), summarize(&picked));
+            assert_eq!(all, some, "{rows:?}");
+            for dt in [0, 2000, 5000, 5001, 9000] {
+                assert_eq!(
+                    render_snapshot(&all, NOW + dt, 5000, &theme, true),
+                    render(&rows, NOW + dt, 5000, &theme, true)
+                );
+                assert_eq!(
+                    all.shows_anything(NOW + dt, 5000),
+                    !render(&rows, NOW + dt, 5000, &theme, true).is_empty()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_snapshot_stays_small_and_keeps_the_right_rows() {
+        let long = "x".repeat(100_000);
+        let mut rows: Vec<Row<'_>> = (0..500).map(|i| live("fake", &long, 500 - i)).collect();
+        rows.push(waiting("adk", Some("Which colour?")));
+        rows.push(waiting("adk", Some("Which size?")));
+        rows.push(ended("fake", TaskState::Failed, 3, 2));
+        rows.push(ended("late", TaskState::Completed, 3, 1));
+        rows.push(ended("tie", TaskState::Canceled, 4, 1));
+        let s = summarize(&rows);
+        assert_eq!((s.running, s.waiting), (500, 2));
+        let first = s.first_running.as_ref().unwrap();
+        assert_eq!(first.started_ms, NOW - 500_000);
+        assert_eq!(
+            first.text.len(),
+            TEXT_COLS + 1,
+            "kept only what the line can show"
+        );
+        assert_eq!(
+            s.first_waiting.as_ref().unwrap().question.as_deref(),
+            Some("Which colour?")
+        );
+        // The newest ending; at the same millisecond the later row (store order) wins.
+        assert_eq!(s.last_ended.as_ref().unwrap().worker, "tie");
+        assert!(serde_json::to_string(&s).unwrap().len() < 1024);
+        // Written once, drawn every second: the clock, the spinner and the done window move.
+        let one = summarize(&[ended("fake", TaskState::Completed, 20, 0)]);
+        let at = |dt| render_snapshot(&one, NOW + dt, 5000, &Theme::plain(), true);
+        assert_eq!(at(0), "a2a-mod: ✓ fake done 0:20");
+        assert_eq!(at(5000), "a2a-mod: ✓ fake done 0:20");
+        assert_eq!(at(5001), "");
+        assert!(!one.shows_anything(NOW + 5001, 5000));
+        let run = summarize(&[live("fake", "build", 0)]);
+        let at = |dt| render_snapshot(&run, NOW + dt, 5000, &Theme::plain(), true);
+        assert_eq!(at(0), "a2a-mod: ⠋ fake build 0:00");
+        assert_eq!(at(61_000), "a2a-mod: ⠙ fake build 1:01");
+        assert_eq!(summarize(&[]), Snapshot::default());
+        assert!(!Snapshot::default().shows_anything(NOW, 5000));
+    }
+
     #[test]
     fn colours_wrap_each_piece() {
         let t = Theme::default_theme();

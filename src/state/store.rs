@@ -793,6 +793,90 @@ mod tests {
         assert!(r.meta_set("k", "v").is_err());
     }
 
+    fn fresh(p: &Path) -> Snapshot {
+        match super::snapshot::load(p) {
+            super::snapshot::Loaded::Fresh(s) => s,
+            other => panic!("snapshot not fresh: {other:?}"),
+        }
+    }
+
+    fn truth(p: &Path) -> Snapshot {
+        let all = Store::open_read(p).unwrap().unwrap().all().unwrap();
+        let rows: Vec<_> = all.iter().map(crate::statusline::to_row).collect();
+        status::summarize(&rows)
+    }
+
+    /// The snapshot is published in commit order: with writers racing, the last one on disk is the
+    /// store's final state, not whichever writer renamed its file last.
+    #[test]
+    fn snapshot_follows_concurrent_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let keep = Store::open(&p).unwrap();
+        let mut handles = Vec::new();
+        for w in 0..4 {
+            let p = p.clone();
+            handles.push(std::thread::spawn(move || {
+                let s = Store::open(&p).unwrap();
+                for i in 0..60 {
+                    let id = format!("t{w}-{i}");
+                    s.record_sent(&sent("fake", &id, TaskState::Working), i)
+                        .unwrap();
+                    if i % 3 != 0 {
+                        s.apply_poll(
+                            "fake",
+                            &id,
+                            &upd(TaskState::Completed, Some(EndReason::State)),
+                            false,
+                            i + w,
+                        )
+                        .unwrap();
+                    }
+                }
+            }));
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(fresh(&p), truth(&p));
+        assert_eq!(fresh(&p).running, 4 * 20);
+        // The last connection closing checkpoints the WAL away; the snapshot is re-stamped.
+        drop(keep);
+        assert!(!dir.path().join("s.db-wal").exists());
+        assert_eq!(fresh(&p), truth(&p));
+    }
+
+    #[test]
+    fn a_missing_or_stale_snapshot_is_rebuilt_by_the_next_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let s = Store::open(&p).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Working), 0)
+            .unwrap();
+        drop(s);
+        // A store from before snapshots.
+        std::fs::remove_file(super::snapshot::path_for(&p)).unwrap();
+        assert_eq!(super::snapshot::load(&p), super::snapshot::Loaded::Missing);
+        drop(Store::open(&p).unwrap());
+        assert_eq!(fresh(&p).running, 1);
+        // A commit nobody published (a writer killed after COMMIT, or another tool).
+        let c = Connection::open(&p).unwrap();
+        c.execute("UPDATE tasks SET ended_ms = 5, end_reason = 'state'", [])
+            .unwrap();
+        assert_eq!(super::snapshot::load(&p), super::snapshot::Loaded::Stale);
+        drop(c);
+        assert_eq!(super::snapshot::load(&p), super::snapshot::Loaded::Stale);
+        drop(Store::open(&p).unwrap());
+        assert_eq!(fresh(&p), truth(&p));
+        assert_eq!(fresh(&p).running, 0);
+        // A reader (the hooks, the status line's fallback) changes nothing.
+        let r = Store::open_read(&p).unwrap().unwrap();
+        r.all().unwrap();
+        assert_eq!(fresh(&p), truth(&p));
+        drop(r);
+        assert_eq!(fresh(&p), truth(&p));
+    }
+
     /// Many writers and readers at once must never surface `database is locked`.
     #[test]
     fn concurrent_writers_and_readers_never_fail() {
