@@ -81,6 +81,8 @@ struct Wire {
 }
 
 /// What [`load`] found.
+// Returned once per status-line run and moved once: a box would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, PartialEq)]
 pub enum Loaded {
     /// The snapshot matches the store as it is now.
