@@ -1,16 +1,21 @@
 //! The status line's cost, measured (STYLE.md "measured, not asserted"): the whole
 //! `a2a-mod statusline` process with 0, 1, 10 and 500 tracked tasks, as a ratio to a hello-world
-//! Rust binary compiled and spawned in the same run, plus the pure render in process.
+//! Rust binary compiled and spawned in the same run; the same stores without their status snapshot
+//! (the SQLite fallback, as before issue 4) for comparison; the writer's cost of publishing the
+//! snapshot; and the parts of one run in process.
 //!
 //! Run: `cargo bench --bench statusline` (release profile: the binary Claude Code runs). Goals from
 //! the issue: ≤ 1.3× hello-world with 1 task, ≤ 1.5× with 500. `A2A_MOD_BENCH_ROUNDS` sets the
 //! number of spawns per case (default 400). Cases are interleaved round by round so a busy
 //! machine slows all of them alike; medians, not means, so one descheduled run does not count.
+//! Run without `--bench` (as `cargo test --all-targets` does, in debug) it does a few rounds only
+//! and says so: a smoke test, not a measurement.
 
 use a2a_mod::core::status::{self, Row};
 use a2a_mod::core::task::TaskState;
+use a2a_mod::core::task::{EndReason, PollUpdate};
 use a2a_mod::env::Ctx;
-use a2a_mod::state::{NewTask, Store, session};
+use a2a_mod::state::{NewTask, Store, session, snapshot};
 use a2a_mod::theme::Theme;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -20,10 +25,18 @@ use std::time::{Duration, Instant};
 const SID: &str = "b42c70ee-5d1e-4c3b-9a47-1f0e2d3c4b5a";
 
 fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this too, in debug.
+    let measuring = std::env::args().any(|a| a == "--bench");
     let rounds: usize = std::env::var("A2A_MOD_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+        .unwrap_or(if measuring { 400 } else { 3 });
+    if !measuring {
+        println!(
+            "note: not run by `cargo bench`: {rounds} rounds, a smoke test; figures mean nothing"
+        );
+    }
+    let scale = |n: u32| if measuring { n } else { 2 };
     let tmp = tempfile::tempdir().expect("temp dir");
     let hello = compile_hello(tmp.path());
     let payload = std::fs::read(
@@ -63,19 +76,25 @@ fn main() {
     for n in [0, 1, 10, 500] {
         home_for(&format!("{n} tasks"), Some(n));
     }
+    // The same stores without a snapshot: the SQLite path (stores from before issue 4).
+    for n in [1, 500] {
+        home_for(&format!("{n} sqlite"), Some(n));
+        let db = session::db_path(&Ctx::at(&tmp.path().join(format!("{n} sqlite"))), SID);
+        std::fs::remove_file(snapshot::path_for(&db)).expect("snapshot to remove");
+    }
 
     // Sanity: the 1-task case prints a line, the hello world its greeting.
     for c in &cases {
         let (_, out) = spawn(&c.program, &c.args, &c.home, &payload);
         eprintln!("{:>12}: {}", c.name, out.trim_end());
     }
-    for _ in 0..20 {
+    for _ in 0..scale(20) {
         for c in &cases {
             spawn(&c.program, &c.args, &c.home, &payload);
         }
     }
-    // Two situations: the store alone (every run rebuilds SQLite's WAL index), and with another
-    // connection open, as while tasks are live (the poller and the monitor hold the store).
+    // Two situations: the store alone, and with another connection open, as while tasks are live
+    // (the poller and the monitor hold the store; for the SQLite path the WAL index then stays).
     for held in [false, true] {
         let _held: Vec<Store> = if held {
             cases
@@ -120,6 +139,7 @@ fn main() {
 
     println!("in process, per call (the parts of one run)");
     let per = |name: &str, iters: u32, mut f: Box<dyn FnMut() + '_>| {
+        let iters = scale(iters);
         f();
         let t = Instant::now();
         for _ in 0..iters {
@@ -138,12 +158,29 @@ fn main() {
         }),
     );
     per(
-        "theme: parse \"default\"",
+        "theme: parse themes/default.toml (before)",
         2000,
         Box::new(|| {
-            std::hint::black_box(Theme::default_theme());
+            std::hint::black_box(Theme::parse(a2a_mod::theme::BUILTIN[0].1).ok());
         }),
     );
+    per(
+        "theme: load \"default\" (built in code)",
+        2000,
+        Box::new(|| {
+            std::hint::black_box(a2a_mod::theme::load("default", tmp.path()));
+        }),
+    );
+    for n in [1usize, 500] {
+        let db = session::db_path(&Ctx::at(&tmp.path().join(format!("{n} tasks"))), SID);
+        per(
+            &format!("snapshot: load (fresh), {n} tasks"),
+            2000,
+            Box::new(|| {
+                std::hint::black_box(snapshot::load(&db));
+            }),
+        );
+    }
     per(
         "config.toml: none",
         2000,
@@ -228,6 +265,8 @@ fn main() {
         );
     }
 
+    writer_cost(tmp.path(), &scale);
+
     println!("in process: core::status::render");
     let theme = Theme::default_theme();
     for n in [1usize, 10, 500] {
@@ -242,16 +281,72 @@ fn main() {
                 question: None,
             })
             .collect();
-        let iters = 20_000 / n.max(1) + 100;
+        let iters = scale(20_000 / n.max(1) as u32 + 100);
         let t = Instant::now();
         let mut len = 0;
         for i in 0..iters {
             len += status::render(&rows, 12_000 + i as i64, 5000, &theme, true).len();
         }
-        let per = t.elapsed() / iters as u32;
+        let per = t.elapsed() / iters;
         println!(
             "  {n:>4} rows  {:>7.2} µs  ({len} bytes)",
             per.as_secs_f64() * 1e6
+        );
+    }
+}
+
+/// What publishing the snapshot adds to a write: the poller's most frequent one (a poll that
+/// finds the task still working) with 1 and 500 live tasks, through the store (summary query,
+/// lock, stamp, temp file + rename) against the same UPDATE in the same kind of transaction
+/// on a plain connection.
+fn writer_cost(dir: &Path, scale: &dyn Fn(u32) -> u32) {
+    println!("writer: one poll update (task still working), per write");
+    for n in [1usize, 500] {
+        let home = dir.join(format!("writer {n}"));
+        seed(&home, n);
+        let db = session::db_path(&Ctx::at(&home), SID);
+        let store = Store::open(&db).expect("store");
+        let upd = PollUpdate {
+            state: TaskState::Working,
+            text: None,
+            question: None,
+            context_id: None,
+            failed_polls: 0,
+            last_error: None,
+            end: None::<EndReason>,
+            next_poll_ms: Some(0),
+        };
+        let iters = scale(500);
+        let t = Instant::now();
+        for i in 0..iters {
+            let id = format!("task-{}", i as usize % n);
+            store
+                .apply_poll("fake", &id, &upd, false, i as i64)
+                .expect("poll");
+        }
+        let with = t.elapsed() / iters;
+        let raw = rusqlite::Connection::open(&db).expect("open");
+        raw.busy_timeout(Duration::from_secs(10)).expect("busy");
+        let t = Instant::now();
+        for i in 0..iters {
+            let id = format!("task-{}", i as usize % n);
+            raw.execute_batch("BEGIN IMMEDIATE").expect("begin");
+            raw.prepare_cached(
+                "UPDATE tasks SET state = ?3, failed_polls = 0, last_error = NULL,
+                    next_poll_ms = ?4, updated_ms = ?4
+                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
+            )
+            .expect("prepare")
+            .execute(rusqlite::params!["fake", id, "working", i as i64])
+            .expect("update");
+            raw.execute_batch("COMMIT").expect("commit");
+        }
+        let without = t.elapsed() / iters;
+        println!(
+            "  {n:>4} live tasks  {:>7.1} µs with the snapshot, {:>7.1} µs without (+{:.1} µs)",
+            with.as_secs_f64() * 1e6,
+            without.as_secs_f64() * 1e6,
+            (with.as_secs_f64() - without.as_secs_f64()) * 1e6
         );
     }
 }
