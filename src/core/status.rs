@@ -152,8 +152,9 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// One fold step of [`summarize`]; rows must come in store order (started, then seq), which
-    /// decides "first" and, between endings at the same millisecond, which one is shown (the later).
+    /// One fold step of [`summarize`]. Rows of one kind (running, waiting, ended) must come in store
+    /// order (started, then seq), which decides "first" and, between endings at the same
+    /// millisecond, which one is shown (the later); the kinds may come in any order.
     /// Clones only a row that becomes first or newest, so 500 running tasks cost 500 counter bumps.
     pub fn push(&mut self, r: &Row<'_>) {
         match kind(r) {
@@ -179,6 +180,12 @@ impl Snapshot {
                 }
             }
         }
+    }
+
+    /// The same as pushing `n` more running rows that come after the first one: lets the store
+    /// count live tasks in SQL instead of reading each (500 live tasks, every poll).
+    pub fn push_more_running(&mut self, n: u32) {
+        self.running = self.running.saturating_add(n);
     }
 
     /// Whether the line shows anything at `now`: lets the status line skip loading a theme.
