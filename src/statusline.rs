@@ -1,11 +1,15 @@
-//! `a2a-mod statusline`: Claude Code's status-line command. stdin JSON → the session's store
-//! (read-only) → [`crate::core::status::render`] → one line on stdout.
+//! `a2a-mod statusline`: Claude Code's status-line command. stdin JSON → the session's status
+//! snapshot (`state::snapshot`; the store itself, read-only, when the snapshot is missing or stale)
+//! → [`crate::core::status::render_snapshot`] → one line on stdout.
 //!
 //! HOT PATH: Claude Code runs this every second for the whole session, and a run slower than the
 //! interval is never shown (claude-code-facts.md, E1). So: no tokio runtime, no network, no writes
 //! (a warning reaches the log only when `A2A_MOD_LOG` is set), no config parsing beyond
 //! `[statusline]` and `timing.done_display_s`, and an early exit before reading config when the
-//! session has no store. Every failure degrades to printing less; it always exits 0.
+//! session has no store. No SQLite either while the snapshot is fresh: one small file read and two
+//! stats, because SQLite's first read of a file costs more than the whole process may (issue 4).
+//! No theme is loaded when nothing is shown. Every failure degrades to printing less; it always
+//! exits 0.
 //!
 //! The environment it reads (all optional):
 //! - `A2A_MOD_NOW_MS`: the clock, unix ms. For tests only: it fixes `now` so output is exact.
@@ -20,8 +24,9 @@
 //! - `CLAUDE_CODE_SESSION_ID`: the session when stdin names none (Claude Code sets it here too).
 
 use crate::claude::statusline_input::WireStatuslineInput;
-use crate::core::status::{self, Row};
+use crate::core::status::{self, Row, Snapshot};
 use crate::env::{Ctx, valid_session_id};
+use crate::state::snapshot::{self, Loaded};
 use crate::state::{Store, TaskRecord, session};
 use crate::theme::{self, Theme};
 use std::io::{Read, Write};
@@ -135,40 +140,60 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
         return String::new();
     };
     let path = session::db_path(ctx, &session::resolve(ctx, session));
-    let store = match Store::open_read(&path) {
-        Ok(Some(s)) => s,
+    let (snap, cfg) = match snapshot::load(&path) {
+        Loaded::Fresh(snap) => (snap, HotConfig::load(&ctx.config_path(), warnings)),
         // The common case for a session that never sent anything: done before reading config.
-        Ok(None) => return String::new(),
-        Err(e) => {
-            warnings.push(format!("statusline: {e:#}"));
-            return String::new();
+        Loaded::Missing if std::fs::symlink_metadata(&path).is_err() => return String::new(),
+        // A store from before snapshots, or one changed since its snapshot (a writer that died
+        // between COMMIT and publishing, an older a2a-mod): SQLite tells the truth, slower.
+        Loaded::Missing | Loaded::Stale => {
+            let cfg = HotConfig::load(&ctx.config_path(), warnings);
+            match read_store(&path, env.now_ms, cfg.done_ms, warnings) {
+                Some(snap) => (snap, cfg),
+                None => return String::new(),
+            }
         }
     };
-    let cfg = HotConfig::load(&ctx.config_path(), warnings);
-    let rows = match store.status_rows(env.now_ms, cfg.done_ms) {
-        Ok(r) => r,
+    if !snap.shows_anything(env.now_ms, cfg.done_ms) {
+        return String::new();
+    }
+    let theme = pick_theme(&cfg.theme, env, &ctx.config_dir, warnings);
+    status::render_snapshot(
+        &snap,
+        env.now_ms,
+        cfg.done_ms,
+        &theme,
+        cfg.animations && !env.reduce_motion,
+    )
+}
+
+/// The slow path: the store itself, read-only, summarized as a writer would have.
+fn read_store(
+    path: &Path,
+    now_ms: i64,
+    done_ms: i64,
+    warnings: &mut Vec<String>,
+) -> Option<Snapshot> {
+    let store = match Store::open_read(path) {
+        Ok(s) => s?,
+        Err(e) => {
+            warnings.push(format!("statusline: {e:#}"));
+            return None;
+        }
+    };
+    match store.status_rows(now_ms, done_ms) {
+        Ok(rows) => Some(status::summarize(
+            &rows.iter().map(to_row).collect::<Vec<_>>(),
+        )),
         Err(e) => {
             // Busy past the short timeout, or a store from a newer version: skip this tick.
             warnings.push(format!(
                 "statusline: cannot read \"{}\": {e:#}",
                 path.display()
             ));
-            return String::new();
+            None
         }
-    };
-    drop(store);
-    if rows.is_empty() {
-        return String::new();
     }
-    let theme = pick_theme(&cfg.theme, env, &ctx.config_dir, warnings);
-    let rows: Vec<Row<'_>> = rows.iter().map(to_row).collect();
-    status::render(
-        &rows,
-        env.now_ms,
-        cfg.done_ms,
-        &theme,
-        cfg.animations && !env.reduce_motion,
-    )
 }
 
 fn pick_theme(name: &str, env: &Env, config_dir: &Path, warnings: &mut Vec<String>) -> Theme {

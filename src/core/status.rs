@@ -1,9 +1,17 @@
 //! The status line's text: every row of the seed's table (how-it-works.md, "The status line") as
-//! one pure function, [`render`], over a snapshot of the session's tasks and `now`.
+//! pure functions: [`summarize`] folds the session's tasks into a small [`Snapshot`], and
+//! [`render_snapshot`] draws it at `now`. [`render`] is the two together.
 //!
-//! Pure and hot (runs once a second): no IO, no env, no clock; the spinner frame comes from `now`,
-//! so animating needs no state. Worker-provided text goes through [`text::sanitize`] and
-//! [`text::cut`] before it is drawn.
+//! Pure and hot (runs once a second): no IO, no env, no clock; the spinner frame, the running
+//! clock and the "done for 5 s" rule all come from `now` at render time, so a snapshot written once
+//! draws the right line every second until the next write. Worker-provided text goes through
+//! [`text::sanitize`] and [`text::cut`] before it is drawn.
+//!
+//! Why a snapshot: the status line's process must cost about what starting a process costs, and
+//! SQLite's first read of the file alone costs more than that (issue 4). Writers publish the
+//! snapshot after every write (`state::snapshot`); the status line reads only that. It is
+//! O(1) in the number of tasks: counts, the first running and the first waiting task, and the
+//! newest ended one, with texts kept only as far as the line can show them.
 //!
 //! What is shown, first match wins:
 //! 1. One task running: `⠋ fake slow 20 build 0:12` (task text cut to [`TEXT_COLS`] columns; time
@@ -27,6 +35,7 @@
 use crate::core::task::{EndReason, TaskState};
 use crate::core::text;
 use crate::theme::{Role, Style, Theme};
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// The seed's cut for the task text.
@@ -70,6 +79,138 @@ fn kind(r: &Row<'_>) -> Kind {
 /// One styled piece of the line; pieces are joined by single spaces.
 pub type Span<'a> = (Role, Cow<'a, str>);
 
+/// One task as the [`Snapshot`] keeps it: owned, its texts sanitized and cut to what the line can
+/// show ([`text::keep_for_cut`]), so a long prompt costs the snapshot a few dozen bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapRow {
+    pub worker: String,
+    pub text: String,
+    pub state: TaskState,
+    pub started_ms: i64,
+    pub ended_ms: Option<i64>,
+    pub end: Option<EndReason>,
+    pub question: Option<String>,
+}
+
+/// Bound on what is kept of one text even when all of it fits the line: only text made mostly of
+/// zero-width characters gets here, and such text draws the same without its tail.
+const KEEP_MAX_BYTES: usize = 1024;
+
+fn keep(s: &str, cols: usize) -> String {
+    let clean = text::sanitize(s);
+    let mut kept = text::keep_for_cut(&clean, cols);
+    if kept.len() > KEEP_MAX_BYTES {
+        let mut end = KEEP_MAX_BYTES;
+        while !kept.is_char_boundary(end) {
+            end -= 1;
+        }
+        kept = &kept[..end];
+    }
+    kept.to_string()
+}
+
+impl SnapRow {
+    pub fn of(r: &Row<'_>) -> SnapRow {
+        SnapRow {
+            worker: keep(r.worker, WORKER_COLS),
+            text: keep(r.text, TEXT_COLS),
+            state: r.state,
+            started_ms: r.started_ms,
+            ended_ms: r.ended_ms,
+            end: r.end,
+            question: r.question.map(|q| keep(q, QUESTION_COLS)),
+        }
+    }
+
+    pub fn as_row(&self) -> Row<'_> {
+        Row {
+            worker: &self.worker,
+            text: &self.text,
+            state: self.state,
+            started_ms: self.started_ms,
+            ended_ms: self.ended_ms,
+            end: self.end,
+            question: self.question.as_deref(),
+        }
+    }
+}
+
+/// Everything the line can show, whatever `now` is: built once per write by [`summarize`], drawn
+/// every second by [`render_snapshot`]. Its size does not grow with the number of tasks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Live tasks (the poller owns them).
+    pub running: u32,
+    /// The first live task in store order (oldest); drawn when it is the only one.
+    pub first_running: Option<SnapRow>,
+    /// Ended in input-required or auth-required (and not lost or removed).
+    pub waiting: u32,
+    pub first_waiting: Option<SnapRow>,
+    /// The task that ended last (any other ending). Whether it is still news is decided at render
+    /// time from `now` and the done window: if the newest ending is too old, every other is too.
+    pub last_ended: Option<SnapRow>,
+}
+
+impl Snapshot {
+    /// One fold step of [`summarize`]. Rows of one kind (running, waiting, ended) must come in store
+    /// order (started, then seq), which decides "first" and, between endings at the same
+    /// millisecond, which one is shown (the later); the kinds may come in any order.
+    /// Clones only a row that becomes first or newest, so 500 running tasks cost 500 counter bumps.
+    pub fn push(&mut self, r: &Row<'_>) {
+        match kind(r) {
+            Kind::Running => {
+                self.running = self.running.saturating_add(1);
+                if self.first_running.is_none() {
+                    self.first_running = Some(SnapRow::of(r));
+                }
+            }
+            Kind::Waiting => {
+                self.waiting = self.waiting.saturating_add(1);
+                if self.first_waiting.is_none() {
+                    self.first_waiting = Some(SnapRow::of(r));
+                }
+            }
+            Kind::Ended => {
+                let newer = self
+                    .last_ended
+                    .as_ref()
+                    .is_none_or(|l| l.ended_ms <= r.ended_ms);
+                if newer {
+                    self.last_ended = Some(SnapRow::of(r));
+                }
+            }
+        }
+    }
+
+    /// The same as pushing `n` more running rows that come after the first one: lets the store
+    /// count live tasks in SQL instead of reading each (500 live tasks, every poll).
+    pub fn push_more_running(&mut self, n: u32) {
+        self.running = self.running.saturating_add(n);
+    }
+
+    /// Whether the line shows anything at `now`: lets the status line skip loading a theme.
+    pub fn shows_anything(&self, now_ms: i64, done_ms: i64) -> bool {
+        self.running > 0 || self.waiting > 0 || self.last_ended_within(now_ms, done_ms).is_some()
+    }
+
+    fn last_ended_within(&self, now_ms: i64, done_ms: i64) -> Option<&SnapRow> {
+        self.last_ended.as_ref().filter(|r| {
+            // A clock that went backwards makes an end look recent, never hides it.
+            now_ms.saturating_sub(r.ended_ms.unwrap_or(now_ms)) <= done_ms
+        })
+    }
+}
+
+/// The [`Snapshot`] of `rows` (in store order: started, then seq). Needs every live and waiting
+/// task and at least the newest ended ones; older endings may be left out, they never show.
+pub fn summarize<'r, 'a: 'r>(rows: impl IntoIterator<Item = &'r Row<'a>>) -> Snapshot {
+    let mut s = Snapshot::default();
+    for r in rows {
+        s.push(r);
+    }
+    s
+}
+
 /// The line for `rows` at `now_ms`, painted with `theme`; empty when there is nothing to show.
 /// `done_ms`: how long an ended task stays on the line. `animations`: false gives the still glyph.
 pub fn render(
@@ -79,7 +220,18 @@ pub fn render(
     theme: &Theme,
     animations: bool,
 ) -> String {
-    let spans = spans(rows, now_ms, done_ms, theme, animations);
+    render_snapshot(&summarize(rows), now_ms, done_ms, theme, animations)
+}
+
+/// The line for a snapshot at `now_ms` (see [`render`]).
+pub fn render_snapshot(
+    snap: &Snapshot,
+    now_ms: i64,
+    done_ms: i64,
+    theme: &Theme,
+    animations: bool,
+) -> String {
+    let spans = spans(snap, now_ms, done_ms, theme, animations);
     if spans.is_empty() {
         return String::new();
     }
@@ -88,36 +240,18 @@ pub fn render(
 
 /// The pieces of the line, unpainted (the label first); empty when there is nothing to show.
 pub fn spans<'a>(
-    rows: &[Row<'a>],
+    snap: &'a Snapshot,
     now_ms: i64,
     done_ms: i64,
     theme: &'a Theme,
     animations: bool,
 ) -> Vec<Span<'a>> {
     let g = &theme.glyphs;
-    let (mut running, mut waiting) = (0usize, 0usize);
-    let (mut first_running, mut first_waiting, mut last_ended) = (None, None, None::<&Row<'a>>);
-    for r in rows {
-        match kind(r) {
-            Kind::Running => {
-                running += 1;
-                first_running.get_or_insert(r);
-            }
-            Kind::Waiting => {
-                waiting += 1;
-                first_waiting.get_or_insert(r);
-            }
-            Kind::Ended => {
-                let ended = r.ended_ms.unwrap_or(now_ms);
-                // A clock that went backwards makes an end look recent, never hides it.
-                if now_ms.saturating_sub(ended) <= done_ms
-                    && last_ended.is_none_or(|l| l.ended_ms.unwrap_or(now_ms) <= ended)
-                {
-                    last_ended = Some(r);
-                }
-            }
-        }
-    }
+    let (running, waiting) = (snap.running, snap.waiting);
+    let first_running = snap.first_running.as_ref().map(SnapRow::as_row);
+    let first_waiting = snap.first_waiting.as_ref().map(SnapRow::as_row);
+    let last_ended = snap.last_ended_within(now_ms, done_ms).map(SnapRow::as_row);
+    let last_ended = last_ended.as_ref();
 
     let mut out: Vec<Span<'a>> = Vec::with_capacity(8);
     out.push((Role::Label, Cow::Borrowed(LABEL)));
@@ -128,7 +262,7 @@ pub fn spans<'a>(
         }
     };
 
-    if let (1, Some(r)) = (running, first_running) {
+    if let (1, Some(r)) = (running, first_running.as_ref()) {
         out.push((Role::Spinner, Cow::Borrowed(spinner(g, now_ms, animations))));
         push_worker(&mut out, r, g);
         push_text(&mut out, Role::Text, r.text, TEXT_COLS, g);
@@ -154,7 +288,7 @@ pub fn spans<'a>(
             ));
         }
         waiting_tail(&mut out);
-    } else if let (1, Some(r)) = (waiting, first_waiting) {
+    } else if let (1, Some(r)) = (waiting, first_waiting.as_ref()) {
         out.push((Role::Waiting, Cow::Borrowed(g.waiting.as_str())));
         push_worker(&mut out, r, g);
         let question = r.question.map(text::sanitize).unwrap_or_default();
@@ -492,6 +626,106 @@ mod tests {
         let cjk = format!("x{}", "漢".repeat(40));
         let l = line(&[live("fake", &cjk, 1)]);
         assert_eq!(l, format!("a2a-mod: ⠋ fake x{}… 0:01", "漢".repeat(15)));
+    }
+
+    /// What the store feeds `summarize` on a write: every live and waiting-state row, and only the
+    /// endings at the newest non-waiting end time. It must draw like all the rows at every `now`.
+    #[test]
+    fn summarize_needs_only_live_waiting_and_the_newest_endings() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let states = TaskState::ALL;
+        let ends = [
+            None,
+            Some(EndReason::State),
+            Some(EndReason::Lost),
+            Some(EndReason::Removed),
+        ];
+        let theme = Theme::plain();
+        for _ in 0..3000 {
+            let n = next(7) as usize;
+            let rows: Vec<Row<'_>> = (0..n)
+                .map(|i| {
+                    let live = next(3) == 0;
+                    Row {
+                        worker: ["a", "b", "c"][i % 3],
+                        text: "t",
+                        state: states[next(states.len() as u64) as usize],
+                        started_ms: NOW - 1000 * next(4) as i64,
+                        ended_ms: (!live).then(|| NOW - 1000 * next(8) as i64),
+                        end: if live { None } else { ends[next(4) as usize] },
+                        question: Some("q"),
+                    }
+                })
+                .collect();
+            let newest = rows
+                .iter()
+                .filter(|r| r.ended_ms.is_some() && !r.state.is_waiting())
+                .filter_map(|r| r.ended_ms)
+                .max();
+            let picked: Vec<Row<'_>> = rows
+                .iter()
+                .filter(|r| r.ended_ms.is_none() || r.state.is_waiting() || r.ended_ms == newest)
+                .copied()
+                .collect();
+            let (all, some) = (summarize(&rows), summarize(&picked));
+            assert_eq!(all, some, "{rows:?}");
+            for dt in [0, 2000, 5000, 5001, 9000] {
+                assert_eq!(
+                    render_snapshot(&all, NOW + dt, 5000, &theme, true),
+                    render(&rows, NOW + dt, 5000, &theme, true)
+                );
+                assert_eq!(
+                    all.shows_anything(NOW + dt, 5000),
+                    !render(&rows, NOW + dt, 5000, &theme, true).is_empty()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_snapshot_stays_small_and_keeps_the_right_rows() {
+        let long = "x".repeat(100_000);
+        let mut rows: Vec<Row<'_>> = (0..500).map(|i| live("fake", &long, 500 - i)).collect();
+        rows.push(waiting("adk", Some("Which colour?")));
+        rows.push(waiting("adk", Some("Which size?")));
+        rows.push(ended("fake", TaskState::Failed, 3, 2));
+        rows.push(ended("late", TaskState::Completed, 3, 1));
+        rows.push(ended("tie", TaskState::Canceled, 4, 1));
+        let s = summarize(&rows);
+        assert_eq!((s.running, s.waiting), (500, 2));
+        let first = s.first_running.as_ref().unwrap();
+        assert_eq!(first.started_ms, NOW - 500_000);
+        assert_eq!(
+            first.text.len(),
+            TEXT_COLS + 1,
+            "kept only what the line can show"
+        );
+        assert_eq!(
+            s.first_waiting.as_ref().unwrap().question.as_deref(),
+            Some("Which colour?")
+        );
+        // The newest ending; at the same millisecond the later row (store order) wins.
+        assert_eq!(s.last_ended.as_ref().unwrap().worker, "tie");
+        assert!(serde_json::to_string(&s).unwrap().len() < 1024);
+        // Written once, drawn every second: the clock, the spinner and the done window move.
+        let one = summarize(&[ended("fake", TaskState::Completed, 20, 0)]);
+        let at = |dt| render_snapshot(&one, NOW + dt, 5000, &Theme::plain(), true);
+        assert_eq!(at(0), "a2a-mod: ✓ fake done 0:20");
+        assert_eq!(at(5000), "a2a-mod: ✓ fake done 0:20");
+        assert_eq!(at(5001), "");
+        assert!(!one.shows_anything(NOW + 5001, 5000));
+        let run = summarize(&[live("fake", "build", 0)]);
+        let at = |dt| render_snapshot(&run, NOW + dt, 5000, &Theme::plain(), true);
+        assert_eq!(at(0), "a2a-mod: ⠋ fake build 0:00");
+        assert_eq!(at(61_000), "a2a-mod: ⠙ fake build 1:01");
+        assert_eq!(summarize(&[]), Snapshot::default());
+        assert!(!Snapshot::default().shows_anything(NOW, 5000));
     }
 
     #[test]

@@ -108,7 +108,8 @@ impl std::fmt::Display for TaskState {
 }
 
 /// Why a task stopped being tracked, beyond the worker's own state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EndReason {
     /// The worker reported a state other than submitted/working.
     State,

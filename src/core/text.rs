@@ -168,9 +168,85 @@ pub fn cut_with(s: &str, cols: usize, ellipsis: &str) -> String {
     out
 }
 
+/// The part of `clean` (already [`sanitize`]d) that [`cut_with`] can ever show at `cols` columns,
+/// whatever the ellipsis: `clean` itself when it fits, else a prefix wider than `cols` that does
+/// not end in a space. Lets the status snapshot keep a few bytes of a 100 kB prompt and still draw
+/// exactly what the whole text would.
+///
+/// Why a prefix wider than `cols` is enough: `cut_with` stops at the first character where the
+/// prefix gets wider than its budget (≤ `cols`), and this prefix's own end is such a place, so the
+/// stop lies inside it; being wider than `cols`, it is cut, not shown whole. It must not end in a
+/// space because `sanitize` (which the renderer applies again) would trim it, and the shorter text
+/// might then fit without an ellipsis.
+pub fn keep_for_cut(clean: &str, cols: usize) -> &str {
+    if clean.len() <= cols || clean.width() <= cols {
+        return clean;
+    }
+    // Grow by doubling so hostile text (kilobytes of zero-width joiners) costs O(n), not O(n²).
+    let mut chars = cols.saturating_add(1).max(1);
+    loop {
+        let end = clean
+            .char_indices()
+            .nth(chars)
+            .map_or(clean.len(), |(i, _)| i);
+        let head = &clean[..end];
+        if end == clean.len() {
+            return clean;
+        }
+        if head.width() > cols {
+            if !head.ends_with(' ') {
+                return head;
+            }
+            // `sanitize` left single spaces, so the next character is not one.
+            let next = clean[end..].chars().next().map_or(0, char::len_utf8);
+            return &clean[..end + next];
+        }
+        chars = chars.saturating_mul(2);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The snapshot keeps `keep_for_cut`; the line must come out as if it kept everything.
+    #[test]
+    fn keep_for_cut_draws_like_the_whole_text() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = [
+            "a", "b", " ", "  ", "漢", "\u{200d}", "\u{fe0f}", "😀", "e\u{301}", "\t", "\x1b[1m",
+            "\u{200b}", "…",
+        ];
+        for _ in 0..5000 {
+            let n = (next() % 80) as usize;
+            let raw: String = (0..n)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let clean = sanitize(&raw);
+            for cols in [0, 1, 3, 24, 32, 48] {
+                let kept = keep_for_cut(&clean, cols);
+                assert!(clean.starts_with(kept));
+                assert_eq!(sanitize(kept), kept, "{raw:?}");
+                for ell in ["…", "...", "~"] {
+                    assert_eq!(
+                        cut_with(&sanitize(kept), cols, ell),
+                        cut_with(&clean, cols, ell),
+                        "{raw:?} at {cols} with {ell:?}"
+                    );
+                }
+            }
+        }
+        let zw = format!("a{}", "\u{200d}".repeat(100_000));
+        assert_eq!(keep_for_cut(&zw, 32), zw, "all of it fits in 1 column");
+        let long = "x".repeat(100_000);
+        assert_eq!(keep_for_cut(&long, 32).len(), 33);
+    }
 
     #[test]
     fn strips_escapes_and_controls() {

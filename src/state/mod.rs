@@ -4,11 +4,13 @@
 //! `BEGIN IMMEDIATE` transactions with a generous busy timeout, so a concurrent writer waits instead
 //! of failing with `database is locked`; readers (the status line, every second) use
 //! [`Store::open_read`]: `query_only`, a short busy timeout and no checkpoint on close, so the hot
-//! path never writes. No secrets are ever stored here.
+//! path never writes. No secrets are ever stored here. Every write also publishes a small status
+//! snapshot (`<id>.status`, [`snapshot`]) that the status line reads instead of SQLite.
 
 pub mod pids;
 mod schema;
 pub mod session;
+pub mod snapshot;
 mod store;
 
 pub use store::{NewTask, Store, TaskRecord};

@@ -1,8 +1,15 @@
 //! Queries over one session's SQLite file. Every write is one `BEGIN IMMEDIATE` transaction and
 //! touches only the columns its writer owns, so the poller, the MCP server, the monitor and the
 //! hooks never clobber each other's fields.
+//!
+//! [`Store::write`] is the one place every write transaction goes through, so it is also where the
+//! status snapshot is published (`super::snapshot`): summarized inside the transaction, written
+//! after COMMIT under the publish lock. A store opened for writing also brings a missing or stale
+//! snapshot up to date, and re-stamps it when closing the connection checkpoints the WAL.
 
 use super::schema::MIGRATIONS;
+use super::snapshot::{self, PublishLock, Stamp};
+use crate::core::status::{self, Snapshot};
 use crate::core::task::{EndReason, PollUpdate, TaskState};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
@@ -63,8 +70,56 @@ pub struct NewTask<'a> {
 }
 
 pub struct Store {
+    // Field order matters: `conn` is dropped (closed) before `publisher`, whose `Drop` re-stamps the
+    // snapshot after the close; see `impl Drop for Store`.
     conn: Connection,
     path: PathBuf,
+    /// `None` for the read-only hot-path store, which never publishes.
+    publisher: Option<Publisher>,
+}
+
+/// A writer's side of the status snapshot.
+struct Publisher {
+    db: PathBuf,
+    lock: PublishLock,
+    /// Set by `Store::drop` (lock held): the stamp before the close and the snapshot, if it was
+    /// fresh; `Publisher::drop` re-stamps it once the connection is closed.
+    closing: Option<(Stamp, Option<Snapshot>)>,
+}
+
+impl Drop for Store {
+    /// Closing the last connection checkpoints the WAL into the db and deletes it: the tasks are
+    /// the same, but the files (and so the stamp) change. Without a re-stamp the status line would
+    /// fall back to SQLite on every tick until the next write, which is the whole idle time of a
+    /// session whose tasks ended.
+    fn drop(&mut self) {
+        if let Some(p) = &mut self.publisher {
+            if !p.lock.lock() {
+                return;
+            }
+            let before = snapshot::stamp(&p.db);
+            let fresh = snapshot::read_locked(&p.db)
+                .filter(|(stamp, _)| *stamp == before)
+                .map(|(_, snap)| snap);
+            p.closing = Some((before, fresh));
+        }
+        // `conn` closes after this, then `publisher` drops (declaration order).
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        let Some((before, fresh)) = self.closing.take() else {
+            return;
+        };
+        let after = snapshot::stamp(&self.db);
+        if after != before
+            && let Some(snap) = fresh
+        {
+            let _ = snapshot::publish(&self.db, after, &snap);
+        }
+        self.lock.unlock();
+    }
 }
 
 const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
@@ -146,11 +201,106 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            publisher: Some(Publisher {
+                db: path.to_path_buf(),
+                lock: PublishLock::open(path),
+                closing: None,
+            }),
         };
         store
             .migrate()
             .with_context(|| format!("cannot prepare session store \"{}\"", path.display()))?;
+        store.refresh_snapshot();
         Ok(store)
+    }
+
+    /// Publishes the snapshot when it is missing or stale: a store from before snapshots, or a
+    /// writer that died between COMMIT and publishing. Best effort: the status line falls back to
+    /// SQLite meanwhile.
+    fn refresh_snapshot(&self) {
+        let Some(p) = &self.publisher else { return };
+        if !p.lock.lock() {
+            return;
+        }
+        let now = snapshot::stamp(&p.db);
+        let fresh = snapshot::read_locked(&p.db).is_some_and(|(stamp, _)| stamp == now);
+        if !fresh {
+            // No transaction needed: under the lock no a2a-mod writer commits.
+            match self.summarize() {
+                Ok(snap) => {
+                    let _ = snapshot::publish(&p.db, now, &snap);
+                }
+                Err(_) => snapshot::withdraw(&p.db),
+            }
+        }
+        p.lock.unlock();
+    }
+
+    /// The status snapshot of the store as this connection sees it (inside a write transaction:
+    /// including its own writes). What `core::status::summarize` needs, cheaply, because the
+    /// poller writes after every poll: the live tasks as a count and the first one (SQL counts
+    /// them; reading 500 rows per write cost ≈ 0.5 ms), then every waiting-state task and the
+    /// newest endings, in store order; indexed lookups and only the columns the line draws.
+    fn summarize(&self) -> rusqlite::Result<Snapshot> {
+        let mut snap = Snapshot::default();
+        let live: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        if live > 0 {
+            self.push_rows(
+                &mut snap,
+                "WHERE ended_ms IS NULL ORDER BY started_ms, seq LIMIT 1",
+            )?;
+            snap.push_more_running(u32::try_from(live - 1).unwrap_or(u32::MAX));
+        }
+        self.push_rows(
+            &mut snap,
+            "WHERE seq IN (
+                SELECT seq FROM tasks WHERE state IN ('input-required', 'auth-required')
+                    AND ended_ms IS NOT NULL
+                UNION SELECT seq FROM tasks WHERE ended_ms = (
+                    SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
+                        AND state NOT IN ('input-required', 'auth-required')
+                    ORDER BY ended_ms DESC LIMIT 1)
+             ) ORDER BY started_ms, seq",
+        )?;
+        Ok(snap)
+    }
+
+    fn push_rows(&self, snap: &mut Snapshot, where_: &str) -> rusqlite::Result<()> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT worker, message, state, started_ms, ended_ms, end_reason, question
+             FROM tasks {where_}"
+        ))?;
+        let mut rows = stmt.query([])?;
+        fn text(v: rusqlite::types::ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
+            match v {
+                rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
+                    Some(String::from_utf8_lossy(b))
+                }
+                rusqlite::types::ValueRef::Null => None,
+                other => Some(format!("{other:?}").into()),
+            }
+        }
+        while let Some(r) = rows.next()? {
+            let worker = text(r.get_ref(0)?).unwrap_or_default();
+            let message = text(r.get_ref(1)?).unwrap_or_default();
+            let state = text(r.get_ref(2)?).unwrap_or_default();
+            let end = text(r.get_ref(5)?);
+            let question = text(r.get_ref(6)?);
+            snap.push(&status::Row {
+                worker: &worker,
+                text: &message,
+                state: TaskState::parse(&state),
+                started_ms: r.get(3)?,
+                ended_ms: r.get(4)?,
+                end: end.as_deref().and_then(EndReason::parse),
+                question: question.as_deref(),
+            });
+        }
+        Ok(())
     }
 
     /// Opens a store for the hot path: `None` when the session has none, never creates or writes,
@@ -190,6 +340,7 @@ impl Store {
         Ok(Some(Store {
             conn,
             path: path.to_path_buf(),
+            publisher: None,
         }))
     }
 
@@ -215,18 +366,41 @@ impl Store {
         })
     }
 
+    /// One write transaction, then the status snapshot of what it committed. The snapshot is
+    /// summarized inside the transaction (so it is exactly this commit's state) and published
+    /// after COMMIT with the publish lock held from before COMMIT: the next writer cannot publish
+    /// until this one has, so publications land in commit order.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match f(&self.conn) {
-            Ok(v) => {
-                self.conn.execute_batch("COMMIT")?;
-                Ok(v)
-            }
+        let v = match f(&self.conn) {
+            Ok(v) => v,
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e.into())
+                return Err(e.into());
+            }
+        };
+        let Some(p) = &self.publisher else {
+            self.conn.execute_batch("COMMIT")?;
+            return Ok(v);
+        };
+        // Before the lock: a query error must not leave us holding it. The migration's own
+        // transaction may run before the table exists; then there is nothing to show.
+        let snap = self.summarize();
+        let locked = p.lock.lock();
+        let committed = self.conn.execute_batch("COMMIT");
+        if committed.is_ok() {
+            match (locked, snap) {
+                (true, Ok(snap)) => {
+                    let _ = snapshot::publish(&p.db, snapshot::stamp(&p.db), &snap);
+                }
+                _ => snapshot::withdraw(&p.db),
             }
         }
+        if locked {
+            p.lock.unlock();
+        }
+        committed?;
+        Ok(v)
     }
 
     fn query(&self, where_: &str, p: impl rusqlite::Params) -> Result<Vec<TaskRecord>> {
@@ -677,6 +851,90 @@ mod tests {
         let r = Store::open_read(&p).unwrap().unwrap();
         assert_eq!(r.live_tasks().unwrap().len(), 1);
         assert!(r.meta_set("k", "v").is_err());
+    }
+
+    fn fresh(p: &Path) -> Snapshot {
+        match super::snapshot::load(p) {
+            super::snapshot::Loaded::Fresh(s) => s,
+            other => panic!("snapshot not fresh: {other:?}"),
+        }
+    }
+
+    fn truth(p: &Path) -> Snapshot {
+        let all = Store::open_read(p).unwrap().unwrap().all().unwrap();
+        let rows: Vec<_> = all.iter().map(crate::statusline::to_row).collect();
+        status::summarize(&rows)
+    }
+
+    /// The snapshot is published in commit order: with writers racing, the last one on disk is the
+    /// store's final state, not whichever writer renamed its file last.
+    #[test]
+    fn snapshot_follows_concurrent_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let keep = Store::open(&p).unwrap();
+        let mut handles = Vec::new();
+        for w in 0..4 {
+            let p = p.clone();
+            handles.push(std::thread::spawn(move || {
+                let s = Store::open(&p).unwrap();
+                for i in 0..60 {
+                    let id = format!("t{w}-{i}");
+                    s.record_sent(&sent("fake", &id, TaskState::Working), i)
+                        .unwrap();
+                    if i % 3 != 0 {
+                        s.apply_poll(
+                            "fake",
+                            &id,
+                            &upd(TaskState::Completed, Some(EndReason::State)),
+                            false,
+                            i + w,
+                        )
+                        .unwrap();
+                    }
+                }
+            }));
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(fresh(&p), truth(&p));
+        assert_eq!(fresh(&p).running, 4 * 20);
+        // The last connection closing checkpoints the WAL away; the snapshot is re-stamped.
+        drop(keep);
+        assert!(!dir.path().join("s.db-wal").exists());
+        assert_eq!(fresh(&p), truth(&p));
+    }
+
+    #[test]
+    fn a_missing_or_stale_snapshot_is_rebuilt_by_the_next_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let s = Store::open(&p).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Working), 0)
+            .unwrap();
+        drop(s);
+        // A store from before snapshots.
+        std::fs::remove_file(super::snapshot::path_for(&p)).unwrap();
+        assert_eq!(super::snapshot::load(&p), super::snapshot::Loaded::Missing);
+        drop(Store::open(&p).unwrap());
+        assert_eq!(fresh(&p).running, 1);
+        // A commit nobody published (a writer killed after COMMIT, or another tool).
+        let c = Connection::open(&p).unwrap();
+        c.execute("UPDATE tasks SET ended_ms = 5, end_reason = 'state'", [])
+            .unwrap();
+        assert_eq!(super::snapshot::load(&p), super::snapshot::Loaded::Stale);
+        drop(c);
+        assert_eq!(super::snapshot::load(&p), super::snapshot::Loaded::Stale);
+        drop(Store::open(&p).unwrap());
+        assert_eq!(fresh(&p), truth(&p));
+        assert_eq!(fresh(&p).running, 0);
+        // A reader (the hooks, the status line's fallback) changes nothing.
+        let r = Store::open_read(&p).unwrap().unwrap();
+        r.all().unwrap();
+        assert_eq!(fresh(&p), truth(&p));
+        drop(r);
+        assert_eq!(fresh(&p), truth(&p));
     }
 
     /// Many writers and readers at once must never surface `database is locked`.

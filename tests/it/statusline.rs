@@ -1,10 +1,13 @@
 //! `a2a-mod statusline`: every row of the seed's table and every edge case, by running the real
 //! binary with Claude Code stdin fixtures (tests/fixtures/statusline/) against a store seeded
 //! through the store API, with the clock fixed by `A2A_MOD_NOW_MS`. Also hostile worker text,
-//! themes, bad stdin and `--then`.
+//! themes, bad stdin and `--then`, and the status snapshot the line reads instead of SQLite
+//! (that every write publishes it, that stale and missing ones fall back to the store).
 
+use a2a_mod::core::status;
 use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
 use a2a_mod::env::Ctx;
+use a2a_mod::state::snapshot::{self, Loaded};
 use a2a_mod::state::{NewTask, Store, session};
 use std::io::Write;
 use std::path::Path;
@@ -842,4 +845,191 @@ fn then_reading_no_stdin_is_fine() {
         &["--then", "echo x"],
     );
     assert_eq!(out.text(), "x\na2a-mod: ⠋ fake slow 20 build 0:12\n");
+}
+
+// ---- The status snapshot (issue 4): what the line reads instead of SQLite ----
+
+fn db(h: &Home) -> std::path::PathBuf {
+    session::db_path(&h.ctx(), SID)
+}
+
+/// The snapshot on disk, which must be fresh and equal to what the whole store summarizes to.
+fn assert_snapshot_follows(h: &Home) -> a2a_mod::core::status::Snapshot {
+    let snap = match snapshot::load(&db(h)) {
+        Loaded::Fresh(s) => s,
+        other => panic!("snapshot not fresh after a write: {other:?}"),
+    };
+    let all = Store::open_read(&db(h)).unwrap().unwrap().all().unwrap();
+    let rows: Vec<_> = all.iter().map(a2a_mod::statusline::to_row).collect();
+    assert_eq!(snap, status::summarize(&rows));
+    snap
+}
+
+/// Rewrites the snapshot's content in place, keeping its stamp (the store is untouched, so it
+/// stays fresh): what the line then shows came from the snapshot, not from SQLite.
+fn doctor_snapshot(h: &Home, from: &str, to: &str) {
+    let p = snapshot::path_for(&db(h));
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{text}");
+    std::fs::write(&p, text.replace(from, to)).unwrap();
+}
+
+/// Every kind of write re-publishes, with a writer that stays open (as the poller and the MCP
+/// server do) and with writers that open, write and close (hooks, user commands).
+#[test]
+fn the_snapshot_follows_every_kind_of_write() {
+    let h = Home::new();
+    let s = h.store();
+    // Send recorded.
+    s.record_sent(
+        &sent("fake", "t1", "slow 20 build", TaskState::Working),
+        NOW - 12_000,
+    )
+    .unwrap();
+    assert_eq!(assert_snapshot_follows(&h).running, 1);
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake slow 20 build 0:12\n");
+    // Poll update that changes nothing shown, and a put-off poll.
+    let working = PollUpdate {
+        end: None,
+        next_poll_ms: Some(NOW + 5_000),
+        ..end(TaskState::Working, EndReason::State)
+    };
+    assert!(
+        s.apply_poll("fake", "t1", &working, false, NOW - 1)
+            .unwrap()
+    );
+    s.set_next_poll("fake", "t1", NOW + 9_000).unwrap();
+    assert_snapshot_follows(&h);
+    // A second send from a writer that opens and closes.
+    h.store()
+        .record_sent(&ask("adk", "t2", "Which colour?"), NOW - 5_000)
+        .unwrap();
+    assert_snapshot_follows(&h);
+    assert_eq!(
+        h.line(NOW),
+        "a2a-mod: ⠋ fake slow 20 build 0:12 · 1 waiting\n"
+    );
+    // Task ended by a poll.
+    assert!(
+        s.apply_poll(
+            "fake",
+            "t1",
+            &end(TaskState::Completed, EndReason::State),
+            false,
+            NOW
+        )
+        .unwrap()
+    );
+    assert_snapshot_follows(&h);
+    assert_eq!(h.line(NOW), "a2a-mod: ✓ fake done 0:12 · 1 waiting\n");
+    // Claimed and announced, delivered, told: the line does not change, the snapshot stays fresh.
+    assert_eq!(s.claim_unannounced(NOW + 1).unwrap().len(), 2);
+    assert_eq!(s.take_undelivered(NOW + 2).unwrap().len(), 2);
+    s.mark_told("fake", "t1", NOW + 3).unwrap();
+    s.meta_set("k", "v").unwrap();
+    assert_snapshot_follows(&h);
+    assert_eq!(
+        h.line(NOW + 4_000),
+        "a2a-mod: ✓ fake done 0:12 · 1 waiting\n"
+    );
+    // Seen by the task tool: the waiting task answered and working again.
+    let view = a2a_mod::a2a::TaskView {
+        task_id: "t2".into(),
+        context_id: None,
+        state: TaskState::Working,
+        wire_state: "working".into(),
+        text: None,
+        question: None,
+    };
+    s.record_seen("adk", &view, NOW + 5_000, NOW + 5_000)
+        .unwrap();
+    assert_snapshot_follows(&h);
+    assert_eq!(h.line(NOW + 6_000), "a2a-mod: ⠦ adk ask 0:11\n");
+    // Worker removed.
+    assert_eq!(h.store().end_removed("adk", NOW + 7_000).unwrap(), 1);
+    assert_snapshot_follows(&h);
+    assert_eq!(h.line(NOW + 8_000), "a2a-mod: ⊘ adk no longer tracked\n");
+    // Every writer closed: the last close checkpoints the WAL away, the snapshot is re-stamped.
+    drop(s);
+    assert!(!db(&h).with_extension("db-wal").exists());
+    assert_snapshot_follows(&h);
+    assert_eq!(h.line(NOW + 12_000), "a2a-mod: ⊘ adk no longer tracked\n");
+    assert_eq!(h.line(NOW + 12_001), "");
+}
+
+/// The line reads the snapshot alone while it is fresh (no SQLite), and leaves it the moment the
+/// store changes behind its back.
+#[test]
+fn a_fresh_snapshot_is_all_the_line_reads_and_a_stale_one_is_ignored() {
+    let h = Home::new();
+    seed_one_running(&h);
+    doctor_snapshot(&h, "\"fake\"", "\"snap\"");
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ snap slow 20 build 0:12\n");
+    // A commit nobody published: a writer killed between COMMIT and publishing, an older a2a-mod,
+    // or another tool. The stamp no longer matches, so the line asks SQLite.
+    let conn = rusqlite::Connection::open(db(&h)).unwrap();
+    conn.execute("UPDATE tasks SET message = 'edited'", [])
+        .unwrap();
+    assert_eq!(snapshot::load(&db(&h)), Loaded::Stale);
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake edited 0:12\n");
+    drop(conn);
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake edited 0:12\n");
+    // The next writer to open the store brings the snapshot up to date.
+    drop(h.store());
+    assert_snapshot_follows(&h);
+    doctor_snapshot(&h, "\"edited\"", "\"from the snapshot\"");
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake from the snapshot 0:12\n");
+    // A snapshot that does not parse is stale too, never an empty line.
+    std::fs::write(snapshot::path_for(&db(&h)), "{ not json").unwrap();
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake edited 0:12\n");
+}
+
+/// Stores written before snapshots existed have none: the line falls back to SQLite, and the
+/// first writer to open the store publishes one.
+#[test]
+fn a_store_from_before_snapshots_still_shows() {
+    let h = Home::new();
+    seed_one_running(&h);
+    std::fs::remove_file(snapshot::path_for(&db(&h))).unwrap();
+    assert_eq!(snapshot::load(&db(&h)), Loaded::Missing);
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake slow 20 build 0:12\n");
+    // The status line never writes: still no snapshot.
+    assert_eq!(snapshot::load(&db(&h)), Loaded::Missing);
+    drop(h.store());
+    assert_snapshot_follows(&h);
+    assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake slow 20 build 0:12\n");
+}
+
+/// After `/clear` the line resolves the link and reads the old session's snapshot.
+#[test]
+fn the_clear_link_leads_to_the_old_sessions_snapshot() {
+    let h = Home::new();
+    seed_one_running(&h);
+    let new = "d890abd3-1c2b-4e5f-8a9b-0c1d2e3f4a5b";
+    session::link(&h.ctx(), new, SID).unwrap();
+    doctor_snapshot(&h, "\"fake\"", "\"snap\"");
+    let out = h.run_with(&fixture("after_clear.json"), NOW, &[], &[]);
+    assert_eq!(out.text(), "a2a-mod: ⠋ snap slow 20 build 0:12\n");
+    assert!(!snapshot::path_for(&session::db_path(&h.ctx(), new)).exists());
+}
+
+/// One snapshot, written once, draws the right line every second: the spinner, the clock and the
+/// done window come from `now`.
+#[test]
+fn a_snapshot_written_once_is_right_every_second() {
+    let h = Home::new();
+    seed_ended(
+        &h.store(),
+        "t1",
+        TaskState::Completed,
+        EndReason::State,
+        20,
+        0,
+    );
+    let written = std::fs::read(snapshot::path_for(&db(&h))).unwrap();
+    for dt in [0, 1_000, 5_000] {
+        assert_eq!(h.line(NOW + dt), "a2a-mod: ✓ fake done 0:20\n");
+    }
+    assert_eq!(h.line(NOW + 5_001), "");
+    assert_eq!(std::fs::read(snapshot::path_for(&db(&h))).unwrap(), written);
 }
