@@ -900,9 +900,9 @@ mod tests {
         }
         assert_eq!(fresh(&p), truth(&p));
         assert_eq!(fresh(&p).running, 4 * 20);
-        // The last connection closing checkpoints the WAL away; the snapshot is re-stamped.
+        // Closing the last connection leaves the snapshot fresh (connections do not checkpoint on
+        // close; if a close ever changes the files, the store's Drop re-stamps the snapshot).
         drop(keep);
-        assert!(!dir.path().join("s.db-wal").exists());
         assert_eq!(fresh(&p), truth(&p));
     }
 
