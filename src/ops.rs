@@ -262,10 +262,13 @@ impl Session {
         // An answer to an input-required task may come back with the task still in its old
         // waiting state (a2a-sdk 0.3 answers the snapshot taken before the resumed run starts):
         // the worker has the answer but has not picked it up. Treat it as submitted, so the
-        // inline window and the poller look again instead of reporting the old question.
+        // inline window and the poller look again instead of reporting the old question. Any
+        // artifact in that snapshot goes too: the result is told once, with the state that ends
+        // the task, not beside "submitted" and then again by the wake.
         if previous.as_ref().is_some_and(|p| p.state == view.state) && view.state.is_waiting() {
             view.state = TaskState::Submitted;
             view.question = None;
+            view.text = None;
         }
 
         let timing = &self.config.timing;

@@ -262,10 +262,36 @@ fn assert_wake(wake: &Recorded, line: &str, result: &str) {
     assert!(ctx.contains(result), "{ctx}");
 }
 
+/// The alias a worker of `kind` is registered under.
+fn alias_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Fake | Kind::FakeV03 => "fake",
+        Kind::PyV1 => "py",
+        Kind::PyV03 => "py03",
+    }
+}
+
+/// The structured outcomes (`{"note", "state", "text", ...}`) of the `send` results in `r`.
+fn send_outcomes(r: &Recorded) -> Vec<Value> {
+    r.tool_results()
+        .iter()
+        .filter(|t| t.tool_name.as_deref() == Some(SEND))
+        .map(|t| serde_json::from_str(&t.text).unwrap_or_else(|_| json!({"note": t.text})))
+        .collect()
+}
+
+/// The request carries a `send` result that reports the task completed with `text`.
+fn send_completed_with(r: &Recorded, text: &str) -> bool {
+    send_outcomes(r)
+        .iter()
+        .any(|o| o["state"] == "completed" && o["text"].as_str().is_some_and(|t| t.contains(text)))
+}
+
 /// The seed case, with the seed's timing: `slow 12` sent by the model ends its turn, the status
 /// line shows it running, and ~12 s later Claude Code asks the model again by itself with the wake
 /// line and the result. Prints the wake latency (task end at the worker → request at the model).
-fn wakes_idle_claude(kind: Kind, alias: &'static str) {
+fn wakes_idle_claude(kind: Kind) {
+    let alias = alias_of(kind);
     let Some(mut rig) = Rig::start(kind, alias, idle_script(alias), RigOpts::default()) else {
         return;
     };
@@ -333,20 +359,10 @@ fn wakes_idle_claude(kind: Kind, alias: &'static str) {
     assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
 }
 
-#[test]
-fn fake_worker_task_wakes_idle_claude() {
-    wakes_idle_claude(Kind::Fake, "fake");
-}
-
-#[test]
-fn python_worker_task_wakes_idle_claude() {
-    wakes_idle_claude(Kind::PyV1, "py");
-}
-
-/// Claude is busy in a 15 s Bash call when the task ends: no separate wake turn; the
+/// Claude is busy in a long Bash call when the task ends: no separate wake turn; the
 /// notification and the result are folded into the request that carries the Bash result.
-#[test]
-fn task_ending_during_a_long_tool_call_joins_the_turn() {
+fn long_tool_call_joins_the_turn(kind: Kind) {
+    let alias = alias_of(kind);
     let script = Script::new()
         .rule(Rule::on_tool_result_for("Bash").text("BASH-AND-TASK-DONE"))
         .rule(Rule::on_tool_result_for(SEND).tool_use(
@@ -355,12 +371,12 @@ fn task_ending_during_a_long_tool_call_joins_the_turn() {
         ))
         .rule(send_on(
             "BUSY",
-            vec![json!({"worker": "fake", "message": "slow 3 build"})],
+            vec![json!({"worker": alias, "message": "slow 3 build"})],
         ))
         .rule(Rule::when("wake", is_wake).text("SEPARATE-WAKE"));
     let Some(mut rig) = Rig::start(
-        Kind::Fake,
-        "fake",
+        kind,
+        alias,
         script,
         RigOpts {
             timing: Some(("[0.2]", 0.5, 6)),
@@ -381,7 +397,7 @@ fn task_ending_during_a_long_tool_call_joins_the_turn() {
     let short: String = id.chars().take(4).collect();
     assert_eq!(
         events(&bash),
-        [format!("a2a: fake task {short}… completed")],
+        [format!("a2a: {alias} task {short}… completed")],
         "{}",
         bash.new_text()
     );
@@ -396,21 +412,21 @@ fn task_ending_during_a_long_tool_call_joins_the_turn() {
 }
 
 /// Two tasks that end together make one wake-up listing both.
-#[test]
-fn two_tasks_ending_together_share_one_wake() {
+fn two_tasks_share_one_wake(kind: Kind) {
+    let alias = alias_of(kind);
     let script = Script::new()
         .rule(Rule::when("wake", is_wake).text("WOKEN-FOR-TWO"))
         .rule(Rule::on_tool_result_for(SEND).text("SENT-TWO"))
         .rule(send_on(
             "TWO",
             vec![
-                json!({"worker": "fake", "message": "slow 6 alpha"}),
-                json!({"worker": "fake", "message": "slow 6 beta"}),
+                json!({"worker": alias, "message": "slow 6 alpha"}),
+                json!({"worker": alias, "message": "slow 6 beta"}),
             ],
         ));
     let Some(mut rig) = Rig::start(
-        Kind::Fake,
-        "fake",
+        kind,
+        alias,
         script,
         RigOpts {
             timing: Some(("[]", 0.5, 6)),
@@ -424,7 +440,7 @@ fn two_tasks_ending_together_share_one_wake() {
     rig.claude.wait_for_text("WOKEN-FOR-TWO", LONG);
     assert_eq!(
         events(&wake),
-        ["a2a: 2 tasks finished (fake ✓, fake ✓)"],
+        [format!("a2a: 2 tasks finished ({alias} ✓, {alias} ✓)")],
         "{}",
         wake.new_text()
     );
@@ -443,39 +459,35 @@ fn two_tasks_ending_together_share_one_wake() {
 }
 
 /// A task asks a question: the wake says so, the hidden context says how to answer, the model
-/// answers with `send` and the same `taskId`, and gets the result (the fake worker finishes at
-/// once, so in the tool result; nothing is announced again).
-#[test]
-fn input_required_wake_is_answered_with_the_same_task_id() {
+/// answers with `send` and the same `taskId`, and gets the result: in the tool result when the
+/// worker says it finished (the fake and a2a-sdk 1.x), or by a second wake when its answer to the
+/// follow-up still shows the old waiting state (a2a-sdk 0.3). Never the old question again.
+fn input_required_round_trip(kind: Kind) {
+    let alias = alias_of(kind);
+    let asked = |r: &Recorded| is_wake(r) && r.new_text().contains("input-required");
     let script = Script::new()
         .rule(
             Rule::when("answered", |r| {
-                r.tool_results()
-                    .iter()
-                    .any(|t| t.text.contains("you said: blue"))
+                send_completed_with(r, "you said: blue")
+                    || (is_wake(r) && system_text(r).contains("you said: blue"))
             })
             .text("GOT-THE-ANSWER"),
         )
-        .rule(
-            Rule::when("asked", |r| {
-                is_wake(r) && r.new_text().contains("input-required")
-            })
-            .reply_with(|r| {
-                let id = task_id_in(&system_text(r)).unwrap_or_default();
-                Reply::tool_use(
-                    SEND,
-                    json!({"worker": "fake", "message": "blue", "taskId": id}),
-                )
-            }),
-        )
+        .rule(Rule::when("asked", asked).reply_with(move |r| {
+            let id = task_id_in(&system_text(r)).unwrap_or_default();
+            Reply::tool_use(
+                SEND,
+                json!({"worker": alias, "message": "blue", "taskId": id}),
+            )
+        }))
         .rule(Rule::on_tool_result_for(SEND).text("SENT-OK"))
         .rule(send_on(
             "ASK",
-            vec![json!({"worker": "fake", "message": "ask Which colour?"})],
+            vec![json!({"worker": alias, "message": "ask Which colour?"})],
         ));
     let Some(mut rig) = Rig::start(
-        Kind::Fake,
-        "fake",
+        kind,
+        alias,
         script,
         RigOpts {
             timing: Some(("[]", 0.5, 6)),
@@ -485,56 +497,102 @@ fn input_required_wake_is_answered_with_the_same_task_id() {
         return;
     };
     rig.prompt("ASK");
-    let asked = rig
+    let question = rig
         .model
-        .wait_for_request("the input-required wake", LONG, |r| {
-            is_wake(r) && r.new_text().contains("input-required")
-        });
+        .wait_for_request("the input-required wake", LONG, asked);
     let id = rig.task_ids().pop().expect("task");
     let short: String = id.chars().take(4).collect();
     assert_eq!(
-        events(&asked),
-        [format!("a2a: fake task {short}… input-required")]
+        events(&question),
+        [format!("a2a: {alias} task {short}… input-required")]
     );
-    let ctx = system_text(&asked);
+    let ctx = system_text(&question);
     assert!(ctx.contains("Which colour?"), "{ctx}");
     assert!(
-        ctx.contains(&format!("call send with worker \"fake\", taskId \"{id}\"")),
+        ctx.contains(&format!(
+            "call send with worker \"{alias}\", taskId \"{id}\""
+        )),
         "{ctx}"
+    );
+    // The model's answer goes out; what comes back must not be the old question.
+    let replied = rig
+        .model
+        .wait_for_request("the answer's send result", LONG, |r| {
+            r.seq > question.seq
+                && r.tool_results()
+                    .iter()
+                    .any(|t| t.tool_name.as_deref() == Some(SEND))
+        });
+    let reply = &replied.tool_results()[0].text;
+    assert!(reply.contains(&id), "{reply}");
+    assert!(
+        !reply.contains("Which colour?") && !reply.contains("input-required"),
+        "the answer came back as the old question: {reply}"
     );
     let answered = rig
         .model
-        .wait_for_request("the answer's result", LONG, |r| {
-            r.tool_results()
-                .iter()
-                .any(|t| t.text.contains("you said: blue"))
+        .wait_for_request("the result of the answer", LONG, |r| {
+            r.answered_by == "answered"
         });
-    assert!(answered.tool_results()[0].text.contains(&id));
     rig.claude.wait_for_text("GOT-THE-ANSWER", LONG);
-    // Told in the tool result: no second wake and no context about it later.
+    let inline = send_completed_with(&answered, "you said: blue");
+    if !inline {
+        // Not in a tool result that says the task still runs (told once), but by a wake: the
+        // completion of the same task.
+        assert!(!reply.contains("you said: blue"), "told twice: {reply}");
+        assert_wake(
+            &answered,
+            &format!("a2a: {alias} task {short}… completed"),
+            "you said: blue",
+        );
+    }
+    eprintln!(
+        "INPUT-REQUIRED {kind:?}: the result came {}",
+        if inline {
+            "in the tool result"
+        } else {
+            "by a wake"
+        }
+    );
+    // Told once: no further wake and no context about it later.
     rig.claude.send_keys("AFTER");
     let after = rig.model.wait_for_request("the AFTER turn", LONG, |r| {
         r.is_main_loop() && r.last_user_text().contains("AFTER")
     });
     assert!(!system_text(&after).contains("a2a-mod notice"));
-    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+    assert_eq!(
+        rig.wakes().len(),
+        if inline { 1 } else { 2 },
+        "{}",
+        rig.model.summary()
+    );
+    assert!(
+        rig.model
+            .turns()
+            .iter()
+            .filter(|r| r.answered_by == "asked")
+            .count()
+            == 1,
+        "the question was asked again:\n{}",
+        rig.model.summary()
+    );
     assert_eq!(rig.task_ids(), [id], "the answer went to the same task");
 }
 
 /// The worker dies mid-task: after `max_failed_polls` failed checks Claude is woken with the
 /// lost-contact message.
-#[test]
-fn lost_contact_wakes_claude_with_the_message() {
+fn lost_contact_wakes_claude(kind: Kind) {
+    let alias = alias_of(kind);
     let script = Script::new()
         .rule(Rule::when("wake", is_wake).text("WOKEN-LOST"))
         .rule(Rule::on_tool_result_for(SEND).text("SENT-OK"))
         .rule(send_on(
             "LOSE",
-            vec![json!({"worker": "fake", "message": "slow 300 forever"})],
+            vec![json!({"worker": alias, "message": "slow 300 forever"})],
         ));
     let Some(mut rig) = Rig::start(
-        Kind::Fake,
-        "fake",
+        kind,
+        alias,
         script,
         RigOpts {
             timing: Some(("[0.2]", 0.5, 3)),
@@ -553,16 +611,72 @@ fn lost_contact_wakes_claude_with_the_message() {
     let short: String = id.chars().take(4).collect();
     assert_eq!(
         events(&wake),
-        [format!("a2a: fake task {short}… lost contact")]
+        [format!("a2a: {alias} task {short}… lost contact")]
     );
     let ctx = system_text(&wake);
     assert!(
         ctx.contains(&format!(
-            "fake task {id}: lost contact with the worker after 3 failed checks. Use the task tool to try again."
+            "{alias} task {id}: lost contact with the worker after 3 failed checks. Use the task tool to try again."
         )),
         "{ctx}"
     );
     rig.claude.wait_for_text("WOKEN-LOST", LONG);
+}
+
+#[test]
+fn fake_worker_task_wakes_idle_claude() {
+    wakes_idle_claude(Kind::Fake);
+}
+
+#[test]
+fn python_worker_task_wakes_idle_claude() {
+    wakes_idle_claude(Kind::PyV1);
+}
+
+#[test]
+fn fake_worker_task_ending_during_a_long_tool_call_joins_the_turn() {
+    long_tool_call_joins_the_turn(Kind::Fake);
+}
+
+#[test]
+fn python_worker_task_ending_during_a_long_tool_call_joins_the_turn() {
+    long_tool_call_joins_the_turn(Kind::PyV1);
+}
+
+#[test]
+fn fake_worker_two_tasks_ending_together_share_one_wake() {
+    two_tasks_share_one_wake(Kind::Fake);
+}
+
+#[test]
+fn python_worker_two_tasks_ending_together_share_one_wake() {
+    two_tasks_share_one_wake(Kind::PyV1);
+}
+
+#[test]
+fn fake_worker_input_required_is_answered_with_the_same_task_id() {
+    input_required_round_trip(Kind::Fake);
+}
+
+#[test]
+fn python_worker_input_required_is_answered_with_the_same_task_id() {
+    input_required_round_trip(Kind::PyV1);
+}
+
+/// a2a-sdk 0.3 answers the follow-up with the task's old state (tests/peers/README.md, finding 2).
+#[test]
+fn python_v03_worker_input_required_is_answered_with_the_same_task_id() {
+    input_required_round_trip(Kind::PyV03);
+}
+
+#[test]
+fn fake_worker_lost_contact_wakes_claude_with_the_message() {
+    lost_contact_wakes_claude(Kind::Fake);
+}
+
+#[test]
+fn python_worker_lost_contact_wakes_claude_with_the_message() {
+    lost_contact_wakes_claude(Kind::PyV1);
 }
 
 /// `/clear` mid-task: the status line (new session id) still shows the task, the monitor (old
