@@ -359,7 +359,7 @@ fn wakes_idle_claude(kind: Kind) {
     assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
 }
 
-/// Claude is busy in a long Bash call when the task ends: no separate wake turn; the
+/// Claude is busy in an 8 s Bash call when a 2 s task ends: no separate wake turn; the
 /// notification and the result are folded into the request that carries the Bash result.
 fn long_tool_call_joins_the_turn(kind: Kind) {
     let alias = alias_of(kind);
@@ -367,11 +367,11 @@ fn long_tool_call_joins_the_turn(kind: Kind) {
         .rule(Rule::on_tool_result_for("Bash").text("BASH-AND-TASK-DONE"))
         .rule(Rule::on_tool_result_for(SEND).tool_use(
             "Bash",
-            json!({"command": "sleep 15", "description": "Wait a while"}),
+            json!({"command": "sleep 8", "description": "Wait a while"}),
         ))
         .rule(send_on(
             "BUSY",
-            vec![json!({"worker": alias, "message": "slow 3 build"})],
+            vec![json!({"worker": alias, "message": "slow 2 build"})],
         ))
         .rule(Rule::when("wake", is_wake).text("SEPARATE-WAKE"));
     let Some(mut rig) = Rig::start(
@@ -380,7 +380,7 @@ fn long_tool_call_joins_the_turn(kind: Kind) {
         script,
         RigOpts {
             timing: Some(("[0.2]", 0.5, 6)),
-            allow: vec!["Bash(sleep 15)"],
+            allow: vec!["Bash(sleep 8)"],
             ..Default::default()
         },
     ) else {
@@ -420,8 +420,8 @@ fn two_tasks_share_one_wake(kind: Kind) {
         .rule(send_on(
             "TWO",
             vec![
-                json!({"worker": alias, "message": "slow 6 alpha"}),
-                json!({"worker": alias, "message": "slow 6 beta"}),
+                json!({"worker": alias, "message": "slow 4 alpha"}),
+                json!({"worker": alias, "message": "slow 4 beta"}),
             ],
         ));
     let Some(mut rig) = Rig::start(
@@ -438,6 +438,11 @@ fn two_tasks_share_one_wake(kind: Kind) {
     rig.prompt("TWO");
     let wake = rig.model.wait_for_request("the wake-up", LONG, is_wake);
     rig.claude.wait_for_text("WOKEN-FOR-TWO", LONG);
+    assert!(
+        wake.tool_results().is_empty(),
+        "the tasks ended before the turn did:\n{}",
+        rig.model.summary()
+    );
     assert_eq!(
         events(&wake),
         [format!("a2a: 2 tasks finished ({alias} ✓, {alias} ✓)")],
