@@ -8,6 +8,11 @@
 //! the wake line (in a `<task-notification>`) and the result as hidden context (a `role:"system"`
 //! message from our hooks). Also `/clear` and `/exit` + `claude --resume` mid-task.
 //!
+//! Each scenario is one function taking the worker `Kind`; thin `#[test]` wrappers run it against
+//! the embedded fake worker and the Python a2a-sdk 1.3.0 worker, and the input-required round
+//! trip also against a2a-sdk 0.3.26 (which answers the follow-up in the task's old state).
+//! Scenarios about behaviour rather than the seed's timing use a shortened `[timing]`.
+//!
 //! Every test has its own tmux server, temp home and worker, so they run in parallel.
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
