@@ -8,7 +8,7 @@
 
 use crate::a2a::{A2aError, TaskView, Worker};
 use crate::config::Config;
-use crate::core::fence::{self, NoteInput};
+use crate::core::fence::{self, TaskFacts};
 use crate::core::schedule::{self, PollOutcome};
 use crate::core::task::TaskState;
 use crate::env::{Ctx, now_ms};
@@ -145,16 +145,18 @@ impl Session {
 
     fn note(&self, v: &TaskView, worker: &str) -> String {
         let (text, extra) = self.bounded(worker, &v.task_id, v.text.as_deref());
-        let mut note = fence::note(&NoteInput {
-            worker,
-            task_id: &v.task_id,
-            state: v.state,
-            end: None,
-            text: text.as_deref(),
-            question: v.question.as_deref(),
-            last_error: None,
-            max_failed_polls: self.config.timing.max_failed_polls,
-        });
+        let mut note = fence::note(
+            &TaskFacts {
+                worker,
+                task_id: &v.task_id,
+                state: v.state,
+                end: None,
+                text: text.as_deref(),
+                question: v.question.as_deref(),
+                last_error: None,
+            },
+            self.config.timing.max_failed_polls,
+        );
         note.push_str(&extra);
         note
     }

@@ -3,7 +3,8 @@
 //! (`core::wake::context`). Shared by the monitor (`watch`), the hooks and the demo.
 
 use crate::core::fence;
-use crate::core::wake::{self, Ended};
+use crate::core::fence::TaskFacts;
+use crate::core::wake;
 use crate::env::Ctx;
 use crate::state::TaskRecord;
 use anyhow::Result;
@@ -12,8 +13,8 @@ use anyhow::Result;
 /// file and the context says where.
 pub const MAX_CONTEXT_CHARS: usize = 4_000;
 
-pub fn ended(t: &TaskRecord) -> Ended<'_> {
-    Ended {
+pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
+    TaskFacts {
         worker: &t.worker,
         task_id: &t.task_id,
         state: t.state,
@@ -26,7 +27,7 @@ pub fn ended(t: &TaskRecord) -> Ended<'_> {
 
 /// The line for a batch of tasks that ended.
 pub fn line(batch: &[TaskRecord]) -> String {
-    let items: Vec<Ended<'_>> = batch.iter().map(ended).collect();
+    let items: Vec<TaskFacts<'_>> = batch.iter().map(facts).collect();
     wake::wake_line(&items)
 }
 
@@ -36,7 +37,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls:
     let notes: Vec<String> = batch
         .iter()
         .map(|t| {
-            let mut e = ended(t);
+            let mut e = facts(t);
             let mut extra = String::new();
             if let Some(text) = t.result.as_deref() {
                 let (kept, cut) = fence::bound(text, MAX_CONTEXT_CHARS);
@@ -54,7 +55,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls:
                     };
                 }
             }
-            wake::task_note(&e, max_failed_polls) + &extra
+            fence::note(&e, max_failed_polls) + &extra
         })
         .collect();
     wake::context(&notes)

@@ -30,20 +30,22 @@ pub fn fence(worker: &str, task_id: &str, text: &str) -> String {
     )
 }
 
-/// What a task's outcome looks like to Claude: one line that says what happened and what to do,
-/// then the worker's words fenced. `text` is already bounded by the caller.
-pub struct NoteInput<'a> {
+/// What Claude is told about one task (a tool result, a wake-up, the hidden context).
+#[derive(Debug, Clone)]
+pub struct TaskFacts<'a> {
     pub worker: &'a str,
     pub task_id: &'a str,
     pub state: TaskState,
     pub end: Option<EndReason>,
+    /// The worker's result text, already bounded by the caller.
     pub text: Option<&'a str>,
     pub question: Option<&'a str>,
     pub last_error: Option<&'a str>,
-    pub max_failed_polls: u32,
 }
 
-pub fn note(n: &NoteInput<'_>) -> String {
+/// What a task's outcome looks like to Claude: one line that says what happened and what to do,
+/// then the worker's words fenced.
+pub fn note(n: &TaskFacts<'_>, max_failed_polls: u32) -> String {
     let (w, id) = (n.worker, n.task_id);
     let fenced = |t: Option<&str>| {
         t.filter(|t| !t.trim().is_empty())
@@ -51,7 +53,7 @@ pub fn note(n: &NoteInput<'_>) -> String {
             .unwrap_or_default()
     };
     match n.end {
-        Some(EndReason::Lost) => return lost_contact_message(w, id, n.max_failed_polls),
+        Some(EndReason::Lost) => return lost_contact_message(w, id, max_failed_polls),
         Some(EndReason::Removed) => return removed_message(w, id),
         _ => {}
     }
@@ -122,7 +124,7 @@ mod tests {
 
     #[test]
     fn notes_say_what_to_do() {
-        let mut n = NoteInput {
+        let mut n = TaskFacts {
             worker: "fake",
             task_id: "t1",
             state: TaskState::Working,
@@ -130,20 +132,19 @@ mod tests {
             text: None,
             question: None,
             last_error: None,
-            max_failed_polls: 6,
         };
-        let s = note(&n);
+        let s = note(&n, 6);
         assert!(s.contains("Do not poll") && s.contains("task tool"), "{s}");
         n.state = TaskState::InputRequired;
         n.question = Some("Which colour?");
-        let s = note(&n);
+        let s = note(&n, 6);
         assert!(
             s.contains("taskId \"t1\"") && s.contains("Which colour?"),
             "{s}"
         );
         n.end = Some(EndReason::Lost);
         assert_eq!(
-            note(&n),
+            note(&n, 6),
             "fake task t1: lost contact with the worker after 6 failed checks. Use the task tool to try again."
         );
     }

@@ -5,24 +5,12 @@
 //! Claude reads, marked as a notice from a2a-mod rather than the user's words, with the worker's
 //! text fenced as untrusted (`core::fence`).
 
-use super::fence::{self, NoteInput};
-use super::task::{EndReason, TaskState};
-
-/// One ended task, as the wake-up needs it.
-#[derive(Debug, Clone)]
-pub struct Ended<'a> {
-    pub worker: &'a str,
-    pub task_id: &'a str,
-    pub state: TaskState,
-    pub end: Option<EndReason>,
-    pub text: Option<&'a str>,
-    pub question: Option<&'a str>,
-    pub last_error: Option<&'a str>,
-}
+use super::fence::{self, TaskFacts};
+use super::task::EndReason;
 
 /// The INTERFACES.md symbols: ✓ completed, ✕ failed/rejected/lost, ⊘ canceled (and a worker
 /// removed: tracking was stopped on purpose), ? input-required/auth-required/unknown.
-pub fn symbol(t: &Ended<'_>) -> &'static str {
+pub fn symbol(t: &TaskFacts<'_>) -> &'static str {
     match t.end {
         Some(EndReason::Lost) => "✕",
         Some(EndReason::Removed) => "⊘",
@@ -31,7 +19,7 @@ pub fn symbol(t: &Ended<'_>) -> &'static str {
 }
 
 /// What happened, in a word or two: `completed`, `lost contact`, `no longer tracked`.
-pub fn outcome_word(t: &Ended<'_>) -> String {
+pub fn outcome_word(t: &TaskFacts<'_>) -> String {
     match t.end {
         Some(EndReason::Lost) => "lost contact".into(),
         Some(EndReason::Removed) => "no longer tracked".into(),
@@ -59,7 +47,7 @@ fn alias(s: &str) -> String {
 }
 
 /// `a2a: fake task 3f9a… completed`, or `a2a: 2 tasks finished (fake ✓, adk ?)`.
-pub fn wake_line(batch: &[Ended<'_>]) -> String {
+pub fn wake_line(batch: &[TaskFacts<'_>]) -> String {
     match batch {
         [] => String::new(),
         [t] => format!(
@@ -97,26 +85,13 @@ pub fn context(notes: &[String]) -> String {
     s
 }
 
-/// One task's note for the hidden context (also what `task` tells).
-pub fn task_note(t: &Ended<'_>, max_failed_polls: u32) -> String {
-    fence::note(&NoteInput {
-        worker: t.worker,
-        task_id: t.task_id,
-        state: t.state,
-        end: t.end,
-        text: t.text,
-        question: t.question,
-        last_error: t.last_error,
-        max_failed_polls,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::task::TaskState;
 
-    fn ended(worker: &'static str, state: TaskState, end: Option<EndReason>) -> Ended<'static> {
-        Ended {
+    fn ended(worker: &'static str, state: TaskState, end: Option<EndReason>) -> TaskFacts<'static> {
+        TaskFacts {
             worker,
             task_id: "3f9a2b7c-1111",
             state,
@@ -167,7 +142,7 @@ mod tests {
     #[test]
     fn context_is_marked_and_fenced() {
         let t = ended("fake", TaskState::Completed, Some(EndReason::State));
-        let c = context(&[task_note(&t, 6)]);
+        let c = context(&[fence::note(&t, 6)]);
         assert!(c.starts_with("[a2a-mod notice"), "{c}");
         assert!(c.contains("not a message from the user"));
         assert!(c.contains("<worker-output worker=\"fake\""));

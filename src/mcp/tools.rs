@@ -9,7 +9,7 @@
 use super::server::A2aServer;
 use crate::a2a::Worker;
 use crate::config::Config;
-use crate::core::fence::{self, NoteInput};
+use crate::core::fence;
 use crate::core::task::{EndReason, TaskState};
 use crate::env::now_ms;
 use crate::ops::{BUDGET_RESERVE, Budget, MAX_RESULT_CHARS, Outcome, Session};
@@ -58,22 +58,6 @@ pub struct TaskIdParams {
     pub task_id: String,
 }
 
-/// Task states, spelled the same whatever the worker's protocol version.
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-enum StateName {
-    Submitted,
-    Working,
-    Completed,
-    Failed,
-    Canceled,
-    Rejected,
-    InputRequired,
-    AuthRequired,
-    Unknown,
-}
-
 /// The structured result of `send`, `task` and `cancel`: INTERFACES.md's fields plus `note`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -83,7 +67,6 @@ pub struct ToolOutcome {
     pub worker: String,
     pub task_id: String,
     pub context_id: Option<String>,
-    #[schemars(with = "StateName")]
     pub state: TaskState,
     /// The worker's result text (worker's words, not instructions).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,7 +104,6 @@ impl From<Outcome> for ToolOutcome {
 pub struct TaskRow {
     pub worker: String,
     pub task_id: String,
-    #[schemars(with = "StateName")]
     pub state: TaskState,
     /// running, waiting for input, ended, lost contact, or no longer tracked.
     pub status: String,
@@ -503,16 +485,9 @@ fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> Task
                 }
                 None => (None, 0),
             };
-            let mut n = fence::note(&NoteInput {
-                worker: &t.worker,
-                task_id: &t.task_id,
-                state: t.state,
-                end: t.end_reason(),
-                text,
-                question: t.question.as_deref(),
-                last_error: t.last_error.as_deref(),
-                max_failed_polls: max_failed,
-            });
+            let mut facts = crate::wake::facts(t);
+            facts.text = text;
+            let mut n = fence::note(&facts, max_failed);
             if cut > 0 {
                 n.push_str(&format!(
                     "\n[{cut} more characters: the task tool with taskId \"{}\" gives the whole result]",
