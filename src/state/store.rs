@@ -327,12 +327,12 @@ impl Store {
         Ok(())
     }
 
-    /// Live tasks the poller should poll now.
-    pub fn due_tasks(&self, now: i64) -> Result<Vec<TaskRecord>> {
+    /// Live tasks the poller should poll now, most overdue first, at most `limit` of them.
+    pub fn due_tasks(&self, now: i64, limit: usize) -> Result<Vec<TaskRecord>> {
         self.query(
             "WHERE ended_ms IS NULL AND tracked = 1 AND COALESCE(next_poll_ms, 0) <= ?1
-             ORDER BY next_poll_ms",
-            [now],
+             ORDER BY next_poll_ms LIMIT ?2",
+            params![now, limit as i64],
         )
     }
 
@@ -341,11 +341,24 @@ impl Store {
         self.query("WHERE ended_ms IS NULL ORDER BY seq", [])
     }
 
-    /// When the next poll falls due (the poller sleeps until then).
-    pub fn next_due_ms(&self) -> Result<Option<i64>> {
-        Ok(self.conn.query_row(
-            "SELECT MIN(COALESCE(next_poll_ms, 0)) FROM tasks WHERE ended_ms IS NULL AND tracked = 1",
+    /// How many tasks the poller owns (one indexed count, no rows decoded).
+    pub fn live_count(&self) -> Result<usize> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NULL",
             [],
+            |r| r.get(0),
+        )?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// When the next poll falls due after `now` (the poller sleeps until then). Tasks due at or
+    /// before `now` are left out: the poller has either sent their poll already (their row still
+    /// looks due until the answer is applied) or has no room for it yet.
+    pub fn next_due_after(&self, now: i64) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MIN(next_poll_ms) FROM tasks
+             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
+            [now],
             |r| r.get(0),
         )?)
     }
@@ -543,9 +556,12 @@ mod tests {
             .unwrap();
         s.record_sent(&sent("fake", "t2", TaskState::Working), 0)
             .unwrap();
-        assert_eq!(s.due_tasks(50).unwrap().len(), 0);
-        assert_eq!(s.due_tasks(100).unwrap().len(), 2);
-        assert_eq!(s.next_due_ms().unwrap(), Some(100));
+        assert_eq!(s.due_tasks(50, 10).unwrap().len(), 0);
+        assert_eq!(s.due_tasks(100, 10).unwrap().len(), 2);
+        assert_eq!(s.due_tasks(100, 1).unwrap().len(), 1);
+        assert_eq!(s.next_due_after(50).unwrap(), Some(100));
+        assert_eq!(s.next_due_after(100).unwrap(), None);
+        assert_eq!(s.live_count().unwrap(), 2);
         assert!(
             s.apply_poll("fake", "t1", &upd(TaskState::Working, None), false, 100)
                 .unwrap()

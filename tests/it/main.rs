@@ -9,6 +9,7 @@ mod fake;
 mod fake_worker;
 mod mcp;
 mod peers;
+mod poller;
 mod statusline;
 mod util;
 mod workers;
