@@ -270,7 +270,11 @@ impl Session {
         let window_end = offsets.last().copied().unwrap_or_default();
         let sent_at = Instant::now();
         let now = now_ms();
-        let first_bg_poll = now + (window_end + timing.poll_interval()).as_millis() as i64;
+        // Should this call stop waiting before the window's end (cancelled, killed), the poller
+        // takes over one interval after the window, its last poll's slack included, so the two
+        // never poll the task at once.
+        let first_bg_poll =
+            now + (window_end + WINDOW_SLACK + timing.poll_interval()).as_millis() as i64;
         let live = view.state.is_live();
         self.store(|s| {
             s.record_sent(

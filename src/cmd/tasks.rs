@@ -52,7 +52,7 @@ pub fn tasks(ctx: &Ctx, a: TasksArgs) -> Result<()> {
     };
     let mut rows = Vec::new();
     for id in &sessions {
-        if let Some(store) = Store::open_read(&session::db_path(ctx, id))? {
+        if let Some(store) = Store::open_read_waiting(&session::db_path(ctx, id))? {
             rows.extend(store.all()?.into_iter().map(|t| (id.clone(), t)));
         }
     }

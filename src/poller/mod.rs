@@ -161,6 +161,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         while let Ok(a) = rx.try_recv() {
             answers.push(a);
         }
+        let mut updates = Vec::with_capacity(answers.len());
         for (t, started, outcome) in answers {
             in_flight.remove(&(t.worker.clone(), t.task_id.clone()));
             let u = schedule::after_poll(
@@ -174,7 +175,15 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             if u.end == Some(EndReason::Lost) {
                 tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
             }
-            store.apply_poll(&t.worker, &t.task_id, &u, false, now_ms())?;
+            updates.push((t, u));
+        }
+        if !updates.is_empty() {
+            store.apply_polls(
+                updates
+                    .iter()
+                    .map(|(t, u)| (t.worker.as_str(), t.task_id.as_str(), u)),
+                now_ms(),
+            )?;
         }
 
         if in_flight.is_empty() && store.live_count()? == 0 {

@@ -105,6 +105,43 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     })
 }
 
+fn update_polled(
+    c: &Connection,
+    worker: &str,
+    task_id: &str,
+    u: &PollUpdate,
+    told: bool,
+    now: i64,
+) -> rusqlite::Result<usize> {
+    let ended = u.end.map(|_| now);
+    let told = (told && u.end.is_some()).then_some(now);
+    let mut stmt = c.prepare_cached(
+        "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
+            question = ?5, context_id = COALESCE(?6, context_id),
+            failed_polls = ?7, last_error = ?8, ended_ms = ?9, end_reason = ?10,
+            tracked = ?11, next_poll_ms = ?12, updated_ms = ?13,
+            announced_ms = COALESCE(announced_ms, ?14),
+            delivered_ms = COALESCE(delivered_ms, ?14)
+         WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
+    )?;
+    stmt.execute(params![
+        worker,
+        task_id,
+        u.state.as_str(),
+        u.text,
+        u.question,
+        u.context_id,
+        u.failed_polls as i64,
+        u.last_error,
+        ended,
+        u.end.map(EndReason::as_str),
+        u.end.is_none() as i64,
+        u.next_poll_ms,
+        now,
+        told,
+    ])
+}
+
 impl Store {
     /// Opens (creating and migrating) a session's store for writing.
     pub fn open(path: &Path) -> Result<Store> {
@@ -151,6 +188,16 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         }))
+    }
+
+    /// [`Store::open_read`] for user commands, which may wait for a writer (or for the recovery
+    /// that follows a crashed writer) as long as writers do, rather than fail.
+    pub fn open_read_waiting(path: &Path) -> Result<Option<Store>> {
+        let store = Store::open_read(path)?;
+        if let Some(s) = &store {
+            s.conn.busy_timeout(WRITE_BUSY)?;
+        }
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {
@@ -247,36 +294,21 @@ impl Store {
         told: bool,
         now: i64,
     ) -> Result<bool> {
-        let ended = u.end.map(|_| now);
-        let told = (told && u.end.is_some()).then_some(now);
-        let n = self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
-                    question = ?5, context_id = COALESCE(?6, context_id),
-                    failed_polls = ?7, last_error = ?8, ended_ms = ?9, end_reason = ?10,
-                    tracked = ?11, next_poll_ms = ?12, updated_ms = ?13,
-                    announced_ms = COALESCE(announced_ms, ?14),
-                    delivered_ms = COALESCE(delivered_ms, ?14)
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
-                params![
-                    worker,
-                    task_id,
-                    u.state.as_str(),
-                    u.text,
-                    u.question,
-                    u.context_id,
-                    u.failed_polls as i64,
-                    u.last_error,
-                    ended,
-                    u.end.map(EndReason::as_str),
-                    u.end.is_none() as i64,
-                    u.next_poll_ms,
-                    now,
-                    told,
-                ],
-            )
-        })?;
-        Ok(n > 0)
+        Ok(self.write(|c| update_polled(c, worker, task_id, u, told, now))? > 0)
+    }
+
+    /// [`Store::apply_poll`] for many answers in one transaction (the background poller's burst).
+    pub fn apply_polls<'a>(
+        &self,
+        polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
+        now: i64,
+    ) -> Result<()> {
+        self.write(|c| {
+            for (worker, task_id, u) in polls {
+                update_polled(c, worker, task_id, u, false, now)?;
+            }
+            Ok(())
+        })
     }
 
     /// Updates a task from a fresh look at it outside the poller (the `task` tool, `cancel`):
@@ -329,9 +361,14 @@ impl Store {
 
     /// Live tasks the poller should poll now, most overdue first, at most `limit` of them.
     pub fn due_tasks(&self, now: i64, limit: usize) -> Result<Vec<TaskRecord>> {
+        // Two range lookups on the partial index `tasks_due` (a NULL time means due now).
         self.query(
-            "WHERE ended_ms IS NULL AND tracked = 1 AND COALESCE(next_poll_ms, 0) <= ?1
-             ORDER BY next_poll_ms LIMIT ?2",
+            "WHERE seq IN (
+                SELECT seq FROM tasks
+                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms <= ?1
+                UNION ALL SELECT seq FROM tasks
+                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms IS NULL
+             ) ORDER BY next_poll_ms LIMIT ?2",
             params![now, limit as i64],
         )
     }
@@ -562,6 +599,12 @@ mod tests {
         assert_eq!(s.next_due_after(50).unwrap(), Some(100));
         assert_eq!(s.next_due_after(100).unwrap(), None);
         assert_eq!(s.live_count().unwrap(), 2);
+        // A burst of answers in one transaction; the poll times move on.
+        let live = upd(TaskState::Working, None);
+        s.apply_polls([("fake", "t1", &live), ("fake", "t2", &live)], 150)
+            .unwrap();
+        assert_eq!(s.next_due_after(150).unwrap(), Some(200));
+        assert!(s.due_tasks(150, 10).unwrap().is_empty());
         assert!(
             s.apply_poll("fake", "t1", &upd(TaskState::Working, None), false, 100)
                 .unwrap()

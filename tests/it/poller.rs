@@ -304,6 +304,56 @@ fn cadence_python() {
     cadence(Kind::PyV1)
 }
 
+/// CPU time (utime + stime) a process has used, in clock ticks of 10 ms.
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let at = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    at(11) + at(12)
+}
+
+/// While a poll hangs (a `silent` worker), the poller sleeps: the task's row still looks due until
+/// the answer comes, and a loop that slept until "the next due poll" would spin for the whole poll
+/// timeout. Regression: it did, waking every millisecond (27% of a core in a debug build; 0 now).
+#[test]
+fn poller_idles_while_a_poll_hangs() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    let s = sid("idle");
+    let _guard = NoOrphans(vec![s.clone()]);
+    ok(&home, &s, &["worker", "add", "w", &peer.url]);
+    timing(
+        &home,
+        "inline_polls_s = [0.1]\npoll_interval_s = 0.2\npoll_timeout_s = 4\nmax_failed_polls = 1",
+    );
+    let id = send_tracked(&home, &s, "w", "silent");
+    let returned = now_ms();
+    wait_until("the poller's poll to hang", 10 * SECOND, || {
+        peer.events()
+            .iter()
+            .any(|e| e.is_get() && e.task_id.as_deref() == Some(id.as_str()) && e.at_ms > returned)
+    });
+    let pid = poller_pid(&home, &s).expect("the poller runs");
+    let (t0, c0) = (std::time::Instant::now(), cpu_ticks(pid));
+    // A measurement window, not a wait for something to happen.
+    wait_until("a 2 s measurement window", 3 * SECOND, || {
+        t0.elapsed() >= 2 * SECOND
+    });
+    let used_ms = (cpu_ticks(pid) - c0) * 10;
+    let wall_ms = t0.elapsed().as_millis() as u64;
+    assert!(
+        used_ms * 10 < wall_ms,
+        "the poller used {used_ms} ms of CPU in {wall_ms} ms while its poll hung"
+    );
+    wait_until("the task to end as lost", 10 * SECOND, || {
+        task(&home, &s, &id)["end_reason"] == "lost"
+    });
+    pollers_exit(&home, &s);
+}
+
 /// Quick polling for behaviour tests: a failed poll takes at most 0.5 s.
 const QUICK: &str =
     "inline_polls_s = [0.2]\npoll_interval_s = 0.3\npoll_timeout_s = 0.5\nmax_failed_polls = 6";
@@ -605,6 +655,13 @@ fn two_sessions_no_cross_talk() {
     for (k, s) in [&a, &b].into_iter().enumerate() {
         assert_eq!(ids(&tasks(&home, s)), mine[k], "session {s}");
         assert_eq!(pollers(s), [pids[k]]);
+        // The other session's task ids mean nothing here.
+        let other = mine[1 - k].first().unwrap();
+        for tool in ["task", "cancel"] {
+            let o = run(&home, s, &[tool, other], &[]);
+            assert_eq!(o.status.code(), Some(1), "{tool} {other} in {s}");
+            assert!(stderr(&o).contains("not in this session"), "{}", stderr(&o));
+        }
     }
     // Stop one poller; for a while every GetTask comes from the other, and names only its tasks.
     for k in 0..2 {
