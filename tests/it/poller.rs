@@ -283,13 +283,14 @@ fn cadence(kind: Kind) {
     wait_until("the poller to see the task complete", 30 * SECOND, || {
         is_done(&home, &s, &id, "completed")
     });
-    let gets = gets_of(&peer.events(), &id);
+    let events = peer.events();
+    let gets = gets_of(&events, &id);
     // One inline GetTask (0.2 s), then the poller's at about 5.2, 10.2 and 15.2 s.
-    assert!(gets.len() >= 4, "GetTask times {gets:?}");
+    assert!(gets.len() >= 4, "GetTask times {gets:?}: {events:?}");
     let g = gaps(&gets);
     assert!(
         g.iter().all(|d| (d - 5000).abs() <= 300),
-        "GetTask gaps {g:?}, want 5000 ±300 ms"
+        "GetTask gaps {g:?}, want 5000 ±300 ms: {events:?}"
     );
     pollers_exit(&home, &s);
 }
