@@ -128,7 +128,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
             )
             .expect("record a task");
     }
-    let polls_before: usize = workers.iter().map(|w| gets(w)).sum();
+    let polls_before: usize = workers.iter().map(gets).sum();
 
     let began = Instant::now();
     let poller = Poller(
@@ -155,7 +155,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
     drop(poller);
     assert!(still_running, "the poller exited while tasks were live");
 
-    let polls = workers.iter().map(|w| gets(w)).sum::<usize>() - polls_before;
+    let polls = workers.iter().map(gets).sum::<usize>() - polls_before;
     let rows = Store::open(&session::db_path(&ctx, SESSION))
         .and_then(|s| s.live_tasks())
         .expect("read the store");
