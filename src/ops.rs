@@ -277,7 +277,11 @@ impl Session {
         let offsets = schedule::inline_offsets(&timing.inline_gaps());
         let window_end = offsets.last().copied().unwrap_or_default();
         let now = now_ms();
-        let first_bg_poll = now + (window_end + timing.poll_interval()).as_millis() as i64;
+        // Should this call stop waiting before the window's end (cancelled, killed), the poller
+        // takes over one interval after the window, its last poll's slack included, so the two
+        // never poll the task at once.
+        let first_bg_poll =
+            now + (window_end + WINDOW_SLACK + timing.poll_interval()).as_millis() as i64;
         let live = view.state.is_live();
         self.store(|s| {
             s.record_sent(
@@ -304,7 +308,6 @@ impl Session {
 
         let total = window_end.as_secs_f64();
         let mut last = view;
-        let mut failed = 0u32;
         for offset in offsets {
             if !schedule::inline_poll_fits(
                 budget.elapsed() + (offset.saturating_sub(sent_at.elapsed())),
@@ -342,21 +345,22 @@ impl Session {
                     error: e.to_string(),
                 },
             };
-            // Failed inline polls are not counted toward lost contact: the background poller
-            // starts its own count.
             let mut update = schedule::after_poll(
-                failed,
+                0,
                 last.state,
                 outcome,
                 started,
                 timing.poll_interval(),
                 u32::MAX,
             );
+            // Failed inline polls are not counted toward lost contact (the window is cut short on
+            // a silent worker, so its count would be arbitrary): the background poller starts
+            // from zero, and drops the task after exactly `max_failed_polls` of its own.
+            update.failed_polls = 0;
             if update.end.is_none() {
                 // The background poller takes over only after the window.
                 update.next_poll_ms = Some(first_bg_poll);
             }
-            failed = update.failed_polls;
             let ended = update.end.is_some();
             self.store(|s| s.apply_poll(alias, &last.task_id, &update, true, now_ms()))?;
             if let Ok(v) = polled {

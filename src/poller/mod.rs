@@ -20,6 +20,11 @@ use tokio::sync::mpsc;
 
 /// How often the poller looks at the store for tasks added by other processes.
 const RESCAN: Duration = Duration::from_millis(500);
+/// Polls falling due this close together go out in one batch (at most a tenth of an interval
+/// early): 500 tasks spread over 5 s would otherwise wake the poller every 10 ms, and each wake-up
+/// costs more than the polls it sends (benches/poller.rs). Batched tasks stay batched, since each
+/// next poll is one interval after the poll began.
+const BATCH: Duration = Duration::from_millis(100);
 /// At most this many polls in flight at once, so 500 tasks do not open 500 sockets together.
 const MAX_IN_FLIGHT: usize = 64;
 
@@ -98,13 +103,17 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         }
         let timing = config.config.timing.clone();
         let now = now_ms();
-        for t in store.due_tasks(now)? {
-            if in_flight.len() >= MAX_IN_FLIGHT {
-                break;
-            }
+        let horizon = now + (timing.poll_interval() / 10).min(BATCH).as_millis() as i64;
+        let mut no_room = false;
+        // The rows of polls in flight still look due: ask for enough to see past them.
+        for t in store.due_tasks(horizon, MAX_IN_FLIGHT + in_flight.len())? {
             let key = (t.worker.clone(), t.task_id.clone());
             if in_flight.contains(&key) {
                 continue;
+            }
+            if in_flight.len() >= MAX_IN_FLIGHT {
+                no_room = true;
+                break;
             }
             let Some(cfg) = config.config.workers.get(&t.worker) else {
                 // Removed from config without `worker remove` (edited by hand): same outcome.
@@ -140,36 +149,54 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             });
         }
 
-        let wait = match store.next_due_ms()? {
-            Some(due) => {
+        // Sleep until the next poll falls due, at most RESCAN (other processes add tasks); a
+        // poll's answer wakes us at once. Tasks whose poll is in flight are not "due": sleeping
+        // on them would spin until they answer (up to the 15 s poll timeout).
+        let wait = match (no_room, store.next_due_after(horizon)?) {
+            (false, Some(due)) => {
                 Duration::from_millis((due - now_ms()).clamp(0, RESCAN.as_millis() as i64) as u64)
             }
-            None => RESCAN,
+            _ => RESCAN,
         };
+        let mut answers = Vec::new();
         tokio::select! {
-            Some((t, started, outcome)) = rx.recv() => {
-                in_flight.remove(&(t.worker.clone(), t.task_id.clone()));
-                let u = schedule::after_poll(
-                    t.failed_polls,
-                    t.state,
-                    outcome,
-                    started,
-                    timing.poll_interval(),
-                    timing.max_failed_polls,
-                );
-                if u.end == Some(EndReason::Lost) {
-                    tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
-                }
-                store.apply_poll(&t.worker, &t.task_id, &u, false, now_ms())?;
-            }
+            Some(a) = rx.recv() => answers.push(a),
             _ = tokio::time::sleep(wait) => {}
         }
+        // Apply every answer that has arrived, not one per pass: 500 tasks answer in bursts.
+        while let Ok(a) = rx.try_recv() {
+            answers.push(a);
+        }
+        let mut updates = Vec::with_capacity(answers.len());
+        for (t, started, outcome) in answers {
+            in_flight.remove(&(t.worker.clone(), t.task_id.clone()));
+            let u = schedule::after_poll(
+                t.failed_polls,
+                t.state,
+                outcome,
+                started,
+                timing.poll_interval(),
+                timing.max_failed_polls,
+            );
+            if u.end == Some(EndReason::Lost) {
+                tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
+            }
+            updates.push((t, u));
+        }
+        if !updates.is_empty() {
+            store.apply_polls(
+                updates
+                    .iter()
+                    .map(|(t, u)| (t.worker.as_str(), t.task_id.as_str(), u)),
+                now_ms(),
+            )?;
+        }
 
-        if in_flight.is_empty() && store.live_tasks()?.is_empty() {
+        if in_flight.is_empty() && store.live_count()? == 0 {
             // Release, then look once more: a task recorded between the check and the release
             // would otherwise wait for the next `ensure`.
             drop(lock);
-            if store.live_tasks()?.is_empty() {
+            if store.live_count()? == 0 {
                 tracing::info!("poller of session {session_id}: no live task left, exiting");
                 return Ok(());
             }

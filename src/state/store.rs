@@ -178,6 +178,43 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+fn update_polled(
+    c: &Connection,
+    worker: &str,
+    task_id: &str,
+    u: &PollUpdate,
+    told: bool,
+    now: i64,
+) -> rusqlite::Result<usize> {
+    let ended = u.end.map(|_| now);
+    let told = (told && u.end.is_some()).then_some(now);
+    let mut stmt = c.prepare_cached(
+        "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
+            question = ?5, context_id = COALESCE(?6, context_id),
+            failed_polls = ?7, last_error = ?8, ended_ms = ?9, end_reason = ?10,
+            tracked = ?11, next_poll_ms = ?12, updated_ms = ?13,
+            announced_ms = COALESCE(announced_ms, ?14),
+            delivered_ms = COALESCE(delivered_ms, ?14)
+         WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
+    )?;
+    stmt.execute(params![
+        worker,
+        task_id,
+        u.state.as_str(),
+        u.text,
+        u.question,
+        u.context_id,
+        u.failed_polls as i64,
+        u.last_error,
+        ended,
+        u.end.map(EndReason::as_str),
+        u.end.is_none() as i64,
+        u.next_poll_ms,
+        now,
+        told,
+    ])
+}
+
 impl Store {
     /// Opens (creating and migrating) a session's store for writing.
     pub fn open(path: &Path) -> Result<Store> {
@@ -461,36 +498,21 @@ impl Store {
         told: bool,
         now: i64,
     ) -> Result<bool> {
-        let ended = u.end.map(|_| now);
-        let told = (told && u.end.is_some()).then_some(now);
-        let n = self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
-                    question = ?5, context_id = COALESCE(?6, context_id),
-                    failed_polls = ?7, last_error = ?8, ended_ms = ?9, end_reason = ?10,
-                    tracked = ?11, next_poll_ms = ?12, updated_ms = ?13,
-                    announced_ms = COALESCE(announced_ms, ?14),
-                    delivered_ms = COALESCE(delivered_ms, ?14)
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
-                params![
-                    worker,
-                    task_id,
-                    u.state.as_str(),
-                    u.text,
-                    u.question,
-                    u.context_id,
-                    u.failed_polls as i64,
-                    u.last_error,
-                    ended,
-                    u.end.map(EndReason::as_str),
-                    u.end.is_none() as i64,
-                    u.next_poll_ms,
-                    now,
-                    told,
-                ],
-            )
-        })?;
-        Ok(n > 0)
+        Ok(self.write(|c| update_polled(c, worker, task_id, u, told, now))? > 0)
+    }
+
+    /// [`Store::apply_poll`] for many answers in one transaction (the background poller's burst).
+    pub fn apply_polls<'a>(
+        &self,
+        polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
+        now: i64,
+    ) -> Result<()> {
+        self.write(|c| {
+            for (worker, task_id, u) in polls {
+                update_polled(c, worker, task_id, u, false, now)?;
+            }
+            Ok(())
+        })
     }
 
     /// Updates a task from a fresh look at it outside the poller (the `task` tool, `cancel`):
@@ -541,12 +563,17 @@ impl Store {
         Ok(())
     }
 
-    /// Live tasks the poller should poll now.
-    pub fn due_tasks(&self, now: i64) -> Result<Vec<TaskRecord>> {
+    /// Live tasks the poller should poll now, most overdue first, at most `limit` of them.
+    pub fn due_tasks(&self, now: i64, limit: usize) -> Result<Vec<TaskRecord>> {
+        // Two range lookups on the partial index `tasks_due` (a NULL time means due now).
         self.query(
-            "WHERE ended_ms IS NULL AND tracked = 1 AND COALESCE(next_poll_ms, 0) <= ?1
-             ORDER BY next_poll_ms",
-            [now],
+            "WHERE seq IN (
+                SELECT seq FROM tasks
+                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms <= ?1
+                UNION ALL SELECT seq FROM tasks
+                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms IS NULL
+             ) ORDER BY next_poll_ms LIMIT ?2",
+            params![now, limit as i64],
         )
     }
 
@@ -555,11 +582,24 @@ impl Store {
         self.query("WHERE ended_ms IS NULL ORDER BY seq", [])
     }
 
-    /// When the next poll falls due (the poller sleeps until then).
-    pub fn next_due_ms(&self) -> Result<Option<i64>> {
-        Ok(self.conn.query_row(
-            "SELECT MIN(COALESCE(next_poll_ms, 0)) FROM tasks WHERE ended_ms IS NULL AND tracked = 1",
+    /// How many tasks the poller owns (one indexed count, no rows decoded).
+    pub fn live_count(&self) -> Result<usize> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NULL",
             [],
+            |r| r.get(0),
+        )?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// When the next poll falls due after `now` (the poller sleeps until then). Tasks due at or
+    /// before `now` are left out: the poller has either sent their poll already (their row still
+    /// looks due until the answer is applied) or has no room for it yet.
+    pub fn next_due_after(&self, now: i64) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MIN(next_poll_ms) FROM tasks
+             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
+            [now],
             |r| r.get(0),
         )?)
     }
@@ -757,9 +797,18 @@ mod tests {
             .unwrap();
         s.record_sent(&sent("fake", "t2", TaskState::Working), 0)
             .unwrap();
-        assert_eq!(s.due_tasks(50).unwrap().len(), 0);
-        assert_eq!(s.due_tasks(100).unwrap().len(), 2);
-        assert_eq!(s.next_due_ms().unwrap(), Some(100));
+        assert_eq!(s.due_tasks(50, 10).unwrap().len(), 0);
+        assert_eq!(s.due_tasks(100, 10).unwrap().len(), 2);
+        assert_eq!(s.due_tasks(100, 1).unwrap().len(), 1);
+        assert_eq!(s.next_due_after(50).unwrap(), Some(100));
+        assert_eq!(s.next_due_after(100).unwrap(), None);
+        assert_eq!(s.live_count().unwrap(), 2);
+        // A burst of answers in one transaction; the poll times move on.
+        let live = upd(TaskState::Working, None);
+        s.apply_polls([("fake", "t1", &live), ("fake", "t2", &live)], 150)
+            .unwrap();
+        assert_eq!(s.next_due_after(150).unwrap(), Some(200));
+        assert!(s.due_tasks(150, 10).unwrap().is_empty());
         assert!(
             s.apply_poll("fake", "t1", &upd(TaskState::Working, None), false, 100)
                 .unwrap()

@@ -12,6 +12,7 @@ mod fake_worker;
 mod install;
 mod mcp;
 mod peers;
+mod poller;
 mod statusline;
 mod util;
 mod wake;

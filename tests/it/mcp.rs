@@ -27,12 +27,12 @@ fn discover_probe() -> Value {
 }
 
 /// A temp `A2A_MOD_HOME` with the fake worker added as `fake` and `[timing]` appended.
-struct Home {
+pub(crate) struct Home {
     dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new(worker_url: Option<&str>, timing: &str) -> Home {
+    pub(crate) fn new(worker_url: Option<&str>, timing: &str) -> Home {
         let dir = tempfile::tempdir().unwrap();
         if let Some(url) = worker_url {
             let out = std::process::Command::new(BIN)
@@ -55,13 +55,13 @@ impl Home {
         Home { dir }
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
 
 /// The server process and what it has said so far.
-struct Mcp {
+pub(crate) struct Mcp {
     child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -98,7 +98,7 @@ impl Mcp {
     }
 
     /// Spawns and does Claude Code's handshake: probe, `-32601`, `initialize`, `initialized`.
-    async fn start(home: &Path, env: &[(&str, &str)]) -> Mcp {
+    pub(crate) async fn start(home: &Path, env: &[(&str, &str)]) -> Mcp {
         let mut m = Mcp::spawn(home, env).await;
         m.write(&discover_probe()).await;
         let probe = m.response(&json!("server-discover-probe-1")).await;
@@ -163,7 +163,7 @@ impl Mcp {
     }
 
     /// `tools/call` with Claude Code's `_meta`; returns the `result` object.
-    async fn call(&mut self, tool: &str, args: Value) -> Value {
+    pub(crate) async fn call(&mut self, tool: &str, args: Value) -> Value {
         let id = self.call_start(tool, args, self.next_id).await;
         let r = self.response(&id).await;
         r.get("result")
@@ -197,7 +197,7 @@ impl Drop for Mcp {
     }
 }
 
-fn structured(r: &Value) -> &Value {
+pub(crate) fn structured(r: &Value) -> &Value {
     assert_eq!(r["isError"], false, "{r}");
     &r["structuredContent"]
 }

@@ -30,8 +30,13 @@ pub struct Event {
     pub method: String,
     #[serde(default)]
     pub task_id: Option<String>,
-    #[serde(default)]
+    /// 0 for a request never answered (`silent`); the Python peer logs those as `null`.
+    #[serde(default, deserialize_with = "null_as_zero")]
     pub status: u16,
+}
+
+fn null_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
+    Ok(Option::<u16>::deserialize(d)?.unwrap_or(0))
 }
 
 impl Event {

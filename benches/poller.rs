@@ -1,0 +1,281 @@
+//! What the background poller costs: the real `a2a-mod poller --session S` process polling 500
+//! live tasks spread over 20 fake workers (in this process, so their work is not counted), for a
+//! fixed wall time, against the same poller polling a single task in the same run (its fixed
+//! cost: runtime, HTTP client, SQLite). Prints CPU time (utime + stime from `/proc/<pid>/stat`),
+//! CPU share of the wall time, peak RSS (`VmHWM`), and the polls the workers answered.
+//! A benchmark, not a test: it asserts only that the poller kept polling.
+//!
+//! `cargo bench --bench poller` runs the full size (30 s per case at the seed's 5 s cadence, then
+//! a 0.5 s cadence as a stress case); `A2A_MOD_BENCH_SECS` changes the wall time. Run any other
+//! way (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
+
+use a2a_mod::a2a::Worker;
+use a2a_mod::config::WorkerConfig;
+use a2a_mod::core::task::TaskState;
+use a2a_mod::env::{Ctx, now_ms};
+use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions};
+use a2a_mod::state::{NewTask, Store, session};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_a2a-mod");
+const SESSION: &str = "bench-poller";
+
+struct Size {
+    workers: usize,
+    tasks: usize,
+    interval_s: f64,
+    wall: Duration,
+}
+
+struct Measured {
+    cpu: Duration,
+    /// CPU over the steady part (after the first interval: start-up and the first round excluded).
+    steady_cpu: Duration,
+    steady_wall: Duration,
+    peak_rss_kib: u64,
+    polls: usize,
+    live_after: usize,
+    failed_polls: u64,
+}
+
+fn clock_ticks() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as u64 } else { 100 }
+}
+
+/// utime + stime of a process.
+fn cpu_of(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name may hold spaces; fields after its closing paren are fixed.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    // state is field 3 of stat, so utime (14) and stime (15) are at 11 and 12 here.
+    let t = ticks(11) + ticks(12);
+    Duration::from_millis(t * 1000 / clock_ticks())
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Starts the workers, records `tasks` live tasks in the session store (each a real `slow 3600`
+/// task on its worker, their first polls spread over one interval as a running session's would
+/// be), runs the poller for `wall`, and measures it.
+fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
+    let home = tempfile::tempdir().expect("temp home");
+    let workers: Vec<FakeWorker> = (0..size.workers)
+        .map(|_| {
+            rt.block_on(FakeWorker::start(FakeWorkerOptions::default()))
+                .expect("start a fake worker")
+        })
+        .collect();
+    let mut config = String::new();
+    for (i, w) in workers.iter().enumerate() {
+        config.push_str(&format!("[workers.w{i}]\nurl = \"{}\"\n\n", w.url));
+    }
+    config.push_str(&format!(
+        "[timing]\npoll_interval_s = {}\n",
+        size.interval_s
+    ));
+    std::fs::write(home.path().join("config.toml"), config).expect("write config");
+
+    let ctx = Ctx::at(home.path());
+    let store = Store::open(&session::db_path(&ctx, SESSION)).expect("session store");
+    let http = a2a_mod::a2a::http_client();
+    let clients: Vec<Worker> = workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let cfg = WorkerConfig {
+                url: w.url.clone(),
+                ..WorkerConfig::default()
+            };
+            Worker::new(&format!("w{i}"), cfg, http.clone())
+        })
+        .collect();
+    let start = now_ms();
+    let spread = (size.interval_s * 1000.0) as i64;
+    for n in 0..size.tasks {
+        let i = n % size.workers;
+        let message = format!("slow 3600 bench task {n}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let view = rt
+            .block_on(clients[i].send(&message, None, None, deadline))
+            .expect("send a task");
+        assert!(view.state.is_live(), "{:?}", view.state);
+        store
+            .record_sent(
+                &NewTask {
+                    worker: &format!("w{i}"),
+                    task_id: &view.task_id,
+                    context_id: view.context_id.as_deref(),
+                    message: &message,
+                    state: TaskState::Working,
+                    result: None,
+                    question: None,
+                    next_poll_ms: Some(start + spread * n as i64 / size.tasks as i64),
+                    told: false,
+                },
+                start,
+            )
+            .expect("record a task");
+    }
+    let polls_before: usize = workers.iter().map(gets).sum();
+
+    let began = Instant::now();
+    let poller = Poller(
+        Command::new(BIN)
+            .args(["poller", "--session", SESSION])
+            .env("A2A_MOD_HOME", home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn a2a-mod poller"),
+    );
+    let pid = poller.0.id();
+    let warmup = Duration::from_secs_f64(size.interval_s).min(size.wall / 2);
+    std::thread::sleep(warmup);
+    let cpu_warm = cpu_of(pid);
+    let warm_at = Instant::now();
+    std::thread::sleep(size.wall.saturating_sub(began.elapsed()));
+    let cpu = cpu_of(pid);
+    let steady_wall = warm_at.elapsed();
+    let peak_rss_kib = peak_rss_kib(pid);
+    let mut poller = poller;
+    let still_running = poller.0.try_wait().ok().flatten().is_none();
+    drop(poller);
+    assert!(still_running, "the poller exited while tasks were live");
+
+    let polls = workers.iter().map(gets).sum::<usize>() - polls_before;
+    let rows = Store::open(&session::db_path(&ctx, SESSION))
+        .and_then(|s| s.live_tasks())
+        .expect("read the store");
+    let failed_polls = rows.iter().map(|t| t.failed_polls as u64).sum();
+    for w in workers {
+        rt.block_on(w.stop());
+    }
+    Measured {
+        cpu,
+        steady_cpu: cpu.saturating_sub(cpu_warm),
+        steady_wall,
+        peak_rss_kib,
+        polls,
+        live_after: rows.len(),
+        failed_polls,
+    }
+}
+
+fn gets(w: &FakeWorker) -> usize {
+    w.events()
+        .iter()
+        .filter(|e| e.method == "GetTask" || e.method == "tasks/get")
+        .count()
+}
+
+/// Kills the poller on drop, whatever happens.
+struct Poller(std::process::Child);
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn pct(cpu: Duration, wall: Duration) -> f64 {
+    100.0 * cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9)
+}
+
+#[allow(clippy::print_stdout)]
+fn report(name: &str, size: &Size, m: &Measured) {
+    let wall = size.wall.as_secs_f64();
+    println!(
+        "{name:<28} {:>4} tasks / {:>2} workers @ {:>3} s: cpu {:>7.0} ms ({:>5.2}% of {wall:.0} s; steady {:>5.2}%)  peak rss {:>6} KiB  polls {:>5} ({:>6.1}/s)  live after {}  failed polls {}",
+        size.tasks,
+        size.workers,
+        size.interval_s,
+        m.cpu.as_secs_f64() * 1000.0,
+        pct(m.cpu, size.wall),
+        pct(m.steady_cpu, m.steady_wall),
+        m.peak_rss_kib,
+        m.polls,
+        m.polls as f64 / wall,
+        m.live_after,
+        m.failed_polls,
+    );
+}
+
+#[allow(clippy::print_stdout)]
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let secs: f64 = std::env::var("A2A_MOD_BENCH_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if full { 30.0 } else { 3.0 });
+    let wall = Duration::from_secs_f64(secs.max(1.0));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let (workers, tasks, cadences) = if full {
+        (20, 500, vec![5.0, 0.5])
+    } else {
+        (2, 20, vec![0.5])
+    };
+    println!(
+        "a2a-mod poller: {} build, {wall:?} per case{}",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        if full {
+            ""
+        } else {
+            " (smoke run; `cargo bench --bench poller` for the full size)"
+        }
+    );
+    for interval_s in cadences {
+        let base = Size {
+            workers: 1,
+            tasks: 1,
+            interval_s,
+            wall,
+        };
+        let load = Size {
+            workers,
+            tasks,
+            interval_s,
+            wall,
+        };
+        // Baseline first, then the load, in the same run on the same machine.
+        let b = measure(&rt, &base);
+        report("baseline (1 task)", &base, &b);
+        let m = measure(&rt, &load);
+        report("load", &load, &m);
+        println!(
+            "  ratio load/baseline: cpu {:.1}x, steady cpu {:.1}x, peak rss {:.2}x",
+            m.cpu.as_secs_f64() / b.cpu.as_secs_f64().max(1e-3),
+            m.steady_cpu.as_secs_f64() / b.steady_cpu.as_secs_f64().max(1e-3),
+            m.peak_rss_kib as f64 / b.peak_rss_kib.max(1) as f64,
+        );
+        // The poller kept polling every task, none was dropped.
+        let rounds = (secs / interval_s).floor() as usize;
+        assert_eq!(m.live_after, tasks, "tasks were dropped");
+        assert!(
+            m.polls + tasks >= rounds.saturating_sub(1) * tasks,
+            "only {} polls in {rounds} rounds of {tasks}",
+            m.polls
+        );
+    }
+}
