@@ -8,17 +8,22 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use tracing_subscriber::EnvFilter;
 
-/// Starts logging to the state folder's log file at `A2A_MOD_LOG` (default `info`). Failing to
-/// open the log never stops the caller.
-pub fn init_file(ctx: &Ctx, component: &'static str) {
-    let filter = EnvFilter::try_from_env("A2A_MOD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+/// Opens the log for appending, creating it 0600 (it may name workers and task ids).
+pub fn open_append(ctx: &Ctx) -> Option<std::fs::File> {
     let _ = std::fs::create_dir_all(&ctx.state_dir);
-    let Ok(file) = OpenOptions::new()
+    OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
         .open(ctx.log_path())
-    else {
+        .ok()
+}
+
+/// Starts logging to the state folder's log file at `A2A_MOD_LOG` (default `info`). Failing to
+/// open the log never stops the caller.
+pub fn init_file(ctx: &Ctx, component: &'static str) {
+    let filter = EnvFilter::try_from_env("A2A_MOD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let Some(file) = open_append(ctx) else {
         return;
     };
     let _ = tracing_subscriber::fmt()

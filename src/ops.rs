@@ -9,7 +9,7 @@
 use crate::a2a::{A2aError, TaskView, Worker};
 use crate::config::Config;
 use crate::core::fence::{self, TaskFacts};
-use crate::core::schedule::{self, PollOutcome};
+use crate::core::schedule;
 use crate::core::task::TaskState;
 use crate::env::{Ctx, now_ms};
 use crate::state::{NewTask, Store, TaskRecord, session};
@@ -90,8 +90,8 @@ impl Budget {
     }
 }
 
-/// Progress while the inline window runs: (seconds waited, seconds planned, what is going on).
-pub type Progress<'a> = &'a (dyn Fn(f64, f64, String) + Send + Sync);
+/// Progress while the inline window runs: what is going on (the caller keeps its own clock).
+pub type Progress<'a> = &'a (dyn Fn(String) + Send + Sync);
 
 /// One session's view: config, store, workers. Cheap to share across concurrent tool calls.
 pub struct Session {
@@ -306,7 +306,6 @@ impl Session {
         // poller already owns the task.
         crate::poller::ensure(&self.ctx, &self.id);
 
-        let total = window_end.as_secs_f64();
         let mut last = view;
         for offset in offsets {
             if !schedule::inline_poll_fits(
@@ -320,11 +319,7 @@ impl Session {
                 _ = tokio::time::sleep_until(sent_at + offset) => {}
                 _ = &mut stop => break,
             }
-            progress(
-                offset.as_secs_f64(),
-                total,
-                format!("waiting for {alias}: {}", last.state),
-            );
+            progress(format!("waiting for {alias}: {}", last.state));
             let deadline = budget
                 .request_deadline(self.poll_timeout())
                 .min(sent_at + window_end + WINDOW_SLACK);
@@ -333,22 +328,11 @@ impl Session {
                 p = worker.get_task(&last.task_id, deadline) => p,
                 _ = &mut stop => break,
             };
-            let outcome = match &polled {
-                Ok(v) => PollOutcome::Seen {
-                    state: v.state,
-                    text: v.text.clone(),
-                    question: v.question.clone(),
-                    context_id: v.context_id.clone(),
-                },
-                Err(A2aError::TaskNotFound) => PollOutcome::NotFound,
-                Err(e) => PollOutcome::Failed {
-                    error: e.to_string(),
-                },
-            };
+            let not_found = matches!(polled, Err(A2aError::TaskNotFound));
             let mut update = schedule::after_poll(
                 0,
                 last.state,
-                outcome,
+                crate::a2a::poll_outcome(&polled),
                 started,
                 timing.poll_interval(),
                 u32::MAX,
@@ -367,7 +351,7 @@ impl Session {
                 last = v;
             }
             if ended {
-                if update.state == TaskState::Unknown && polled_not_found(&update) {
+                if not_found {
                     return Err(unknown_task(&last.task_id, Some(alias)));
                 }
                 return Ok(self.outcome(&last, alias, false));
@@ -456,10 +440,6 @@ impl Session {
     pub fn tasks(&self) -> Result<Vec<TaskRecord>> {
         self.store(|s| s.all())
     }
-}
-
-fn polled_not_found(u: &crate::core::task::PollUpdate) -> bool {
-    u.last_error.as_deref() == Some("the worker no longer knows this task")
 }
 
 fn unknown_task(task_id: &str, worker: Option<&str>) -> anyhow::Error {

@@ -294,12 +294,7 @@ fn log_warnings(env: &Env, warnings: &[String]) {
         let one = crate::core::text::sanitize(w);
         text.push_str(&format!("{} WARN a2a_mod::statusline: {one}\n", env.now_ms));
     }
-    let _ = std::fs::create_dir_all(&ctx.state_dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(ctx.log_path())
-    {
+    if let Some(mut f) = crate::log::open_append(ctx) {
         let _ = f.write_all(text.as_bytes());
     }
 }

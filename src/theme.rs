@@ -471,8 +471,12 @@ fn valid_name(name: &str) -> bool {
 /// The theme called `name`: a built-in, else `<config_dir>/themes/<name>.toml`. Never fails: a
 /// missing or broken theme gives `default` and a one-line warning for the log.
 pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
-    if name == "default" {
-        return (Theme::default_theme(), None);
+    // The two themes a status line uses most (NO_COLOR picks plain) are built in code: no TOML
+    // parse on the every-second path.
+    match name {
+        "default" => return (Theme::default_theme(), None),
+        "plain" => return (Theme::plain(), None),
+        _ => {}
     }
     let parsed = match Theme::builtin(name) {
         Some(r) => r,
@@ -546,6 +550,16 @@ mod tests {
         assert_eq!(BUILTIN[0].0, "default");
         assert_eq!(Theme::default_theme(), parsed);
         assert_eq!(load("default", Path::new("/nonexistent")), (parsed, None));
+    }
+
+    /// `plain` is built in code too (NO_COLOR picks it every second); same rule.
+    #[test]
+    fn the_built_plain_is_the_plain_file() {
+        let (_, text) = BUILTIN
+            .iter()
+            .find(|(name, _)| *name == "plain")
+            .expect("plain is a built-in theme");
+        assert_eq!(Theme::plain(), Theme::parse(text).unwrap());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use anyhow::Result;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-const TICK: Duration = Duration::from_millis(250);
+pub(crate) const TICK: Duration = Duration::from_millis(250);
 /// Tasks ending within this of each other share one line.
 pub const SETTLE: Duration = Duration::from_millis(1000);
 const ENSURE_EVERY: Duration = Duration::from_secs(2);
@@ -88,9 +88,7 @@ impl Watcher {
         };
         if self.last_ensure.elapsed() >= ENSURE_EVERY {
             self.last_ensure = Instant::now();
-            if !s.live_tasks()?.is_empty() {
-                crate::poller::ensure(&self.ctx, &owner);
-            }
+            crate::poller::ensure_if_live(&self.ctx, &owner, s);
         }
         if !s.has_unannounced()? {
             self.settle_since = None;

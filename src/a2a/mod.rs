@@ -74,3 +74,21 @@ mod tests;
 mod wire;
 
 pub use client::{Worker, http_client};
+
+/// What one GetTask told, as the poll schedule (`core::schedule::after_poll`) reads it; shared by
+/// the inline window and the background poller.
+pub fn poll_outcome(r: &Result<TaskView, A2aError>) -> crate::core::schedule::PollOutcome {
+    use crate::core::schedule::PollOutcome;
+    match r {
+        Ok(v) => PollOutcome::Seen {
+            state: v.state,
+            text: v.text.clone(),
+            question: v.question.clone(),
+            context_id: v.context_id.clone(),
+        },
+        Err(A2aError::TaskNotFound) => PollOutcome::NotFound,
+        Err(e) => PollOutcome::Failed {
+            error: e.to_string(),
+        },
+    }
+}

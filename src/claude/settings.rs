@@ -240,12 +240,6 @@ pub fn parse_statusline(cmd: &str) -> Option<Option<String>> {
     }
 }
 
-/// The binary our status-line command runs.
-pub fn statusline_binary(cmd: &str) -> Option<String> {
-    parse_statusline(cmd)?;
-    shell_split(cmd)?.into_iter().next()
-}
-
 /// Whether a permission rule names our plugin's MCP server.
 pub fn is_our_rule(rule: &str) -> bool {
     rule == PERMISSION_RULE

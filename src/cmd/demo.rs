@@ -61,7 +61,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
             "ask Which colour should the chart be?",
             None,
             Budget::new(DEFAULT_BUDGET),
-            &|_, _, _| {},
+            &|_| {},
         )
         .await?;
     say(&indent(&ask.note));
@@ -77,7 +77,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
                 "slow 12 build the index",
                 None,
                 Budget::new(DEFAULT_BUDGET),
-                &|_, _, _| {},
+                &|_| {},
             )
             .await
     });
@@ -117,7 +117,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
             "blue",
             Some(&ask.task_id),
             Budget::new(DEFAULT_BUDGET),
-            &|_, _, _| {},
+            &|_| {},
         )
         .await?;
     say(&indent(&answer.note));

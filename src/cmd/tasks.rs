@@ -20,7 +20,7 @@ pub fn send(ctx: &Ctx, a: SendArgs) -> Result<()> {
         &message,
         a.task_id.as_deref(),
         Budget::new(DEFAULT_BUDGET),
-        &|_, _, _| {},
+        &|_| {},
     ))?;
     print_outcome(&o, a.json)
 }
@@ -72,13 +72,9 @@ pub fn tasks(ctx: &Ctx, a: TasksArgs) -> Result<()> {
     let now = crate::env::now_ms();
     let mut text = String::new();
     for (s, t) in &rows {
-        let what = crate::core::fence::clean_multiline(&t.message).replace('\n', " ");
+        let what = crate::core::text::sanitize(&t.message);
         let (what, cut) = crate::core::fence::bound(&what, 40);
-        let status = match t.end_reason() {
-            Some(crate::core::task::EndReason::Lost) => "lost contact".to_string(),
-            Some(crate::core::task::EndReason::Removed) => "no longer tracked".to_string(),
-            _ => t.state.to_string(),
-        };
+        let status = crate::core::wake::outcome_word(&crate::wake::facts(t));
         let age = (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000;
         let prefix = if a.all {
             format!("{s}  ")

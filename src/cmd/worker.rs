@@ -3,7 +3,9 @@
 use super::{load, out, out_json, runtime};
 use crate::a2a::{CardSummary, Worker};
 use crate::cli::{WorkerAddArgs, WorkerCmd};
+// Card text is the worker's: no escapes or newlines reach the terminal.
 use crate::config::{self, OAuthConfig, WorkerConfig};
+use crate::core::text::sanitize;
 use crate::env::{Ctx, now_ms};
 use crate::ops::worker_error;
 use crate::state::{Store, session};
@@ -59,7 +61,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
         Some(c) => out(&format!(
             "{verb} worker {:?}: {} ({})",
             a.alias,
-            one_line(&c.name),
+            sanitize(&c.name),
             c.protocol
         )),
         None => out(&format!("{verb} worker {:?} (card not checked)", a.alias)),
@@ -141,7 +143,7 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     }
     let mut text = format!(
         "{alias}: {}\n  url: {}\n  protocol: {}\n  auth configured: {}\n  card asks for: {}\n",
-        one_line(&card.name),
+        sanitize(&card.name),
         w.url,
         card.protocol,
         auth_of(w),
@@ -152,22 +154,14 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
         }
     );
     if !card.description.is_empty() {
-        text.push_str(&format!("  {}\n", one_line(&card.description)));
+        text.push_str(&format!("  {}\n", sanitize(&card.description)));
     }
     for s in &card.skills {
         text.push_str(&format!(
             "  skill {}: {}\n",
-            one_line(&s.name),
-            one_line(&s.description)
+            sanitize(&s.name),
+            sanitize(&s.description)
         ));
     }
     out(&text)
-}
-
-/// Card text is the worker's: no escapes or newlines reach the terminal.
-fn one_line(s: &str) -> String {
-    crate::core::fence::clean_multiline(s)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }

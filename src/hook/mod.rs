@@ -22,8 +22,6 @@ pub struct WireHookInput {
     pub session_id: String,
     #[serde(deserialize_with = "null_default")]
     pub source: String,
-    #[serde(deserialize_with = "null_default")]
-    pub hook_event_name: String,
 }
 
 fn null_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(
@@ -72,10 +70,8 @@ fn session_start(ctx: &Ctx, input: &WireHookInput) {
         let owner = session::resolve(ctx, &input.session_id);
         pids::record(ctx, pid, &owner);
         // Resumed with tasks still live: make sure they are polled.
-        if let Ok(Some(s)) = Store::open_read(&session::db_path(ctx, &owner))
-            && s.live_tasks().is_ok_and(|l| !l.is_empty())
-        {
-            crate::poller::ensure(ctx, &owner);
+        if let Ok(Some(s)) = Store::open_read(&session::db_path(ctx, &owner)) {
+            crate::poller::ensure_if_live(ctx, &owner, &s);
         }
     }
 }
@@ -92,9 +88,7 @@ fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
     let Ok(store) = Store::open(&path) else {
         return EXIT_OK;
     };
-    let max_failed = Config::load(&ctx.config_path())
-        .map(|c| c.timing.max_failed_polls)
-        .unwrap_or(6);
+    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let Ok(batch) = store.take_undelivered(now_ms()) else {
         return EXIT_OK;
     };

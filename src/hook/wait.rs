@@ -8,15 +8,14 @@ use crate::config::Config;
 use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
 use crate::state::{Store, session};
+// The monitor's rhythm: a wake from either path batches tasks the same way.
+use crate::watch::{SETTLE, TICK};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Longer than any sensible inline task, shorter than Claude Code's patience for a hook.
 const MAX_WAIT: Duration = Duration::from_secs(50 * 60);
-const TICK: Duration = Duration::from_millis(250);
-/// Tasks ending within this of each other share one wake.
-const SETTLE: Duration = Duration::from_millis(1000);
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -35,17 +34,15 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
     }
-    let max_failed = Config::load(&ctx.config_path())
-        .map(|c| c.timing.max_failed_polls)
-        .unwrap_or(6);
+    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let path = session::db_path(ctx, &owner);
     let start = Instant::now();
     let mut settle_since: Option<Instant> = None;
+    let Ok(store) = Store::open(&path) else {
+        return EXIT_OK;
+    };
     loop {
-        let Ok(store) = Store::open(&path) else {
-            return EXIT_OK;
-        };
-        let live = store.live_tasks().map(|l| l.len()).unwrap_or(0);
+        let live = store.live_count().unwrap_or(0);
         let pending = store.has_unannounced().unwrap_or(false);
         let stopping = STOP.load(Ordering::SeqCst) || start.elapsed() >= MAX_WAIT;
         if pending && live == 0 {

@@ -126,11 +126,7 @@ impl Sessions {
     fn keep_poller(&self) {
         let Ok(id) = self.resolved_id() else { return };
         match Store::open_read(&session::db_path(&self.ctx, &id)) {
-            Ok(Some(store)) => match store.live_tasks() {
-                Ok(live) if !live.is_empty() => crate::poller::ensure(&self.ctx, &id),
-                Ok(_) => {}
-                Err(e) => tracing::warn!("cannot read the tasks of session {id}: {e:#}"),
-            },
+            Ok(Some(store)) => crate::poller::ensure_if_live(&self.ctx, &id, &store),
             Ok(None) => {}
             Err(e) => tracing::warn!("{e:#}"),
         }

@@ -192,30 +192,20 @@ input-required), answer it by calling send again with the same worker and taskId
             Ok(s) => s,
             Err(e) => return Ok(tool_error(&e)),
         };
-        let Some(token) = ctx.meta.get_progress_token() else {
-            let r = session
-                .send_until(
-                    &p.worker,
-                    &p.message,
-                    p.task_id.as_deref(),
-                    budget,
-                    &|_, _, _| {},
-                    ctx.ct.cancelled(),
-                )
-                .await;
-            return Ok(outcome_result(r));
-        };
+        // Progress goes out only when the call carries a token; otherwise the messages fall into
+        // a channel nobody reads.
         let (tx, rx) = mpsc::unbounded_channel::<String>();
-        let planned = planned_window(&session, budget);
-        let forwarder = tokio::spawn(forward_progress(
-            ctx.peer.clone(),
-            token,
-            rx,
-            budget.start,
-            planned,
-            format!("sending to {}", p.worker),
-        ));
-        let progress = move |_: f64, _: f64, message: String| {
+        let forwarder = ctx.meta.get_progress_token().map(|token| {
+            tokio::spawn(forward_progress(
+                ctx.peer.clone(),
+                token,
+                rx,
+                budget.start,
+                planned_window(&session, budget),
+                format!("sending to {}", p.worker),
+            ))
+        });
+        let progress = move |message: String| {
             let _ = tx.send(message);
         };
         let r = session
@@ -229,7 +219,9 @@ input-required), answer it by calling send again with the same worker and taskId
             )
             .await;
         drop(progress);
-        forwarder.abort();
+        if let Some(f) = forwarder {
+            f.abort();
+        }
         if ctx.ct.is_cancelled() {
             tracing::info!("send to {:?} cancelled by the client", p.worker);
         }
@@ -430,10 +422,7 @@ fn tool_error(e: &anyhow::Error) -> CallToolResult {
 
 /// Worker text on one line, without escapes, cut to `max` chars.
 fn one_line(s: &str, max: usize) -> String {
-    let flat = fence::clean_multiline(s)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = crate::core::text::sanitize(s);
     let (kept, cut) = fence::bound(&flat, max);
     if cut > 0 {
         format!("{kept}…")
@@ -467,7 +456,9 @@ fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> Task
     if shown.len() > MAX_LISTED {
         shown.drain(..shown.len() - MAX_LISTED);
     }
-    let max_failed = session.map_or(6, |s| s.config.timing.max_failed_polls);
+    let max_failed = session.map_or(crate::config::Timing::default().max_failed_polls, |s| {
+        s.config.timing.max_failed_polls
+    });
     let mut rows = Vec::with_capacity(shown.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
     for t in &shown {

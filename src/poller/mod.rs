@@ -5,7 +5,7 @@
 //! process that started it; it exits when the session has no live task left. ARCHITECTURE.md has
 //! the reasoning.
 
-use crate::a2a::{A2aError, Worker};
+use crate::a2a::Worker;
 use crate::config::Config;
 use crate::core::schedule::{self, PollOutcome};
 use crate::core::task::EndReason;
@@ -46,6 +46,16 @@ pub fn ensure(ctx: &Ctx, session_id: &str) {
     }
     if let Err(e) = spawn(ctx, session_id) {
         tracing::warn!("cannot start the poller of session {session_id}: {e:#}");
+    }
+}
+
+/// [`ensure`], only when the session has a live task: what every keeper (the MCP server, the
+/// monitor, the hooks, the rewake waiter) checks before starting one.
+pub fn ensure_if_live(ctx: &Ctx, session_id: &str, store: &Store) {
+    match store.live_count() {
+        Ok(0) => {}
+        Ok(_) => ensure(ctx, session_id),
+        Err(e) => tracing::warn!("cannot read the tasks of session {session_id}: {e:#}"),
     }
 }
 
@@ -133,18 +143,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             tokio::spawn(async move {
                 let started = now_ms();
                 let deadline = tokio::time::Instant::now() + timeout;
-                let outcome = match worker.get_task(&t.task_id, deadline).await {
-                    Ok(v) => PollOutcome::Seen {
-                        state: v.state,
-                        text: v.text,
-                        question: v.question,
-                        context_id: v.context_id,
-                    },
-                    Err(A2aError::TaskNotFound) => PollOutcome::NotFound,
-                    Err(e) => PollOutcome::Failed {
-                        error: e.to_string(),
-                    },
-                };
+                let outcome =
+                    crate::a2a::poll_outcome(&worker.get_task(&t.task_id, deadline).await);
                 let _ = tx.send((t, started, outcome));
             });
         }

@@ -160,6 +160,15 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     })
 }
 
+/// How many tasks the poller owns: one indexed count, no rows read.
+fn count_live(c: &Connection) -> rusqlite::Result<i64> {
+    c.query_row(
+        "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NULL",
+        [],
+        |r| r.get(0),
+    )
+}
+
 /// Switches a new file to WAL. The switch needs an exclusive lock and SQLite does not run the
 /// busy handler for it, so two processes creating the same store at once would see
 /// `database is locked`: retry until the writers' busy timeout. On a store already in WAL (the
@@ -280,11 +289,7 @@ impl Store {
     /// newest endings, in store order; indexed lookups and only the columns the line draws.
     fn summarize(&self) -> rusqlite::Result<Snapshot> {
         let mut snap = Snapshot::default();
-        let live: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
+        let live = count_live(&self.conn)?;
         if live > 0 {
             self.push_rows(
                 &mut snap,
@@ -584,12 +589,7 @@ impl Store {
 
     /// How many tasks the poller owns (one indexed count, no rows decoded).
     pub fn live_count(&self) -> Result<usize> {
-        let n: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(n.max(0) as usize)
+        Ok(count_live(&self.conn)?.max(0) as usize)
     }
 
     /// When the next poll falls due after `now` (the poller sleeps until then). Tasks due at or
