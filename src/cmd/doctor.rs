@@ -13,10 +13,9 @@ use crate::env::Ctx;
 use crate::state::{Store, session};
 use anyhow::{Result, bail};
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// The Claude Code release a2a-mod is tested with (claude-code-facts.md). Plugin monitors and
 /// `refreshInterval` are recent; older releases may lack them.
@@ -85,30 +84,7 @@ fn run_timed(
     stdin: &[u8],
     deadline: Duration,
 ) -> Result<(String, Duration), String> {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    if let Some(mut i) = child.stdin.take() {
-        let _ = i.write_all(stdin);
-    }
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("no answer within {deadline:?}"));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let elapsed = start.elapsed();
-    let o = child.wait_with_output().map_err(|e| e.to_string())?;
+    let (o, elapsed) = super::run_with_deadline(cmd, stdin, deadline)?;
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     if o.status.success() {
         Ok((stdout, elapsed))

@@ -16,8 +16,8 @@ use crate::env::Ctx;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// The `claude` CLI answers offline in well under a second; this only guards against a hang.
 const CLAUDE_CLI_DEADLINE: Duration = Duration::from_secs(60);
@@ -138,27 +138,9 @@ fn write_plugin_files(dir: &Path) -> Result<()> {
 
 /// Runs `claude <args>`; its last output line on success, else why not.
 fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
-    let mut child = Command::new(claude)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() > CLAUDE_CLI_DEADLINE => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("no answer within {CLAUDE_CLI_DEADLINE:?}"));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let (out, _) =
+        super::run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
+            .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),

@@ -43,3 +43,64 @@ pub fn out(text: &str) -> Result<()> {
 pub fn out_json(v: &impl serde::Serialize) -> Result<()> {
     out(&serde_json::to_string_pretty(v)?)
 }
+
+/// Runs a child to its end, or kills it at `deadline`. Its output is drained while it runs (a full
+/// pipe would otherwise stall it past the deadline). Returns the output and how long it took.
+pub fn run_with_deadline(
+    cmd: &mut std::process::Command,
+    stdin: &[u8],
+    deadline: std::time::Duration,
+) -> Result<(std::process::Output, std::time::Duration), String> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let Some(mut i) = child.stdin.take() {
+        let _ = i.write_all(stdin);
+    }
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {deadline:?}"));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(2)),
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    let elapsed = start.elapsed();
+    let output = std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    Ok((output, elapsed))
+}

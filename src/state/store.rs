@@ -664,13 +664,17 @@ impl Store {
 
     /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
     pub fn has_undelivered(&self) -> Result<bool> {
+        self.has_unclaimed("delivered_ms")
+    }
+
+    /// Whether any ended task is not yet claimed for `column` (one indexed probe, no rows read).
+    fn has_unclaimed(&self, column: &'static str) -> Result<bool> {
+        let sql =
+            format!("SELECT 1 FROM tasks WHERE ended_ms IS NOT NULL AND {column} IS NULL LIMIT 1");
         Ok(self
             .conn
-            .query_row(
-                "SELECT 1 FROM tasks WHERE ended_ms IS NOT NULL AND delivered_ms IS NULL LIMIT 1",
-                [],
-                |_| Ok(()),
-            )
+            .prepare_cached(&sql)?
+            .query_row([], |_| Ok(()))
             .optional()?
             .is_some())
     }
@@ -703,15 +707,7 @@ impl Store {
 
     /// Whether any ended task is waiting to be announced (cheap check for the monitor).
     pub fn has_unannounced(&self) -> Result<bool> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT 1 FROM tasks WHERE ended_ms IS NOT NULL AND announced_ms IS NULL LIMIT 1",
-                [],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some())
+        self.has_unclaimed("announced_ms")
     }
 
     /// Claude has the outcome (returned by a tool): neither announce nor deliver it again.
