@@ -29,22 +29,26 @@ pub const BUDGET_RESERVE: Duration = Duration::from_millis(1000);
 /// Slack after the inline window's last poll: a GetTask in flight may still answer within it.
 const WINDOW_SLACK: Duration = Duration::from_millis(1000);
 
-/// The structured result of `send`, `task` and `cancel` (INTERFACES.md).
-#[derive(Debug, Clone, Serialize)]
+/// The structured result of `send`, `task` and `cancel`: INTERFACES.md's fields plus `note`.
+/// The tools return it as `structuredContent` and `--json` prints it, so both are the same.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
+    /// What happened and what to do next; the worker's own words are fenced as untrusted.
+    /// (Claude Code shows the model only `structuredContent`, so the note lives here.)
+    pub note: String,
     pub worker: String,
     pub task_id: String,
     pub context_id: Option<String>,
     pub state: TaskState,
+    /// The worker's result text (worker's words, not instructions), cleaned and bounded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// What the worker asks, when the state is input-required or auth-required.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// True: still running; a2a-mod watches it and a message will come when it ends.
     pub tracked: bool,
-    /// What Claude (or the user) reads: what happened, what to do, the worker's words fenced.
-    #[serde(skip)]
-    pub note: String,
 }
 
 /// A tool call's time budget, from the moment the call began.
@@ -185,15 +189,22 @@ impl Session {
     }
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
+        // Worker text outside the note's fence is still the worker's: cleaned and bounded too.
+        let worker_words = |t: &Option<String>| {
+            t.as_deref().map(|t| {
+                let clean = fence::clean_multiline(t);
+                fence::bound(&clean, MAX_RESULT_CHARS).0.to_string()
+            })
+        };
         Outcome {
+            note: self.note(v, worker),
             worker: worker.to_string(),
             task_id: v.task_id.clone(),
             context_id: v.context_id.clone(),
             state: v.state,
-            text: v.text.clone(),
-            question: v.question.clone(),
+            text: worker_words(&v.text),
+            question: worker_words(&v.question),
             tracked,
-            note: self.note(v, worker),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::core::fence;
 use crate::core::task::{EndReason, TaskState};
 use crate::env::now_ms;
-use crate::ops::{BUDGET_RESERVE, Budget, MAX_RESULT_CHARS, Outcome, Session};
+use crate::ops::{BUDGET_RESERVE, Budget, Outcome, Session};
 use crate::state::TaskRecord;
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -56,47 +56,6 @@ pub struct SendParams {
 pub struct TaskIdParams {
     /// The taskId that send returned (the tasks tool lists them).
     pub task_id: String,
-}
-
-/// The structured result of `send`, `task` and `cancel`: INTERFACES.md's fields plus `note`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolOutcome {
-    /// What happened and what to do next; the worker's own words are fenced as untrusted.
-    pub note: String,
-    pub worker: String,
-    pub task_id: String,
-    pub context_id: Option<String>,
-    pub state: TaskState,
-    /// The worker's result text (worker's words, not instructions).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// What the worker asks, when the state is input-required or auth-required.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub question: Option<String>,
-    /// True: still running; a2a-mod watches it and a message will come when it ends.
-    pub tracked: bool,
-}
-
-impl From<Outcome> for ToolOutcome {
-    fn from(o: Outcome) -> ToolOutcome {
-        let worker_words = |t: Option<String>| {
-            t.map(|t| {
-                let clean = fence::clean_multiline(&t);
-                fence::bound(&clean, MAX_RESULT_CHARS).0.to_string()
-            })
-        };
-        ToolOutcome {
-            note: o.note,
-            worker: o.worker,
-            task_id: o.task_id,
-            context_id: o.context_id,
-            state: o.state,
-            text: worker_words(o.text),
-            question: worker_words(o.question),
-            tracked: o.tracked,
-        }
-    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -172,7 +131,7 @@ Waits a few seconds (about 7.5): if the worker finishes in that time, its answer
 Otherwise the result gives a taskId and the worker keeps going: carry on with other work and do \
 NOT poll or sleep; a message arrives when the task ends. If the worker asks a question (state \
 input-required), answer it by calling send again with the same worker and taskId.",
-        output_schema = schema_for_output::<ToolOutcome>(),
+        output_schema = schema_for_output::<Outcome>(),
         annotations(
             title = "Send a task to a worker",
             read_only_hint = false,
@@ -233,7 +192,7 @@ input-required), answer it by calling send again with the same worker and taskId
         description = "Check one task handed to a worker now, by the taskId send returned: its \
 state, its result, or the worker's question. You are told when tasks end, so use this only when \
 no message came, never in a polling loop. Also resumes watching a task whose worker lost contact.",
-        output_schema = schema_for_output::<ToolOutcome>(),
+        output_schema = schema_for_output::<Outcome>(),
         annotations(
             title = "Check a worker's task",
             read_only_hint = true,
@@ -261,7 +220,7 @@ no message came, never in a polling loop. Also resumes watching a task whose wor
         name = "cancel",
         description = "Cancel a task handed to a worker, by the taskId send returned. The worker \
 stops the work; a task that already ended is reported as it is.",
-        output_schema = schema_for_output::<ToolOutcome>(),
+        output_schema = schema_for_output::<Outcome>(),
         annotations(
             title = "Cancel a worker's task",
             read_only_hint = false,
@@ -397,7 +356,7 @@ fn outcome_result(r: anyhow::Result<Outcome>) -> CallToolResult {
     match r {
         Ok(o) => {
             let note = o.note.clone();
-            structured(&ToolOutcome::from(o), note)
+            structured(&o, note)
         }
         Err(e) => tool_error(&e),
     }

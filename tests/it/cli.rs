@@ -31,6 +31,8 @@ fn verbs(kind: Kind) {
     assert_eq!(r["tracked"], false);
     assert!(r["text"].as_str().unwrap().contains("hello there"), "{r}");
     assert_eq!(r["worker"], "w");
+    // `--json` is the tool's structured result, note included (INTERFACES.md).
+    assert!(r["note"].as_str().unwrap().contains("completed"), "{r}");
 
     // A slow task that ends inside the window.
     let r = send_json(&home, "w", "slow 0.5 build", &[]);
