@@ -10,6 +10,16 @@ use std::path::Path;
 /// a temp file in the same folder, `sync_all`, rename. `mode` sets the permissions (0600 for files
 /// that name secrets' sources); otherwise an existing file keeps its own.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    write_atomic_with(path, bytes, mode, true)
+}
+
+/// [`write_atomic`] without the `sync_all`, for derived data that the next write rebuilds anyway
+/// (the status snapshot): readers still never see half a file, but a crash may lose the update.
+pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes, None, false)
+}
+
+fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -37,7 +47,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> 
             f.set_permissions(fs::Permissions::from_mode(m))?;
         }
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
         Ok(())
     })();

@@ -127,15 +127,7 @@ pub(super) fn publish(db: &Path, stamp: Stamp, snap: &Snapshot) -> std::io::Resu
             stamp,
             snap: snap.clone(),
         })?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &bytes)?;
-        std::fs::rename(&tmp, &path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        crate::fsx::write_atomic_unsynced(&path, &bytes).map_err(std::io::Error::other)
     })();
     if result.is_err() {
         withdraw(db);
