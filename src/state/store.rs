@@ -126,17 +126,21 @@ const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started
     ended_ms, end_reason, tracked, next_poll_ms, failed_polls, last_error, result, question, \
     announced_ms, delivered_ms";
 
+/// A text column read lossily: it may hold bytes that are not UTF-8 if a file was tampered with,
+/// and that must not fail the whole render.
+fn lossy(v: rusqlite::types::ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
+    match v {
+        rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
+            Some(String::from_utf8_lossy(b))
+        }
+        rusqlite::types::ValueRef::Null => None,
+        other => Some(format!("{other:?}").into()),
+    }
+}
+
 fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    // Text columns may hold bytes that are not UTF-8 if a file was tampered with; read them lossily
-    // rather than failing the whole render.
     let text = |i: usize| -> rusqlite::Result<Option<String>> {
-        Ok(match r.get_ref(i)? {
-            rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
-                Some(String::from_utf8_lossy(b).into_owned())
-            }
-            rusqlite::types::ValueRef::Null => None,
-            other => Some(format!("{other:?}")),
-        })
+        Ok(lossy(r.get_ref(i)?).map(|c| c.into_owned()))
     };
     Ok(TaskRecord {
         seq: r.get(0)?,
@@ -317,21 +321,12 @@ impl Store {
              FROM tasks {where_}"
         ))?;
         let mut rows = stmt.query([])?;
-        fn text(v: rusqlite::types::ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> {
-            match v {
-                rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
-                    Some(String::from_utf8_lossy(b))
-                }
-                rusqlite::types::ValueRef::Null => None,
-                other => Some(format!("{other:?}").into()),
-            }
-        }
         while let Some(r) = rows.next()? {
-            let worker = text(r.get_ref(0)?).unwrap_or_default();
-            let message = text(r.get_ref(1)?).unwrap_or_default();
-            let state = text(r.get_ref(2)?).unwrap_or_default();
-            let end = text(r.get_ref(5)?);
-            let question = text(r.get_ref(6)?);
+            let worker = lossy(r.get_ref(0)?).unwrap_or_default();
+            let message = lossy(r.get_ref(1)?).unwrap_or_default();
+            let state = lossy(r.get_ref(2)?).unwrap_or_default();
+            let end = lossy(r.get_ref(5)?);
+            let question = lossy(r.get_ref(6)?);
             snap.push(&status::Row {
                 worker: &worker,
                 text: &message,
