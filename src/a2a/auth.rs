@@ -6,7 +6,7 @@
 
 use super::A2aError;
 use super::card::Card;
-use super::http::{Budget, fetch, one_line};
+use super::http::{Budget, Resend, fetch, one_line};
 use crate::config::WorkerConfig;
 use crate::secret::Secret;
 use serde_json::Value;
@@ -206,7 +206,7 @@ async fn fetch_oauth(
         .basic_auth(client_id, Some(secret.expose()))
         .header(reqwest::header::ACCEPT, "application/json")
         .form(&form);
-    let ans = fetch(req, budget).await?;
+    let ans = fetch(req, budget, Resend::IfDropped).await?;
     let body = ans.json();
     if !ans.ok() {
         let why = body

@@ -6,7 +6,7 @@
 
 use super::auth::{self, Cred, TokenCache};
 use super::card::{self, Binding, Card, Dialect, Endpoint};
-use super::http::{Answer, Budget, fetch};
+use super::http::{Answer, Budget, Resend, fetch};
 use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, CardSummary, TaskView};
 use crate::config::WorkerConfig;
@@ -164,14 +164,14 @@ impl Worker {
                     .get(url)
                     .header(reqwest::header::ACCEPT, "application/json")
             };
-            let mut ans = fetch(get(), budget).await?;
+            let mut ans = fetch(get(), budget, Resend::IfDropped).await?;
             if ans.is_auth_failure() {
                 // Most cards are public; a worker that guards its card gets our credentials,
                 // as far as they can be had without the card.
                 match auth::credentials(&self.config, None, &self.tokens, &self.http, budget).await
                 {
                     Ok(Some(c)) => {
-                        ans = fetch(with_cred(get(), &c)?, budget).await?;
+                        ans = fetch(with_cred(get(), &c)?, budget, Resend::IfDropped).await?;
                         if ans.is_auth_failure()
                             && let Some(g) = c.generation
                         {
@@ -284,7 +284,12 @@ impl Worker {
         if let Some(c) = cred {
             req = with_cred(req, c)?;
         }
-        Ok((fetch(req, budget).await?, id))
+        // A cancel sent twice only meets "already ended" the second time, which `cancel` handles.
+        let resend = match op {
+            Op::Send { .. } => Resend::Never,
+            Op::Get { .. } | Op::Cancel { .. } => Resend::IfDropped,
+        };
+        Ok((fetch(req, budget, resend).await?, id))
     }
 
     fn interpret(

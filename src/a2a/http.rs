@@ -11,6 +11,9 @@ use tokio::time::Instant;
 /// Nothing a worker or token endpoint sends is read past this.
 pub(crate) const MAX_BODY: usize = 4 * 1024 * 1024;
 
+/// How long an idle connection is kept for reuse; see [`builder`].
+pub(crate) const POOL_IDLE: Duration = Duration::from_millis(4500);
+
 const USER_AGENT: &str = concat!("a2a-mod/", env!("CARGO_PKG_VERSION"));
 
 /// The process-wide client: built once, cloned cheaply (reqwest's client is an `Arc` inside), so
@@ -24,7 +27,10 @@ fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(60))
+        // Under the 5 s after which uvicorn (the Python SDK) and Node close an idle connection:
+        // the poll interval is also 5 s, and a connection reused just as the worker closes it
+        // loses the request (CI saw a GetTask vanish that way). Polls then open a new one.
+        .pool_idle_timeout(POOL_IDLE)
 }
 
 fn build_client() -> reqwest::Client {
@@ -130,42 +136,79 @@ impl Answer {
     }
 }
 
+/// Whether a request may go out a second time when its connection dies under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// A SendMessage: the worker may have started the task, and a second one would run it twice.
+    Never,
+    /// A read (card, GetTask): a pooled connection the worker closed as the request went out
+    /// fails it with nothing learnt, and one more try on a new connection answers it.
+    IfDropped,
+}
+
 /// Sends `req` and reads the whole answer, both within the budget and the size cap.
 pub(crate) async fn fetch(
     req: reqwest::RequestBuilder,
     budget: &Budget,
+    resend: Resend,
 ) -> Result<Answer, A2aError> {
     budget
         .run(async {
-            let mut resp = req.send().await.map_err(|e| transport_error(&e, budget))?;
-            let status = resp.status().as_u16();
-            let content_type = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-                return Err(too_large());
-            }
-            let mut body = Vec::new();
-            while let Some(chunk) = resp
-                .chunk()
-                .await
-                .map_err(|e| transport_error(&e, budget))?
-            {
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Err(too_large());
+            let again = match resend {
+                Resend::IfDropped => req.try_clone(),
+                Resend::Never => None,
+            };
+            match (fetch_once(req).await, again) {
+                (Err(Fetch::Transport(e)), Some(again)) if dropped(&e) => {
+                    tracing::debug!("connection dropped under a request, sending it again: {e}");
+                    fetch_once(again).await
                 }
-                body.extend_from_slice(&chunk);
+                (r, _) => r,
             }
-            Ok(Answer {
-                status,
-                content_type,
-                body,
+            .map_err(|e| match e {
+                Fetch::Transport(e) => transport_error(&e, budget),
+                Fetch::TooLarge => too_large(),
             })
         })
         .await
+}
+
+enum Fetch {
+    Transport(reqwest::Error),
+    TooLarge,
+}
+
+/// The connection failed after it was made and before any answer came: what a pooled connection
+/// closed by the worker at that moment looks like. Refused connections and our own deadline are
+/// not it.
+fn dropped(e: &reqwest::Error) -> bool {
+    e.is_request() && !e.is_connect() && !e.is_timeout()
+}
+
+async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
+    let mut resp = req.send().await.map_err(Fetch::Transport)?;
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(Fetch::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(Fetch::Transport)? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(Fetch::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Answer {
+        status,
+        content_type,
+        body,
+    })
 }
 
 fn too_large() -> A2aError {

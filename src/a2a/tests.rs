@@ -1054,3 +1054,110 @@ async fn guarded_card_gets_credentials() {
         Err(A2aError::Auth { status: 401 })
     );
 }
+
+/// A bare HTTP/1.1 v1 worker that closes the connection under the first request of `victim`
+/// (a JSON-RPC method) without answering: what a pooled connection looks like when the worker's
+/// keep-alive timer closes it just as the request goes out (uvicorn's 5 s equals the poll
+/// interval; CI lost a GetTask so). Returns the base URL and the JSON-RPC methods it received.
+async fn dropping_server(victim: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (card_base, log) = (base.clone(), seen.clone());
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let (card_base, log) = (card_base.clone(), log.clone());
+            tokio::spawn(async move {
+                let mut conn = BufReader::new(sock);
+                loop {
+                    let (mut head, mut line) = (String::new(), String::new());
+                    while conn.read_line(&mut line).await.unwrap_or(0) > 2 {
+                        head.push_str(&line);
+                        line.clear();
+                    }
+                    if head.is_empty() {
+                        return;
+                    }
+                    let len = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap_or(0))
+                        })
+                        .unwrap_or(0usize);
+                    let mut body = vec![0; len];
+                    if conn.read_exact(&mut body).await.is_err() {
+                        return;
+                    }
+                    let answer = if head.starts_with("GET ") {
+                        v1_card(&card_base)
+                    } else {
+                        let rpc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                        let method = rpc["method"].as_str().unwrap_or("").to_string();
+                        let first = {
+                            let mut log = log.lock().unwrap();
+                            log.push(method.clone());
+                            log.iter().filter(|m| **m == method).count() == 1
+                        };
+                        if method == victim && first {
+                            return; // closes the connection, nothing answered
+                        }
+                        let task = json!({"task": v1_task("t1", "TASK_STATE_WORKING")});
+                        json!({"jsonrpc": "2.0", "id": rpc["id"], "result": task})
+                    };
+                    let text = answer.to_string();
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{text}",
+                        text.len()
+                    );
+                    if conn.get_mut().write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (base, seen)
+}
+
+fn worker_at(base: &str) -> Worker {
+    let cfg = WorkerConfig {
+        url: base.to_string(),
+        ..Default::default()
+    };
+    Worker::new("fake", cfg, http_client())
+}
+
+/// A read whose connection is closed under it goes out once more, on a new connection.
+#[tokio::test]
+async fn get_task_is_sent_again_when_the_connection_drops() {
+    let (base, seen) = dropping_server("GetTask").await;
+    let w = worker_at(&base);
+    let view = w
+        .get_task("t1", soon())
+        .await
+        .expect("answered on the second try");
+    assert_eq!(view.state, TaskState::Working);
+    assert_eq!(*seen.lock().unwrap(), ["GetTask", "GetTask"]);
+    // A cancel is a read in this sense: a second one only meets "already ended".
+    let (base, seen) = dropping_server("CancelTask").await;
+    worker_at(&base)
+        .cancel("t1", soon())
+        .await
+        .expect("answered on the second try");
+    assert_eq!(*seen.lock().unwrap(), ["CancelTask", "CancelTask"]);
+}
+
+/// A SendMessage is never sent twice: the worker may have started the task already.
+#[tokio::test]
+async fn send_is_not_sent_again_when_the_connection_drops() {
+    let (base, seen) = dropping_server("SendMessage").await;
+    let e = worker_at(&base)
+        .send("hi", None, None, soon())
+        .await
+        .unwrap_err();
+    assert!(matches!(e, A2aError::Unreachable(_)), "{e:?}");
+    assert_eq!(*seen.lock().unwrap(), ["SendMessage"]);
+}
