@@ -164,7 +164,8 @@ impl Config {
     }
 
     pub fn parse(text: &str) -> Result<Config, String> {
-        let cfg: Config = toml_edit::de::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        let cfg: Config =
+            toml_edit::de::from_str(text).map_err(|e| toml_error_line(&e.to_string()))?;
         cfg.timing.validate()?;
         for (alias, w) in &cfg.workers {
             validate_alias(alias).map_err(|e| format!("workers.{alias}: {e}"))?;
@@ -272,7 +273,7 @@ fn load_doc(path: &Path) -> Result<toml_edit::DocumentMut> {
         anyhow!(
             "bad config {}: {} — fix it by hand",
             quote_path(path),
-            one_line(&e.to_string())
+            toml_error_line(&e.to_string())
         )
     })
 }
@@ -286,7 +287,7 @@ pub fn quote_path(p: &Path) -> String {
 }
 
 /// toml_edit's errors span several lines with a source excerpt; users get one line.
-fn one_line(s: &str) -> String {
+pub(crate) fn toml_error_line(s: &str) -> String {
     let mut parts: Vec<&str> = s
         .lines()
         .map(str::trim)

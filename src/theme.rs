@@ -293,7 +293,8 @@ impl Theme {
     /// Parses a theme file. Strict (unknown keys are errors) so a typo is reported rather than
     /// silently ignored; the caller falls back to `default`.
     pub fn parse(text: &str) -> Result<Theme, String> {
-        let w: WireTheme = toml_edit::de::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        let w: WireTheme = toml_edit::de::from_str(text)
+            .map_err(|e| crate::config::toml_error_line(&e.to_string()))?;
         let style = |k: &str, s: Option<WireStyle>| -> Result<Style, String> {
             s.map(|s| s.to_style().map_err(|e| format!("style.{k}: {e}")))
                 .transpose()
@@ -382,14 +383,6 @@ fn check_glyph(key: &str, g: String) -> Result<String, String> {
         return Err(format!("glyphs.{key}: {g:?} is wider than 4 columns"));
     }
     Ok(g)
-}
-
-fn one_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.starts_with("-->"))
-        .collect::<Vec<_>>()
-        .join(": ")
 }
 
 #[derive(Deserialize)]

@@ -6,8 +6,9 @@
 
 use super::A2aError;
 use super::card::Card;
-use super::http::{Budget, Resend, fetch, one_line};
+use super::http::{Budget, Resend, fetch};
 use crate::config::WorkerConfig;
+use crate::core::text::one_line;
 use crate::secret::Secret;
 use serde_json::Value;
 use std::time::Duration;

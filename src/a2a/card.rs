@@ -3,8 +3,8 @@
 //! structs because v1, v0.3 and the merged hybrid documents must all parse, and a worker's
 //! unexpected field must never make discovery fail.
 
-use super::http::one_line;
 use super::{CardSummary, SkillSummary};
+use crate::core::text::one_line;
 use reqwest::Url;
 use serde_json::Value;
 

@@ -227,7 +227,7 @@ pub(crate) fn transport_error(e: &reqwest::Error, budget: &Budget) -> A2aError {
             u.to_string()
         })
         .unwrap_or_else(|| "the worker".into());
-    let cause = one_line(&root_cause(e), 160);
+    let cause = crate::core::text::one_line(&root_cause(e), 160);
     if e.is_connect() {
         A2aError::Unreachable(format!("cannot connect to {target}: {cause}"))
     } else if e.is_timeout() {
@@ -247,30 +247,4 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
-}
-
-/// Worker-supplied text for an error message: one line, no control characters, at most `max`
-/// characters.
-pub(crate) fn one_line(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut last_space = true;
-    for c in s.chars() {
-        let c = if c.is_control() || c.is_whitespace() {
-            ' '
-        } else {
-            c
-        };
-        if c == ' ' && last_space {
-            continue;
-        }
-        last_space = c == ' ';
-        out.push(c);
-    }
-    let out = out.trim_end();
-    if out.chars().count() > max {
-        let cut: String = out.chars().take(max.saturating_sub(1)).collect();
-        format!("{}…", cut.trim_end())
-    } else {
-        out.to_string()
-    }
 }

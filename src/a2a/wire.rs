@@ -5,8 +5,8 @@
 
 use super::TaskView;
 use super::card::{Binding, Dialect, Endpoint};
-use super::http::one_line;
 use crate::core::task::TaskState;
+use crate::core::text::one_line;
 use serde_json::{Map, Value, json};
 
 /// The three operations a worker serves us.

@@ -37,6 +37,12 @@ pub fn sanitize(s: &str) -> String {
     out
 }
 
+/// Untrusted text for one line of a message (an error, a listing): [`sanitize`]d, then [`cut`] to
+/// `cols` columns.
+pub fn one_line(s: &str, cols: usize) -> String {
+    cut(&sanitize(s), cols)
+}
+
 /// Like [`sanitize`], but for multi-line text (results, questions shown to Claude): line breaks
 /// survive as `\n` (CR LF, CR and the Unicode separators included) and tabs as tabs.
 pub fn sanitize_lines(s: &str) -> String {

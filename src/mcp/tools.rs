@@ -11,6 +11,7 @@ use crate::a2a::Worker;
 use crate::config::Config;
 use crate::core::fence;
 use crate::core::task::{EndReason, TaskState};
+use crate::core::text::one_line;
 use crate::env::now_ms;
 use crate::ops::{BUDGET_RESERVE, Budget, Outcome, Session};
 use crate::state::TaskRecord;
@@ -377,17 +378,6 @@ fn structured(value: &impl Serialize, text: String) -> CallToolResult {
 /// show that instead of the line).
 fn tool_error(e: &anyhow::Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(crate::error::render(e))])
-}
-
-/// Worker text on one line, without escapes, cut to `max` chars.
-fn one_line(s: &str, max: usize) -> String {
-    let flat = crate::core::text::sanitize(s);
-    let (kept, cut) = fence::bound(&flat, max);
-    if cut > 0 {
-        format!("{kept}…")
-    } else {
-        kept.to_string()
-    }
 }
 
 fn status_of(t: &TaskRecord) -> &'static str {

@@ -201,6 +201,13 @@ fn kill(pid: i32, sig: i32) {
     unsafe { libc::kill(pid, sig) };
 }
 
+/// Whether `pid` is stopped by a signal (state `T` in /proc/PID/stat).
+fn is_stopped(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with('T'))
+}
+
 /// Kills, on drop, whatever pollers of these sessions are still running: a failed test must not
 /// leave orphans. A passing test has already seen them exit by themselves.
 struct NoOrphans(Vec<String>);
@@ -668,7 +675,9 @@ fn two_sessions_no_cross_talk() {
     for k in 0..2 {
         let (stopped, running) = (pids[1 - k], &mine[k]);
         kill(stopped, libc::SIGSTOP);
-        let from = now_ms() + 100; // a request already in flight may land just after the stop
+        wait_until("the poller to stop", 5 * SECOND, || is_stopped(stopped));
+        // A request written just before the stop may still land at the worker a little later.
+        let from = now_ms() + 300;
         let polled = || -> BTreeSet<String> {
             peer.events()
                 .into_iter()
@@ -681,12 +690,10 @@ fn two_sessions_no_cross_talk() {
             10 * SECOND,
             || polled().is_superset(running),
         );
+        // Read before resuming: the resumed poller sends its overdue polls at once.
+        let seen = polled();
         kill(stopped, libc::SIGCONT);
-        assert_eq!(
-            &polled(),
-            running,
-            "poller {k} polled another session's task"
-        );
+        assert_eq!(&seen, running, "poller {k} polled another session's task");
     }
     wait_until("every task to complete", 30 * SECOND, || {
         [&a, &b].into_iter().all(|s| {
