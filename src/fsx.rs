@@ -81,7 +81,21 @@ pub fn try_lock(path: &Path) -> Result<Option<File>> {
     }
 }
 
-/// Whether some process holds the lock at `path` (without keeping it).
+/// [`try_lock`], tried for up to `patience`: [`is_locked`] takes a free lock for a moment to test
+/// it, so a process starting just then would otherwise take the prober for a holder and give up.
+pub fn try_lock_within(path: &Path, patience: std::time::Duration) -> Result<Option<File>> {
+    let start = std::time::Instant::now();
+    loop {
+        match try_lock(path)? {
+            Some(f) => return Ok(Some(f)),
+            None if start.elapsed() >= patience => return Ok(None),
+            None => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    }
+}
+
+/// Whether some process holds the lock at `path` (without keeping it). It takes a free lock for a
+/// moment; contenders use [`try_lock_within`] so the probe never turns one away.
 pub fn is_locked(path: &Path) -> bool {
     let Ok(f) = OpenOptions::new().read(true).write(true).open(path) else {
         return false;

@@ -260,7 +260,12 @@ impl Session {
         };
         let context_id = previous.as_ref().and_then(|p| p.context_id.clone());
         // The window counts from when the send went out, as the worker sees it arrive: a slow
-        // answer to the send must not push every GetTask later.
+        // answer to the send must not push every GetTask later, and neither must the agent card,
+        // which a fresh process fetches first (cached for the send and the polls after it).
+        worker
+            .card(budget.request_deadline(self.poll_timeout()))
+            .await
+            .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
         let sent_at = Instant::now();
         let view = worker
             .send(
@@ -318,6 +323,7 @@ impl Session {
         crate::poller::ensure(&self.ctx, &self.id);
 
         let mut last = view;
+        let mut last_started = None;
         for offset in offsets {
             if !schedule::inline_poll_fits(
                 budget.elapsed() + (offset.saturating_sub(sent_at.elapsed())),
@@ -335,6 +341,7 @@ impl Session {
                 .request_deadline(self.poll_timeout())
                 .min(sent_at + window_end + WINDOW_SLACK);
             let started = now_ms();
+            last_started = Some(started);
             let polled = tokio::select! {
                 p = worker.get_task(&last.task_id, deadline) => p,
                 _ = &mut stop => break,
@@ -368,8 +375,10 @@ impl Session {
                 return Ok(self.outcome(&last, alias, false));
             }
         }
-        // Hand-over: the poller polls from one interval after now.
-        let next = now_ms() + timing.poll_interval().as_millis() as i64;
+        // Hand-over: the poller's first poll comes one interval after the window's last one
+        // began, the rhythm the poller keeps itself (`after_poll`).
+        let interval = timing.poll_interval().as_millis() as i64;
+        let next = last_started.map_or(now_ms() + interval, |t| (t + interval).max(now_ms()));
         self.store(|s| s.set_next_poll(alias, &last.task_id, next))?;
         Ok(self.outcome(&last, alias, true))
     }

@@ -25,15 +25,17 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     let owner = session::resolve(ctx, session_id);
-    let Ok(Some(_lock)) = crate::fsx::try_lock(&session::lock_path(ctx, &owner, "waker")) else {
-        return EXIT_OK;
-    };
+    // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
     }
+    let lock = session::lock_path(ctx, &owner, "waker");
+    let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
+        return EXIT_OK;
+    };
     let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let path = session::db_path(ctx, &owner);
     let start = Instant::now();

@@ -25,6 +25,9 @@ const RESCAN: Duration = Duration::from_millis(500);
 /// costs more than the polls it sends (benches/poller.rs). Batched tasks stay batched, since each
 /// next poll is one interval after the poll began.
 const BATCH: Duration = Duration::from_millis(100);
+/// How long a starting poller keeps trying for the lock before it takes another poller for its
+/// holder (see `fsx::try_lock_within`).
+pub const LOCK_PATIENCE: Duration = Duration::from_millis(50);
 /// At most this many polls in flight at once, so 500 tasks do not open 500 sockets together.
 const MAX_IN_FLIGHT: usize = 64;
 
@@ -94,7 +97,7 @@ fn spawn(ctx: &Ctx, session_id: &str) -> Result<()> {
 pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let session_id = session::resolve(&ctx, &session_id);
     let lock_file = lock_path(&ctx, &session_id);
-    let Some(mut lock) = crate::fsx::try_lock(&lock_file)? else {
+    let Some(mut lock) = crate::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
         return Ok(());
     };
     let store = Store::open(&session::db_path(&ctx, &session_id))?;
@@ -200,7 +203,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 tracing::info!("poller of session {session_id}: no live task left, exiting");
                 return Ok(());
             }
-            match crate::fsx::try_lock(&lock_file)? {
+            match crate::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
                 Some(l) => lock = l,
                 None => return Ok(()),
             }

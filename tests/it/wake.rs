@@ -120,6 +120,17 @@ impl Watch {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// Kills it and returns every line it printed that was not read yet, up to the end of its
+    /// output (a line still in the pipe when it died is not missed).
+    fn kill9_and_drain(&mut self) -> Vec<String> {
+        self.kill9();
+        let mut out = Vec::new();
+        while let Ok(l) = self.lines.recv_timeout(LONG) {
+            out.push(l);
+        }
+        out
+    }
 }
 
 impl Drop for Watch {
@@ -209,14 +220,21 @@ fn watch_announces_each_task_once_across_kill_9_and_concurrent_monitors() {
     let mut w = Watch::start(&home);
     let start = Instant::now();
     for (i, id) in ids.iter().enumerate() {
-        end(&s, "fake", id, TaskState::Completed, Some("ok"));
-        // Spread the endings over a few settle windows so several batches are in flight.
-        std::thread::sleep(Duration::from_millis(90 + (i as u64 * 37) % 120));
         if i == N / 3 {
-            w.kill9();
-            lines.extend(w.drain());
+            // No claim half done when the kill comes: a kill between a line and its commit
+            // announces that batch again (at least once is the design: a crash never loses one).
+            wait_until("every ending so far announced", LONG, || {
+                !s.has_unannounced().unwrap()
+            });
+        }
+        end(&s, "fake", id, TaskState::Completed, Some("ok"));
+        if i == N / 3 {
+            // This ending is still settling: the next monitor must announce it.
+            lines.extend(w.kill9_and_drain());
             w = Watch::start(&home);
         }
+        // Spread the endings over a few settle windows so several batches are in flight.
+        std::thread::sleep(Duration::from_millis(90 + (i as u64 * 37) % 120));
         if i == 2 * N / 3 {
             let w2 = Watch::start(&home);
             for id in &ids[i + 1..] {
@@ -235,8 +253,7 @@ fn watch_announces_each_task_once_across_kill_9_and_concurrent_monitors() {
             break;
         }
     }
-    w.kill9();
-    lines.extend(w.drain());
+    lines.extend(w.kill9_and_drain());
     let total: usize = lines.iter().map(|l| count(l)).sum();
     assert_eq!(total, N, "{lines:#?}");
     assert!(

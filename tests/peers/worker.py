@@ -415,21 +415,34 @@ class RpcGate:
 
         status: int | None = None
         captured = bytearray()
+        logged = False
+
+        def log_once() -> None:
+            nonlocal logged, task_id
+            if logged:
+                return
+            logged = True
+            if method in SEND_METHODS and task_id is None:
+                task_id = _task_id_of_result(bytes(captured))
+            self._log(at_ms, method, task_id, status)
 
         async def watch(msg: Message) -> None:
             nonlocal status
             if msg["type"] == "http.response.start":
                 status = int(msg["status"])
-            elif msg["type"] == "http.response.body" and len(captured) < MAX_CAPTURE:
-                captured.extend(msg.get("body", b""))
+            elif msg["type"] == "http.response.body":
+                if len(captured) < MAX_CAPTURE:
+                    captured.extend(msg.get("body", b""))
+                if not msg.get("more_body", False):
+                    # Logged before the last byte goes out: a client that has its answer
+                    # (and a test reading the log right then) finds the request there.
+                    log_once()
             await send(msg)
 
         try:
             await self.app(scope, replay, watch)
         finally:
-            if method in SEND_METHODS and task_id is None:
-                task_id = _task_id_of_result(bytes(captured))
-            self._log(at_ms, method, task_id, status)
+            log_once()
 
     async def _hang(self, receive: Receive, send: Send) -> None:
         """Answer nothing until the client goes away; on shutdown, answer 503."""

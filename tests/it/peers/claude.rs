@@ -288,7 +288,7 @@ impl ClaudeSession {
         let head: String = text.chars().take(40).collect();
         self.wait_for_pane(
             &format!("typed text {head:?} to appear"),
-            Duration::from_secs(10),
+            Duration::from_secs(30),
             |p| p.contains(&head),
         );
         self.send_key("Enter");
