@@ -412,18 +412,15 @@ fn lost_contact_python() {
     lost_contact(Kind::PyV1)
 }
 
-/// OAuth tokens that die after 1 s while claiming an hour: the background poller's poll gets a
-/// 401, clears the token, fetches exactly one fresh one and carries on; the task completes.
-#[test]
-fn poller_refreshes_token_after_401() {
-    let Some(peer) = Peer::start(
-        Kind::Fake,
-        &["--oauth-ttl", "1", "--oauth-claimed-ttl", "3600"],
-    ) else {
+/// OAuth tokens that die after 1 s while claiming an hour (the token URL from the worker's card):
+/// the background poller's poll gets a 401, clears the token, fetches exactly one fresh one and
+/// carries on; the task completes.
+fn token_refresh(kind: Kind) {
+    let Some(peer) = Peer::start(kind, &["--oauth-ttl", "1", "--oauth-claimed-ttl", "3600"]) else {
         return;
     };
     let home = TempHome::new();
-    let s = sid("oauth");
+    let s = sid(&format!("oauth-{kind:?}"));
     let _guard = NoOrphans(vec![s.clone()]);
     let secret = [("W_SECRET", "s3cret")];
     ok_env(
@@ -485,6 +482,16 @@ fn poller_refreshes_token_after_401() {
     let tokens = events.iter().filter(|e| e.method == "token").count();
     assert_eq!(tokens, 1 + refusals.len(), "{calls:?}");
     pollers_exit(&home, &s);
+}
+
+#[test]
+fn poller_refreshes_token_after_401_fake() {
+    token_refresh(Kind::Fake)
+}
+
+#[test]
+fn poller_refreshes_token_after_401_python() {
+    token_refresh(Kind::PyV1)
 }
 
 /// `kill -9` of the poller while tasks are live: whoever comes next (`watch`, `task`) starts a new

@@ -19,8 +19,9 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
 Cancel works on any live task (slow, silent, ask, auth).
 
 An ASGI layer in front of the SDK app (`RpcGate`) does what the SDK cannot: the bearer
-check, the hang for silent tasks, and the request log. It reads each JSON-RPC body once
-and replays it to the SDK.
+check, OAuth2 client-credentials tokens (`--oauth-ttl`: `POST /oauth/token`, declared in the
+card through the SDK's own security-scheme types), the hang for silent tasks, and the request
+log. It reads each JSON-RPC body once and replays it to the SDK.
 
 stdout carries exactly one line, the base URL, printed once the socket accepts
 connections. Everything else goes to stderr.
@@ -33,12 +34,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
+import secrets
 import signal
 import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from importlib.metadata import version as dist_version
@@ -64,7 +68,10 @@ if SDK_MAJOR >= 1:
         AgentCard,
         AgentInterface,
         AgentSkill,
+        ClientCredentialsOAuthFlow,
         HTTPAuthSecurityScheme,
+        OAuth2SecurityScheme,
+        OAuthFlows,
         Part,
         SecurityRequirement,
         SecurityScheme,
@@ -87,7 +94,10 @@ else:
         AgentCapabilities,
         AgentCard,
         AgentSkill,
+        ClientCredentialsOAuthFlow,
         HTTPAuthSecurityScheme,
+        OAuth2SecurityScheme,
+        OAuthFlows,
         Part,
         SecurityScheme,
         TaskState,
@@ -104,6 +114,9 @@ else:
 log = logging.getLogger("a2a-peer-worker")
 
 RPC_PATH = "/"
+TOKEN_PATH = "/oauth/token"
+# Declared, not enforced: v1 requires a flow to list at least one.
+SCOPES = {"tasks": "run tasks"}
 GET_METHODS = {"GetTask", "tasks/get"}
 SEND_METHODS = {"SendMessage", "SendStreamingMessage", "message/send", "message/stream"}
 TASK_ID_METHODS = GET_METHODS | {
@@ -207,7 +220,8 @@ class ScriptedExecutor(AgentExecutor):
 # --- the agent card ---------------------------------------------------------------------
 
 
-def build_card(base_url: str, bearer: bool) -> Any:
+def build_card(base_url: str, auth: str | None) -> Any:
+    """The card; `auth` is None, "bearer" or "oauth" (client credentials at TOKEN_PATH)."""
     skill = AgentSkill(
         id="script",
         name="Scripted replies",
@@ -232,20 +246,40 @@ def build_card(base_url: str, bearer: bool) -> Any:
             ],
             capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         )
-        if bearer:
+        if auth == "bearer":
             card.security_schemes["bearer"].CopyFrom(
                 SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer"))
             )
+        elif auth == "oauth":
+            flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
+            card.security_schemes["oauth"].CopyFrom(
+                SecurityScheme(
+                    oauth2_security_scheme=OAuth2SecurityScheme(
+                        flows=OAuthFlows(client_credentials=flow)
+                    )
+                )
+            )
+        if auth is not None:
             req = SecurityRequirement()
-            req.schemes["bearer"].SetInParent()
+            req.schemes[auth].SetInParent()
             card.security_requirements.append(req)
         return card
     extra: dict[str, Any] = {}
-    if bearer:
+    if auth == "bearer":
         extra["security_schemes"] = {
             "bearer": SecurityScheme(root=HTTPAuthSecurityScheme(type="http", scheme="bearer"))
         }
-        extra["security"] = [{"bearer": []}]
+    elif auth == "oauth":
+        flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
+        extra["security_schemes"] = {
+            "oauth": SecurityScheme(
+                root=OAuth2SecurityScheme(
+                    type="oauth2", flows=OAuthFlows(client_credentials=flow)
+                )
+            )
+        }
+    if auth is not None:
+        extra["security"] = [{auth: []}]
     return AgentCard(
         **common,
         url=base_url,
@@ -255,8 +289,8 @@ def build_card(base_url: str, bearer: bool) -> Any:
     )
 
 
-def build_sdk_app(base_url: str, bearer: bool, silent_ids: set[str]) -> Any:
-    card = build_card(base_url, bearer)
+def build_sdk_app(base_url: str, auth: str | None, silent_ids: set[str]) -> Any:
+    card = build_card(base_url, auth)
     handler = DefaultRequestHandler(
         agent_executor=ScriptedExecutor(silent_ids),
         task_store=InMemoryTaskStore(),
@@ -323,17 +357,61 @@ def _task_id_of_result(body: bytes) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+class TokenIssuer:
+    """OAuth2 client-credentials tokens, each valid `ttl` seconds; any client is accepted."""
+
+    def __init__(self, ttl: float, claimed_ttl: int | None) -> None:
+        self.ttl = ttl
+        # What `expires_in` says: longer than the real life lets a test force a 401 on a token
+        # the client still believes in.
+        self.claimed_ttl = claimed_ttl if claimed_ttl is not None else math.ceil(ttl)
+        self.expiry: dict[str, float] = {}
+
+    def issue(self) -> str:
+        token = secrets.token_urlsafe(18)
+        self.expiry[token] = time.monotonic() + self.ttl
+        return token
+
+    def valid(self, token: str) -> bool:
+        return time.monotonic() < self.expiry.get(token, 0.0)
+
+
+async def reply_json(send: Send, status: int, body: Any, headers: list | None = None) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+
+async def read_body(receive: Receive) -> bytes | None:
+    """The whole request body; None when the client went away first."""
+    chunks: list[bytes] = []
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            return None
+        chunks.append(msg.get("body", b""))
+        if not msg.get("more_body", False):
+            return b"".join(chunks)
+
+
 class RpcGate:
     def __init__(
         self,
         app: Any,
         *,
         bearer: str | None,
+        tokens: TokenIssuer | None,
         log_path: str | None,
         silent_ids: set[str],
     ) -> None:
         self.app = app
         self.bearer = bearer
+        self.tokens = tokens
         self.log_path = log_path
         self.silent_ids = silent_ids
         # Set when the server begins to shut down: hanging requests then get a 503, so
@@ -347,21 +425,52 @@ class RpcGate:
         with open(self.log_path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
+    def _authorized(self, scope: Scope) -> bool:
+        headers = dict(scope.get("headers") or [])
+        given = headers.get(b"authorization", b"").decode("latin-1")
+        if self.bearer is not None:
+            return given == f"Bearer {self.bearer}"
+        if self.tokens is not None:
+            return given.startswith("Bearer ") and self.tokens.valid(given[len("Bearer ") :])
+        return True
+
+    async def _token(self, scope: Scope, receive: Receive, send: Send, at_ms: int) -> None:
+        """`POST /oauth/token` (RFC 6749 client credentials, client authenticated by Basic)."""
+        assert self.tokens is not None
+        body = await read_body(receive)
+        if body is None:
+            return
+        form = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
+        headers = dict(scope.get("headers") or [])
+        basic = headers.get(b"authorization", b"").startswith(b"Basic ")
+        if scope["method"] != "POST" or form.get("grant_type") != ["client_credentials"]:
+            self._log(at_ms, "token", None, 400)
+            await reply_json(send, 400, {"error": "unsupported_grant_type"})
+        elif not basic:
+            self._log(at_ms, "token", None, 401)
+            await reply_json(send, 401, {"error": "invalid_client"})
+        else:
+            self._log(at_ms, "token", None, 200)
+            token = self.tokens.issue()
+            answer = {
+                "access_token": token,
+                "token_type": "Bearer",
+                "expires_in": self.tokens.claimed_ttl,
+            }
+            await reply_json(send, 200, answer)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        at_ms = int(time.time() * 1000)
+        if scope["type"] == "http" and scope["path"] == TOKEN_PATH and self.tokens is not None:
+            await self._token(scope, receive, send, at_ms)
+            return
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != RPC_PATH:
             await self.app(scope, receive, send)
             return
-        at_ms = int(time.time() * 1000)
 
-        chunks: list[bytes] = []
-        while True:
-            msg = await receive()
-            if msg["type"] == "http.disconnect":
-                return
-            chunks.append(msg.get("body", b""))
-            if not msg.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body = await read_body(receive)
+        if body is None:
+            return
 
         method: str | None = None
         params: Any = None
@@ -375,28 +484,13 @@ class RpcGate:
             params = doc.get("params")
         task_id = _task_id_of_request(method, params)
 
-        if self.bearer is not None:
-            headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization", b"").decode("latin-1")
-            if given != f"Bearer {self.bearer}":
-                self._log(at_ms, method, task_id, 401)
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="a2a-peer-worker"'),
-                        ],
-                    }
-                )
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": b'{"error":"missing or invalid bearer token"}',
-                    }
-                )
-                return
+        if not self._authorized(scope):
+            self._log(at_ms, method, task_id, 401)
+            challenge = (b"www-authenticate", b'Bearer realm="a2a-peer-worker"')
+            await reply_json(
+                send, 401, {"error": "missing, invalid or expired bearer token"}, [challenge]
+            )
+            return
 
         if method in GET_METHODS and task_id in self.silent_ids:
             # The response never comes, so the line is written now, with no status.
@@ -524,7 +618,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--bearer", metavar="TOKEN", help="require `Authorization: Bearer TOKEN` on JSON-RPC"
     )
     p.add_argument("--bearer-env", metavar="VAR", help="like --bearer, the token read from env VAR")
-    p.add_argument("--log", metavar="FILE", help="append one JSON line per JSON-RPC request")
+    p.add_argument(
+        "--oauth-ttl",
+        type=float,
+        metavar="SECONDS",
+        help="issue OAuth2 client-credentials tokens at /oauth/token valid this long, and require them",
+    )
+    p.add_argument(
+        "--oauth-claimed-ttl",
+        type=int,
+        metavar="SECONDS",
+        help="the expires_in the token answer claims (default: --oauth-ttl rounded up)",
+    )
+    p.add_argument(
+        "--log", metavar="FILE", help="append one JSON line per JSON-RPC request or token fetch"
+    )
     p.add_argument(
         "--exit-on-stdin-eof",
         action="store_true",
@@ -538,6 +646,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         if not token:
             p.error(f"--bearer-env: environment variable {args.bearer_env} is unset or empty")
         args.bearer = token
+    if args.oauth_ttl is not None:
+        if args.bearer:
+            p.error("give --bearer or --oauth-ttl, not both")
+        if not args.oauth_ttl > 0:
+            p.error(f"--oauth-ttl {args.oauth_ttl} is not a positive number of seconds")
+    elif args.oauth_claimed_ttl is not None:
+        p.error("--oauth-claimed-ttl needs --oauth-ttl")
     return args
 
 
@@ -568,9 +683,12 @@ def main(argv: list[str]) -> int:
     base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"
 
     silent_ids: set[str] = set()
+    auth = "bearer" if args.bearer else "oauth" if args.oauth_ttl else None
+    tokens = TokenIssuer(args.oauth_ttl, args.oauth_claimed_ttl) if args.oauth_ttl else None
     app = RpcGate(
-        build_sdk_app(base_url, args.bearer is not None, silent_ids),
+        build_sdk_app(base_url, auth, silent_ids),
         bearer=args.bearer,
+        tokens=tokens,
         log_path=args.log,
         silent_ids=silent_ids,
     )
