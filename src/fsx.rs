@@ -34,7 +34,10 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // Unique per write, not just per process: two threads writing one file must not share a temp.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{seq}.tmp", std::process::id()));
     let result = (|| -> Result<()> {
         let mut f = OpenOptions::new()
             .write(true)
