@@ -12,7 +12,7 @@ use tokio::time::Instant;
 pub(crate) const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// How long an idle connection is kept for reuse; see [`builder`].
-pub(crate) const POOL_IDLE: Duration = Duration::from_millis(4500);
+const POOL_IDLE: Duration = Duration::from_millis(4500);
 
 const USER_AGENT: &str = concat!("a2a-mod/", env!("CARGO_PKG_VERSION"));
 
@@ -141,8 +141,9 @@ impl Answer {
 pub(crate) enum Resend {
     /// A SendMessage: the worker may have started the task, and a second one would run it twice.
     Never,
-    /// A read (card, GetTask): a pooled connection the worker closed as the request went out
-    /// fails it with nothing learnt, and one more try on a new connection answers it.
+    /// Card, token, GetTask, CancelTask: asking twice changes nothing. A pooled connection the
+    /// worker closed as the request went out fails it with nothing learnt, and one more try on a
+    /// new connection answers it.
     IfDropped,
 }
 
