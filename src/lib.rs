@@ -12,6 +12,7 @@ pub mod error;
 pub mod fake_worker;
 pub mod fsx;
 pub mod hook;
+pub mod ids;
 pub mod log;
 pub mod mcp;
 pub mod ops;

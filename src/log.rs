@@ -31,13 +31,7 @@ pub fn init_file(ctx: &Ctx, component: &'static str) {
         .with_writer(std::sync::Mutex::new(file))
         .with_ansi(false)
         .with_target(false)
-        .fmt_fields(tracing_subscriber::fmt::format::DefaultFields::new())
-        .event_format(
-            tracing_subscriber::fmt::format()
-                .with_ansi(false)
-                .with_target(false)
-                .compact(),
-        )
+        .compact()
         .try_init();
     tracing::debug!("{component} logging (pid {})", std::process::id());
 }

@@ -28,8 +28,8 @@ pub(crate) struct Cred {
 #[derive(Default)]
 struct TokenState {
     token: Option<(Secret, Option<Instant>)>,
+    /// Counts the tokens fetched: each fetch starts a new generation.
     generation: u64,
-    fetches: u64,
 }
 
 #[derive(Default)]
@@ -39,17 +39,21 @@ pub(crate) struct TokenCache {
 }
 
 impl TokenCache {
-    /// Forgets the token of `generation`, unless a newer one has replaced it already.
-    pub async fn invalidate(&self, generation: u64) {
+    /// A rejected credential: its token is forgotten if it came from this cache and no newer
+    /// one has replaced it already.
+    pub async fn forget(&self, cred: &Cred) {
+        let Some(g) = cred.generation else {
+            return;
+        };
         let mut st = self.state.lock().await;
-        if st.generation == generation {
+        if st.generation == g {
             st.token = None;
         }
     }
 
     #[cfg(test)]
     pub async fn fetches(&self) -> u64 {
-        self.state.lock().await.fetches
+        self.state.lock().await.generation
     }
 }
 
@@ -125,7 +129,6 @@ pub(crate) async fn credentials(
         return Ok(None);
     };
     st.generation += 1;
-    st.fetches += 1;
     st.token = Some((tok.clone(), until));
     Ok(Some(bearer(&tok, Some(st.generation), false)))
 }

@@ -29,6 +29,14 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
+    /// The same interface spoken in `dialect`.
+    fn with_dialect(&self, dialect: Dialect) -> Endpoint {
+        Endpoint {
+            dialect,
+            ..self.clone()
+        }
+    }
+
     pub fn describe(&self) -> String {
         let v = match self.dialect {
             Dialect::V1 => "1.0",
@@ -80,25 +88,6 @@ pub(crate) fn looks_like_card(v: &Value) -> bool {
             || v.get("name").is_some_and(Value::is_string))
 }
 
-#[derive(Debug, Clone)]
-struct Iface {
-    dialect: Dialect,
-    binding: Binding,
-    url: String,
-    tenant: Option<String>,
-}
-
-impl Iface {
-    fn endpoint(&self, dialect: Dialect) -> Endpoint {
-        Endpoint {
-            dialect,
-            binding: self.binding,
-            url: self.url.clone(),
-            tenant: self.tenant.clone(),
-        }
-    }
-}
-
 fn binding_of(s: &str) -> Option<Binding> {
     match s.trim().to_ascii_uppercase().as_str() {
         "JSONRPC" | "JSON-RPC" => Some(Binding::JsonRpc),
@@ -134,7 +123,7 @@ impl Card {
                 let tenant = str_of(i, "tenant")
                     .filter(|t| !t.is_empty())
                     .map(String::from);
-                v1_list.push(Iface {
+                v1_list.push(Endpoint {
                     dialect,
                     binding: b,
                     url: u,
@@ -148,7 +137,7 @@ impl Card {
                 .map(binding_of)
                 .unwrap_or(Some(Binding::JsonRpc));
             if let Some(b) = b {
-                legacy.push(Iface {
+                legacy.push(Endpoint {
                     dialect: Dialect::V03,
                     binding: b,
                     url: u,
@@ -162,7 +151,7 @@ impl Card {
                     str_of(i, "url").and_then(resolve),
                     str_of(i, "transport").and_then(binding_of),
                 ) {
-                    legacy.push(Iface {
+                    legacy.push(Endpoint {
                         dialect: Dialect::V03,
                         binding: b,
                         url: u,
@@ -172,7 +161,7 @@ impl Card {
             }
         }
         // Hybrid rule: supportedInterfaces first; the v0.3 fields still serve as 0.3 endpoints.
-        let all: Vec<Iface> = v1_list.into_iter().chain(legacy).collect();
+        let all: Vec<Endpoint> = v1_list.into_iter().chain(legacy).collect();
         let find = |d: Dialect, b: Binding| all.iter().find(|i| i.dialect == d && i.binding == b);
         let any = |b: Binding| all.iter().find(|i| i.binding == b);
 
@@ -182,18 +171,18 @@ impl Card {
                     .or_else(|| find(d, Binding::Rest))
                     .or_else(|| any(Binding::JsonRpc))
                     .or_else(|| any(Binding::Rest));
-                (pick.map(|i| i.endpoint(d)), None)
+                (pick.map(|i| i.with_dialect(d)), None)
             }
             None => {
                 let pick = find(Dialect::V1, Binding::JsonRpc)
                     .or_else(|| find(Dialect::V03, Binding::JsonRpc))
                     .or_else(|| find(Dialect::V1, Binding::Rest))
                     .or_else(|| find(Dialect::V03, Binding::Rest));
-                let primary = pick.map(|i| i.endpoint(i.dialect));
+                let primary = pick.cloned();
                 let fallback = pick.filter(|i| i.dialect == Dialect::V1).map(|p| {
                     find(Dialect::V03, p.binding)
-                        .map(|i| i.endpoint(Dialect::V03))
-                        .unwrap_or_else(|| p.endpoint(Dialect::V03))
+                        .cloned()
+                        .unwrap_or_else(|| p.with_dialect(Dialect::V03))
                 });
                 (primary, fallback)
             }

@@ -172,10 +172,8 @@ impl Worker {
                 {
                     Ok(Some(c)) => {
                         ans = fetch(with_cred(get(), &c)?, budget, Resend::IfDropped).await?;
-                        if ans.is_auth_failure()
-                            && let Some(g) = c.generation
-                        {
-                            self.tokens.invalidate(g).await;
+                        if ans.is_auth_failure() {
+                            self.tokens.forget(&c).await;
                         }
                     }
                     Ok(None) | Err(A2aError::Credentials(_)) => {}
@@ -225,17 +223,15 @@ impl Worker {
         let Some(c) = cred else {
             return Err(A2aError::Auth { status: ans.status }.into());
         };
-        if let Some(g) = c.generation {
-            self.tokens.invalidate(g).await;
-        }
+        self.tokens.forget(&c).await;
         if !c.cached {
             return Err(A2aError::Auth { status: ans.status }.into());
         }
         let fresh = self.creds(card, budget).await?;
         let (ans, id) = self.post(ep, op, fresh.as_ref(), budget).await?;
         if ans.is_auth_failure() {
-            if let Some(g) = fresh.and_then(|c| c.generation) {
-                self.tokens.invalidate(g).await;
+            if let Some(c) = &fresh {
+                self.tokens.forget(c).await;
             }
             return Err(A2aError::Auth { status: ans.status }.into());
         }
@@ -317,17 +313,23 @@ fn with_cred(req: reqwest::RequestBuilder, c: &Cred) -> Result<reqwest::RequestB
     Ok(req.header(name, v))
 }
 
-fn parsed(ep: &Endpoint, r: Result<TaskView, String>) -> Result<TaskView, Fail> {
+/// The task in a successful answer to `op`.
+fn parsed(ep: &Endpoint, op: &Op<'_>, v: &serde_json::Value) -> Result<TaskView, Fail> {
+    let r = match op {
+        Op::Send { .. } => wire::parse_send_result(v),
+        _ => wire::parse_task_result(v),
+    };
     r.map_err(|why| A2aError::Protocol(format!("{}: {why}", ep.url)).into())
 }
 
 fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<TaskView, Fail> {
     let bad = |why: String| Fail::A2a(A2aError::Protocol(format!("{} {why}", ep.url)));
-    let json = if ans.looks_html() { None } else { ans.json() };
+    let html = ans.looks_html();
+    let json = if html { None } else { ans.json() };
     let Some(json) = json else {
         return Err(bad(if !ans.ok() {
             format!("answered HTTP {}", ans.status)
-        } else if ans.looks_html() {
+        } else if html {
             "answered with an HTML page, not JSON-RPC".into()
         } else {
             "answered with something that is not JSON".into()
@@ -352,10 +354,7 @@ fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Resul
             }
         }
         RpcAnswer::Result(_) if !ans.ok() => Err(bad(format!("answered HTTP {}", ans.status))),
-        RpcAnswer::Result(r) => match op {
-            Op::Send { .. } => parsed(ep, wire::parse_send_result(&r)),
-            _ => parsed(ep, wire::parse_task_result(&r)),
-        },
+        RpcAnswer::Result(r) => parsed(ep, op, &r),
     }
 }
 
@@ -369,10 +368,7 @@ fn interpret_rest(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<TaskView, 
             ))
             .into());
         };
-        return match op {
-            Op::Send { .. } => parsed(ep, wire::parse_send_result(&v)),
-            _ => parsed(ep, wire::parse_task_result(&v)),
-        };
+        return parsed(ep, op, &v);
     }
     let a2a_err = json.as_ref().and_then(wire::parse_rest_error);
     match (ans.status, a2a_err) {

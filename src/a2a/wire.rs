@@ -43,38 +43,6 @@ pub(crate) fn jsonrpc_method(op: &Op, dialect: Dialect) -> &'static str {
     }
 }
 
-/// A unique message id in UUID v4 layout, from the process's random hasher keys, the clock and a
-/// counter (no uuid/rand dependency for one id per send).
-pub(crate) fn new_message_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let word = |salt: u64| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(salt);
-        h.write_u64(n);
-        h.write_u128(nanos);
-        h.write_u32(std::process::id());
-        h.finish()
-    };
-    let (a, b) = (word(1), word(2));
-    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x4000;
-    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
-}
-
 fn message(
     dialect: Dialect,
     binding: Binding,
@@ -83,21 +51,19 @@ fn message(
     context_id: Option<&str>,
 ) -> Value {
     let mut m = Map::new();
+    m.insert("messageId".into(), crate::ids::uuid_v4().into());
     match (dialect, binding) {
         (Dialect::V1, _) => {
-            m.insert("messageId".into(), new_message_id().into());
             m.insert("role".into(), "ROLE_USER".into());
             m.insert("parts".into(), json!([{ "text": text }]));
         }
         (Dialect::V03, Binding::JsonRpc) => {
             m.insert("kind".into(), "message".into());
-            m.insert("messageId".into(), new_message_id().into());
             m.insert("role".into(), "user".into());
             m.insert("parts".into(), json!([{ "kind": "text", "text": text }]));
         }
         // v0.3 REST is proto-JSON: parts in `content`, proto role names (a2a-facts.md).
         (Dialect::V03, Binding::Rest) => {
-            m.insert("messageId".into(), new_message_id().into());
             m.insert("role".into(), "ROLE_USER".into());
             m.insert("content".into(), json!([{ "text": text }]));
         }
@@ -111,33 +77,33 @@ fn message(
     Value::Object(m)
 }
 
+/// A SendMessage body: the message (under `request` in v0.3 REST), asked not to block.
+fn send_body(ep: &Endpoint, text: &str, task_id: Option<&str>, context_id: Option<&str>) -> Value {
+    let key = match (ep.dialect, ep.binding) {
+        (Dialect::V03, Binding::Rest) => "request",
+        _ => "message",
+    };
+    let configuration = match ep.dialect {
+        Dialect::V1 => json!({ "returnImmediately": true, "historyLength": 0 }),
+        Dialect::V03 => json!({ "blocking": false, "historyLength": 0 }),
+    };
+    let mut body = Map::new();
+    let m = message(ep.dialect, ep.binding, text, task_id, context_id);
+    body.insert(key.into(), m);
+    body.insert("configuration".into(), configuration);
+    Value::Object(body)
+}
+
 /// JSON-RPC `params` for `op`.
 pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
-    let mut p = match (*op, ep.dialect) {
-        (
-            Op::Send {
-                text,
-                task_id,
-                context_id,
-            },
-            Dialect::V1,
-        ) => json!({
-            "message": message(Dialect::V1, Binding::JsonRpc, text, task_id, context_id),
-            "configuration": { "returnImmediately": true, "historyLength": 0 },
-        }),
-        (
-            Op::Send {
-                text,
-                task_id,
-                context_id,
-            },
-            Dialect::V03,
-        ) => json!({
-            "message": message(Dialect::V03, Binding::JsonRpc, text, task_id, context_id),
-            "configuration": { "blocking": false, "historyLength": 0 },
-        }),
-        (Op::Get { id }, _) => json!({ "id": id, "historyLength": 0 }),
-        (Op::Cancel { id }, _) => json!({ "id": id }),
+    let mut p = match *op {
+        Op::Send {
+            text,
+            task_id,
+            context_id,
+        } => send_body(ep, text, task_id, context_id),
+        Op::Get { id } => json!({ "id": id, "historyLength": 0 }),
+        Op::Cancel { id } => json!({ "id": id }),
     };
     if let (Dialect::V1, Some(t), Some(obj)) = (ep.dialect, &ep.tenant, p.as_object_mut()) {
         obj.insert("tenant".into(), t.clone().into());
@@ -159,23 +125,11 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
             text,
             task_id,
             context_id,
-        } => {
-            let body = match ep.dialect {
-                Dialect::V1 => json!({
-                    "message": message(Dialect::V1, Binding::Rest, text, task_id, context_id),
-                    "configuration": { "returnImmediately": true, "historyLength": 0 },
-                }),
-                Dialect::V03 => json!({
-                    "request": message(Dialect::V03, Binding::Rest, text, task_id, context_id),
-                    "configuration": { "blocking": false, "historyLength": 0 },
-                }),
-            };
-            (
-                reqwest::Method::POST,
-                format!("{base}/message:send"),
-                Some(body),
-            )
-        }
+        } => (
+            reqwest::Method::POST,
+            format!("{base}/message:send"),
+            Some(send_body(ep, text, task_id, context_id)),
+        ),
         Op::Get { id } => (
             reqwest::Method::GET,
             format!("{base}/tasks/{}?historyLength=0", encode_segment(id)),

@@ -134,10 +134,6 @@ impl FakeWorker {
         })
     }
 
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     /// Every request received so far, in order.
     pub fn events(&self) -> Vec<RequestEvent> {
         self.shared.events()

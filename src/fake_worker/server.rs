@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 pub(crate) struct Shared {
@@ -40,13 +40,6 @@ pub(crate) struct Shared {
 /// fake, and refusing every later request would hide the first failure.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn unix_ms_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// When a request arrived: unix ms for the log, ms since start for the task model.
@@ -82,7 +75,7 @@ impl Shared {
             oauth_claimed_ttl: opts.oauth_claimed_ttl,
             card,
             started: Instant::now(),
-            start_unix_ms: unix_ms_now(),
+            start_unix_ms: crate::env::now_ms(),
             tasks: Mutex::new(HashMap::new()),
             events: Mutex::new(Vec::new()),
             log: Mutex::new(log),
@@ -97,7 +90,7 @@ impl Shared {
 
     fn arrival(&self) -> Arrival {
         Arrival {
-            unix_ms: unix_ms_now(),
+            unix_ms: crate::env::now_ms(),
             since_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }
     }
@@ -218,8 +211,8 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
         let ttl = sh.oauth_ttl.unwrap_or_default();
         let token = format!(
             "fake-{:016x}{:016x}",
-            wire::random_u64(),
-            wire::random_u64()
+            crate::ids::random_u64(),
+            crate::ids::random_u64()
         );
         lock(&sh.tokens).insert(token.clone(), Instant::now().checked_add(ttl));
         let expires_in = sh.oauth_claimed_ttl.unwrap_or(
@@ -592,12 +585,12 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
             (&*rec, snap)
         }
         None => {
-            let task_id = wire::uuid_v4();
+            let task_id = crate::ids::uuid_v4();
             let context_id = message
                 .get("contextId")
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .unwrap_or_else(wire::uuid_v4);
+                .unwrap_or_else(crate::ids::uuid_v4);
             let rec = TaskRecord {
                 id: task_id.clone(),
                 context_id,

@@ -65,9 +65,9 @@ async fn call(w: &FakeWorker, v: V, method: &str, params: Value) -> Value {
 fn message(v: V, text: &str, task_id: Option<&str>) -> Value {
     let mut m = match v {
         V::One => {
-            json!({"messageId": wire::uuid_v4(), "role": "ROLE_USER", "parts": [{"text": text}]})
+            json!({"messageId": crate::ids::uuid_v4(), "role": "ROLE_USER", "parts": [{"text": text}]})
         }
-        V::O3 => json!({"kind": "message", "messageId": wire::uuid_v4(), "role": "user",
+        V::O3 => json!({"kind": "message", "messageId": crate::ids::uuid_v4(), "role": "user",
                         "parts": [{"kind": "text", "text": text}]}),
     };
     if let Some(t) = task_id {

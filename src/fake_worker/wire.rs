@@ -284,38 +284,6 @@ pub(crate) fn rpc_result(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
-/// A random 64-bit value from std's randomly keyed SipHash: unpredictable enough for a test
-/// server's ids and tokens without adding a crate (not for real secrets).
-pub(crate) fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    h.write_u128(nanos);
-    h.finish()
-}
-
-/// A random UUID v4 string (task, context and message ids look like the SDKs').
-pub(crate) fn uuid_v4() -> String {
-    let hi = random_u64();
-    let lo = random_u64();
-    let hi = (hi & !0xF000) | 0x4000; // version 4
-    let lo = (lo & !(0b11 << 62)) | (0b10 << 62); // RFC 4122 variant
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xFFFF,
-        hi & 0xFFFF,
-        lo >> 48,
-        lo & 0xFFFF_FFFF_FFFF
-    )
-}
-
 /// Unix milliseconds as RFC 3339 UTC (`2026-11-30T12:00:00.000Z`), the form a2a-lf's
 /// `DateTime<Utc>` and the Python SDK read.
 pub(crate) fn rfc3339(unix_ms: i64) -> String {
@@ -350,15 +318,6 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(rfc3339(1_798_675_200_000), "2026-12-31T00:00:00.000Z");
-    }
-
-    #[test]
-    fn uuids_look_like_v4() {
-        let a = uuid_v4();
-        assert_eq!(a.len(), 36);
-        assert_eq!(&a[14..15], "4");
-        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
-        assert_ne!(a, uuid_v4());
     }
 
     #[test]
