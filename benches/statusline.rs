@@ -104,7 +104,7 @@ fn main() {
                 .iter()
                 .filter_map(|c| Store::open_read(&session::db_path(&Ctx::at(&c.home), SID)).ok()?)
                 // The first read maps the WAL index, which then stays valid for other readers.
-                .inspect(|s| drop(s.status_rows(0, 0)))
+                .inspect(|s| drop(s.summarize()))
                 .collect()
         } else {
             Vec::new()
@@ -219,11 +219,11 @@ fn main() {
             }),
         );
         per(
-            &format!("store: open_read + status_rows, {n} tasks"),
+            &format!("store: open_read + summarize, {n} tasks"),
             300,
             Box::new(|| {
                 if let Ok(Some(s)) = Store::open_read(&db) {
-                    std::hint::black_box(s.status_rows(a2a_mod::env::now_ms(), 5000).ok());
+                    std::hint::black_box(s.summarize().ok());
                 }
             }),
         );

@@ -170,22 +170,15 @@ impl Session {
         let Some(text) = text else {
             return (None, String::new());
         };
-        let (kept, cut) = fence::bound(text, MAX_RESULT_CHARS);
-        if cut == 0 {
-            return (Some(text.to_string()), String::new());
-        }
-        let path = crate::wake::save_full_result(&self.ctx, &self.id, worker, task_id, text);
-        let where_ = match path {
-            Ok(p) => format!(
-                "the whole result is in \"{}\" (read it with the Read tool)",
-                p.display()
-            ),
-            Err(e) => format!("the whole result could not be saved: {e:#}"),
-        };
-        (
-            Some(kept.to_string()),
-            format!("\n[{cut} more characters not shown; {where_}]"),
-        )
+        let (kept, extra) = crate::wake::bound_result(
+            &self.ctx,
+            &self.id,
+            (worker, task_id),
+            text,
+            MAX_RESULT_CHARS,
+            |e| format!("the whole result could not be saved: {e:#}"),
+        );
+        (Some(kept.to_string()), extra)
     }
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {

@@ -140,19 +140,20 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
         return String::new();
     };
     let path = session::db_path(ctx, &session::resolve(ctx, session));
-    let (snap, cfg) = match snapshot::load(&path) {
-        Loaded::Fresh(snap) => (snap, HotConfig::load(&ctx.config_path(), warnings)),
-        // The common case for a session that never sent anything: done before reading config.
-        Loaded::Missing if std::fs::symlink_metadata(&path).is_err() => return String::new(),
+    let loaded = snapshot::load(&path);
+    // The common case for a session that never sent anything: done before reading config.
+    if matches!(loaded, Loaded::Missing) && std::fs::symlink_metadata(&path).is_err() {
+        return String::new();
+    }
+    let cfg = HotConfig::load(&ctx.config_path(), warnings);
+    let snap = match loaded {
+        Loaded::Fresh(snap) => snap,
         // A store from before snapshots, or one changed since its snapshot (a writer that died
         // between COMMIT and publishing, an older a2a-mod): SQLite tells the truth, slower.
-        Loaded::Missing | Loaded::Stale => {
-            let cfg = HotConfig::load(&ctx.config_path(), warnings);
-            match read_store(&path, env.now_ms, cfg.done_ms, warnings) {
-                Some(snap) => (snap, cfg),
-                None => return String::new(),
-            }
-        }
+        Loaded::Missing | Loaded::Stale => match read_store(&path, warnings) {
+            Some(snap) => snap,
+            None => return String::new(),
+        },
     };
     if !snap.shows_anything(env.now_ms, cfg.done_ms) {
         return String::new();
@@ -168,12 +169,7 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
 }
 
 /// The slow path: the store itself, read-only, summarized as a writer would have.
-fn read_store(
-    path: &Path,
-    now_ms: i64,
-    done_ms: i64,
-    warnings: &mut Vec<String>,
-) -> Option<Snapshot> {
+fn read_store(path: &Path, warnings: &mut Vec<String>) -> Option<Snapshot> {
     let store = match Store::open_read(path) {
         Ok(s) => s?,
         Err(e) => {
@@ -181,10 +177,8 @@ fn read_store(
             return None;
         }
     };
-    match store.status_rows(now_ms, done_ms) {
-        Ok(rows) => Some(status::summarize(
-            &rows.iter().map(to_row).collect::<Vec<_>>(),
-        )),
+    match store.summarize() {
+        Ok(snap) => Some(snap),
         Err(e) => {
             // Busy past the short timeout, or a store from a newer version: skip this tick.
             warnings.push(format!(
@@ -249,10 +243,9 @@ impl HotConfig {
         let doc = match text.parse::<toml_edit::DocumentMut>() {
             Ok(d) => d,
             Err(e) => {
-                let first = e.to_string();
-                let first = first.lines().next().unwrap_or_default().to_string();
+                let why = crate::config::toml_error_line(&e.to_string());
                 warnings.push(format!(
-                    "statusline: config.toml does not parse ({first}); using defaults"
+                    "statusline: config.toml does not parse ({why}); using defaults"
                 ));
                 return c;
             }

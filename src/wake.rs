@@ -40,25 +40,48 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls:
             let mut e = facts(t);
             let mut extra = String::new();
             if let Some(text) = t.result.as_deref() {
-                let (kept, cut) = fence::bound(text, MAX_CONTEXT_CHARS);
-                if cut > 0 {
-                    e.text = Some(kept);
-                    extra = match save_full_result(ctx, session, &t.worker, &t.task_id, text) {
-                        Ok(p) => format!(
-                            "\n[{cut} more characters not shown; the whole result is in \"{}\" (read it with the Read tool)]",
-                            p.display()
-                        ),
-                        Err(_) => format!(
-                            "\n[{cut} more characters not shown; call the task tool with taskId \"{}\" for the whole result]",
+                let task = (t.worker.as_str(), t.task_id.as_str());
+                let (kept, more) =
+                    bound_result(ctx, session, task, text, MAX_CONTEXT_CHARS, |_| {
+                        format!(
+                            "call the task tool with taskId \"{}\" for the whole result",
                             t.task_id
-                        ),
-                    };
-                }
+                        )
+                    });
+                e.text = Some(kept);
+                extra = more;
             }
             fence::note(&e, max_failed_polls) + &extra
         })
         .collect();
     wake::context(&notes)
+}
+
+/// `text` cut to `max` chars for Claude, and what to append when it was cut: where the whole
+/// is saved, or (when it cannot be) `otherwise`'s words. Nothing to append when it fits.
+pub fn bound_result<'a>(
+    ctx: &Ctx,
+    session: &str,
+    (worker, task_id): (&str, &str),
+    text: &'a str,
+    max: usize,
+    otherwise: impl FnOnce(anyhow::Error) -> String,
+) -> (&'a str, String) {
+    let (kept, cut) = fence::bound(text, max);
+    if cut == 0 {
+        return (kept, String::new());
+    }
+    let where_ = match save_full_result(ctx, session, worker, task_id, text) {
+        Ok(p) => format!(
+            "the whole result is in \"{}\" (read it with the Read tool)",
+            p.display()
+        ),
+        Err(e) => otherwise(e),
+    };
+    (
+        kept,
+        format!("\n[{cut} more characters not shown; {where_}]"),
+    )
 }
 
 /// Saves a whole result that was too long to show, under `state/results/<session>/`.

@@ -108,7 +108,7 @@ impl Watcher {
             Ok(_) => Ok(Flow::Go),
             // Claude Code closed our stdout: the session is gone. The claim was rolled back, so
             // the batch waits for the next monitor of this session (after `--resume`).
-            Err(e) if crate::error::is_broken_pipe(&e) || is_io(&e) => Ok(Flow::StdoutGone),
+            Err(e) if line_not_written(&e) => Ok(Flow::StdoutGone),
             Err(e) => Err(e),
         }
     }
@@ -136,7 +136,9 @@ fn process_alive(pid: u32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-fn is_io(e: &anyhow::Error) -> bool {
+/// The claim failed in its delivery (writing the line), not in SQLite: the store carries a
+/// delivery error as `ToSqlConversionFailure` (broken pipe included).
+fn line_not_written(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<rusqlite::Error>()
             .is_some_and(|r| matches!(r, rusqlite::Error::ToSqlConversionFailure(_)))

@@ -46,7 +46,8 @@ pub struct TaskView {
     pub question: Option<String>,
 }
 
-/// The parts of an agent card that `worker show`, the `workers` tool and `doctor` print.
+/// The parts of an agent card that `worker show`, the `workers` tool and `doctor` print. Every
+/// text in it is already one clean line (`Card::summary`), safe to print as it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CardSummary {
     pub name: String,

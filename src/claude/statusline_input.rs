@@ -7,18 +7,13 @@
 
 use serde::{Deserialize, Deserializer};
 
-/// The fields a2a-mod reads; the payload carries many more (model, cost, context_window, ...).
+/// The one field a2a-mod reads; the payload carries many more (model, cost, cwd, ...), skipped
+/// unparsed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct WireStatuslineInput {
     #[serde(deserialize_with = "lenient_string")]
     pub session_id: Option<String>,
-    #[serde(deserialize_with = "lenient_string")]
-    pub transcript_path: Option<String>,
-    #[serde(deserialize_with = "lenient_string")]
-    pub cwd: Option<String>,
-    #[serde(deserialize_with = "lenient_string")]
-    pub version: Option<String>,
 }
 
 impl WireStatuslineInput {
@@ -105,7 +100,6 @@ mod tests {
             "exceeds_200k_tokens":false}"#;
         let w = WireStatuslineInput::parse(real);
         assert_eq!(w.session_id(), Some("b42c70ee-1f2a"));
-        assert_eq!(w.version.as_deref(), Some("2.1.332"));
         for odd in [
             &br#"{"session_id":null,"cwd":null}"#[..],
             br#"{"session_id":42}"#,
@@ -123,10 +117,8 @@ mod tests {
                 "{odd:?}"
             );
         }
+        // Odd values in the fields it skips cost nothing.
         let w = WireStatuslineInput::parse(br#"{"session_id":"s","cwd":7,"version":null}"#);
-        assert_eq!(
-            (w.session_id(), w.cwd.as_deref(), w.version.as_deref()),
-            (Some("s"), None, None)
-        );
+        assert_eq!(w.session_id(), Some("s"));
     }
 }

@@ -9,7 +9,6 @@ use crate::config::Config;
 use crate::env::{Ctx, now_ms};
 use crate::fake_worker::{FakeWorker, FakeWorkerOptions};
 use crate::ops::{Budget, DEFAULT_BUDGET, Session};
-use crate::statusline::to_row;
 use crate::theme::Theme;
 use anyhow::{Context, Result};
 use crossterm::{cursor, execute, terminal};
@@ -89,11 +88,13 @@ async fn demo(ctx: Ctx) -> Result<()> {
         Theme::plain()
     };
     let render = |s: &Session| -> Result<String> {
-        let now = now_ms();
-        let rows = s.store(|st| st.status_rows(now, done_ms))?;
-        let rows: Vec<_> = rows.iter().map(to_row).collect();
-        Ok(crate::core::status::render(
-            &rows, now, done_ms, &theme, true,
+        let snap = s.store(|st| Ok(st.summarize()?))?;
+        Ok(crate::core::status::render_snapshot(
+            &snap,
+            now_ms(),
+            done_ms,
+            &theme,
+            true,
         ))
     };
 

@@ -138,12 +138,13 @@ fn check_claude() -> Check {
 /// The user and project settings, project first (it wins in Claude Code).
 fn load_settings(checks: &mut Vec<Check>) -> Vec<(&'static str, PathBuf, Value)> {
     let mut found = Vec::new();
-    for (name, scope) in [("project", Scope::Project), ("user", Scope::User)] {
+    for scope in [Scope::Project, Scope::User] {
+        let name = super::install::scope_name(scope);
         let Ok(path) = settings_path(scope) else {
             continue;
         };
         match read_settings(&path) {
-            Ok(Some((_, v))) => found.push((name, path, v)),
+            Ok(Some(v)) => found.push((name, path, v)),
             Ok(None) => {}
             Err(e) => checks.push(fail(
                 format!("settings: {e:#}"),

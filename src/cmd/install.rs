@@ -50,15 +50,15 @@ pub fn claude_config_dir() -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".claude"))
 }
 
-/// The file's text and value: `None` when it does not exist; an empty file reads as `{}`.
-pub fn read_settings(path: &Path) -> Result<Option<(String, Value)>> {
+/// The file's value: `None` when it does not exist; an empty file reads as `{}`.
+pub fn read_settings(path: &Path) -> Result<Option<Value>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     if text.trim().is_empty() {
-        return Ok(Some((text, Value::Object(Map::new()))));
+        return Ok(Some(Value::Object(Map::new())));
     }
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         anyhow!(
@@ -72,7 +72,12 @@ pub fn read_settings(path: &Path) -> Result<Option<(String, Value)>> {
             path.display()
         );
     }
-    Ok(Some((text, value)))
+    Ok(Some(value))
+}
+
+/// [`read_settings`], a missing file read as `{}`.
+fn read_settings_or_empty(path: &Path) -> Result<Value> {
+    Ok(read_settings(path)?.unwrap_or_else(|| Value::Object(Map::new())))
 }
 
 /// `name` on `PATH`, as a shell finds it.
@@ -214,8 +219,7 @@ fn report_line(c: &Change, dry_run: bool) -> String {
 
 pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let path = settings_path(args.scope)?;
-    let existing = read_settings(&path)?;
-    let before = existing.map_or(Value::Object(Map::new()), |(_, v)| v);
+    let before = read_settings_or_empty(&path)?;
     let key = path.to_string_lossy().into_owned();
     let scope = scope_name(args.scope);
     let claude = which("claude");
@@ -265,7 +269,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
                     lines.push(format!("  note: `{}` said: {e}", claude_cmd_text(a)));
                 }
             }
-            let now = read_settings(&path)?.map_or(Value::Object(Map::new()), |(_, v)| v);
+            let now = read_settings_or_empty(&path)?;
             let (cleaned, _) = settings::uninstall(now, record.get(&key)).map_err(refuse)?;
             after = settings::reorder_like(prune_emptied(cleaned, &before), &before);
         }
@@ -358,7 +362,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
         }
         if !cli_steps.is_empty() && cli_ok {
             // The CLI rewrote the file; apply our entries to what it wrote.
-            let now = read_settings(&path)?.map_or(Value::Object(Map::new()), |(_, v)| v);
+            let now = read_settings_or_empty(&path)?;
             let redone = settings::install(now, &opts).map_err(refuse)?.settings;
             final_settings = settings::reorder_like(redone, &plan.settings);
         }

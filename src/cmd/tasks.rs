@@ -72,8 +72,7 @@ pub fn tasks(ctx: &Ctx, a: TasksArgs) -> Result<()> {
     let now = crate::env::now_ms();
     let mut text = String::new();
     for (s, t) in &rows {
-        let what = crate::core::text::sanitize(&t.message);
-        let (what, cut) = crate::core::fence::bound(&what, 40);
+        let what = crate::core::text::one_line(&t.message, 41);
         let status = crate::core::wake::outcome_word(&crate::wake::facts(t));
         let age = (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000;
         let prefix = if a.all {
@@ -82,13 +81,8 @@ pub fn tasks(ctx: &Ctx, a: TasksArgs) -> Result<()> {
             String::new()
         };
         text.push_str(&format!(
-            "{prefix}{}  {}  {:<17} {:>4}s  {}{}\n",
-            t.worker,
-            t.task_id,
-            status,
-            age,
-            what,
-            if cut > 0 { "…" } else { "" }
+            "{prefix}{}  {}  {:<17} {:>4}s  {}\n",
+            t.worker, t.task_id, status, age, what,
         ));
     }
     out(&text)

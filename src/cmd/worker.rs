@@ -5,7 +5,6 @@ use crate::a2a::{CardSummary, Worker};
 use crate::cli::{WorkerAddArgs, WorkerCmd};
 // Card text is the worker's: no escapes or newlines reach the terminal.
 use crate::config::{self, OAuthConfig, WorkerConfig};
-use crate::core::text::sanitize;
 use crate::env::{Ctx, now_ms};
 use crate::ops::worker_error;
 use crate::state::{Store, session};
@@ -60,9 +59,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
     match card {
         Some(c) => out(&format!(
             "{verb} worker {:?}: {} ({})",
-            a.alias,
-            sanitize(&c.name),
-            c.protocol
+            a.alias, c.name, c.protocol
         )),
         None => out(&format!("{verb} worker {:?} (card not checked)", a.alias)),
     }
@@ -143,7 +140,7 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     }
     let mut text = format!(
         "{alias}: {}\n  url: {}\n  protocol: {}\n  auth configured: {}\n  card asks for: {}\n",
-        sanitize(&card.name),
+        card.name,
         w.url,
         card.protocol,
         auth_of(w),
@@ -154,14 +151,10 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
         }
     );
     if !card.description.is_empty() {
-        text.push_str(&format!("  {}\n", sanitize(&card.description)));
+        text.push_str(&format!("  {}\n", card.description));
     }
     for s in &card.skills {
-        text.push_str(&format!(
-            "  skill {}: {}\n",
-            sanitize(&s.name),
-            sanitize(&s.description)
-        ));
+        text.push_str(&format!("  skill {}: {}\n", s.name, s.description));
     }
     out(&text)
 }

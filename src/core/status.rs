@@ -98,15 +98,8 @@ const KEEP_MAX_BYTES: usize = 1024;
 
 fn keep(s: &str, cols: usize) -> String {
     let clean = text::sanitize(s);
-    let mut kept = text::keep_for_cut(&clean, cols);
-    if kept.len() > KEEP_MAX_BYTES {
-        let mut end = KEEP_MAX_BYTES;
-        while !kept.is_char_boundary(end) {
-            end -= 1;
-        }
-        kept = &kept[..end];
-    }
-    kept.to_string()
+    let kept = text::keep_for_cut(&clean, cols);
+    kept[..kept.floor_char_boundary(KEEP_MAX_BYTES)].to_string()
 }
 
 impl SnapRow {

@@ -19,11 +19,11 @@ pub fn symbol(t: &TaskFacts<'_>) -> &'static str {
 }
 
 /// What happened, in a word or two: `completed`, `lost contact`, `no longer tracked`.
-pub fn outcome_word(t: &TaskFacts<'_>) -> String {
+pub fn outcome_word(t: &TaskFacts<'_>) -> &'static str {
     match t.end {
-        Some(EndReason::Lost) => "lost contact".into(),
-        Some(EndReason::Removed) => "no longer tracked".into(),
-        _ => t.state.as_str().into(),
+        Some(EndReason::Lost) => "lost contact",
+        Some(EndReason::Removed) => "no longer tracked",
+        _ => t.state.as_str(),
     }
 }
 
@@ -43,7 +43,7 @@ pub fn short_id(id: &str) -> String {
 
 /// Worker aliases are config keys (safe), but the line goes to a terminal: clean anyway.
 fn alias(s: &str) -> String {
-    fence::clean_multiline(s).replace(['\n', '\t'], " ")
+    super::text::sanitize(s)
 }
 
 /// `a2a: fake task 3f9a… completed`, or `a2a: 2 tasks finished (fake ✓, adk ?)`.

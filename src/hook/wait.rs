@@ -36,7 +36,6 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
         return EXIT_OK;
     };
-    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let path = session::db_path(ctx, &owner);
     let start = Instant::now();
     let mut settle_since: Option<Instant> = None;
@@ -50,7 +49,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         if pending && live == 0 {
             let since = *settle_since.get_or_insert_with(Instant::now);
             if since.elapsed() >= SETTLE || stopping {
-                return wake(ctx, &owner, &store, max_failed, None);
+                return wake(ctx, &owner, &store, None);
             }
         } else if live == 0 && !pending {
             // Nothing ended and nothing runs (e.g. the result came back inline): no wake.
@@ -60,7 +59,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
             let note = format!(
                 "a2a: {live} task(s) still running; a2a-mod stopped waiting. Use the tasks tool to see them."
             );
-            return wake(ctx, &owner, &store, max_failed, Some(note));
+            return wake(ctx, &owner, &store, Some(note));
         }
         if live > 0 {
             crate::poller::ensure(ctx, &owner);
@@ -69,7 +68,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     }
 }
 
-fn wake(ctx: &Ctx, owner: &str, store: &Store, max_failed: u32, note: Option<String>) -> i32 {
+fn wake(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
     let now = now_ms();
     let announced = store.claim_unannounced(now).unwrap_or_default();
     let delivered = store.take_undelivered(now).unwrap_or_default();
@@ -83,6 +82,8 @@ fn wake(ctx: &Ctx, owner: &str, store: &Store, max_failed: u32, note: Option<Str
     if text.is_empty() && delivered.is_empty() {
         return EXIT_OK;
     }
+    // Read only now: most runs of this hook end with nothing to say.
+    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let context = crate::wake::context(ctx, owner, &delivered, max_failed);
     let mut e = std::io::stderr().lock();
     let _ = write!(e, "{text}\n\n{context}");

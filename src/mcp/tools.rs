@@ -266,11 +266,14 @@ ended without you being told. No need to call it to wait: a message arrives when
             // A session without a store has no tasks; do not create one just to say so.
             let id = sessions.resolved_id()?;
             if !crate::state::session::db_path(&sessions.ctx, &id).exists() {
-                return Ok(list_tasks(None, Vec::new(), now_ms()));
+                return Ok(TasksOut {
+                    summary: NO_TASKS.into(),
+                    tasks: Vec::new(),
+                });
             }
             let s = sessions.get()?;
             let all = s.tasks()?;
-            Ok(list_tasks(Some(&s), all, now_ms()))
+            Ok(list_tasks(&s, all, now_ms()))
         })
         .await;
         Ok(match r {
@@ -380,6 +383,8 @@ fn tool_error(e: &anyhow::Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(crate::error::render(e))])
 }
 
+const NO_TASKS: &str = "no tasks in this session";
+
 fn status_of(t: &TaskRecord) -> &'static str {
     match t.end_reason() {
         Some(EndReason::Lost) => "lost contact",
@@ -392,7 +397,7 @@ fn status_of(t: &TaskRecord) -> &'static str {
 
 /// The `tasks` list: live, waiting, recently ended and not-yet-told tasks, newest `MAX_LISTED`.
 /// Tasks whose outcome is included are marked told, so the wake-up does not repeat them.
-fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> TasksOut {
+fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
     let mut shown: Vec<TaskRecord> = all
         .into_iter()
         .filter(|t| {
@@ -405,9 +410,8 @@ fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> Task
     if shown.len() > MAX_LISTED {
         shown.drain(..shown.len() - MAX_LISTED);
     }
-    let max_failed = session.map_or(crate::config::Timing::default().max_failed_polls, |s| {
-        s.config.timing.max_failed_polls
-    });
+    let max_failed = session.config.timing.max_failed_polls;
+    let mut told = Vec::new();
     let mut rows = Vec::with_capacity(shown.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
     for t in &shown {
@@ -436,11 +440,8 @@ fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> Task
             }
             n
         });
-        if note.is_some()
-            && let Some(s) = session
-            && let Err(e) = s.store(|st| st.mark_told(&t.worker, &t.task_id, now))
-        {
-            tracing::warn!("cannot mark {} task {} told: {e:#}", t.worker, t.task_id);
+        if note.is_some() {
+            told.push((t.worker.as_str(), t.task_id.as_str()));
         }
         rows.push(TaskRow {
             worker: t.worker.clone(),
@@ -457,6 +458,11 @@ fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> Task
             note,
         });
     }
+    if !told.is_empty()
+        && let Err(e) = session.store(|st| st.mark_told(told.iter().copied(), now))
+    {
+        tracing::warn!("cannot mark {} task(s) told: {e:#}", told.len());
+    }
     let mut parts = Vec::new();
     for (n, what) in [
         (running, "running"),
@@ -468,7 +474,7 @@ fn list_tasks(session: Option<&Session>, all: Vec<TaskRecord>, now: i64) -> Task
         }
     }
     let summary = if parts.is_empty() {
-        "no tasks in this session".to_string()
+        NO_TASKS.to_string()
     } else {
         parts.join(", ")
     };

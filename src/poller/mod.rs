@@ -106,7 +106,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let http = crate::a2a::http_client();
     let mut config = Loaded::load(&ctx.config_path(), None);
     let mut workers: HashMap<String, Arc<Worker>> = HashMap::new();
-    let mut in_flight: HashSet<(String, String)> = HashSet::new();
+    // By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
+    let mut in_flight: HashSet<i64> = HashSet::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
 
     loop {
@@ -114,14 +115,14 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             config = Loaded::load(&ctx.config_path(), Some(config));
             workers.clear();
         }
-        let timing = config.config.timing.clone();
+        let timing = &config.config.timing;
         let now = now_ms();
         let horizon = now + (timing.poll_interval() / 10).min(BATCH).as_millis() as i64;
         let mut no_room = false;
+        let mut removed: HashSet<String> = HashSet::new();
         // The rows of polls in flight still look due: ask for enough to see past them.
         for t in store.due_tasks(horizon, MAX_IN_FLIGHT + in_flight.len())? {
-            let key = (t.worker.clone(), t.task_id.clone());
-            if in_flight.contains(&key) {
+            if in_flight.contains(&t.seq) {
                 continue;
             }
             if in_flight.len() >= MAX_IN_FLIGHT {
@@ -131,7 +132,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             let Some(cfg) = config.config.workers.get(&t.worker) else {
                 // Removed from config without `worker remove` (edited by hand): same outcome.
                 // Never on a config we could not read: a typo must not drop tasks.
-                if config.ok {
+                // One call ends all of that worker's tasks; its other due rows need none.
+                if config.ok && removed.insert(t.worker.clone()) {
                     store.end_removed(&t.worker, now)?;
                 }
                 continue;
@@ -140,7 +142,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 .entry(t.worker.clone())
                 .or_insert_with(|| Arc::new(Worker::new(&t.worker, cfg.clone(), http.clone())))
                 .clone();
-            in_flight.insert(key);
+            in_flight.insert(t.seq);
             let tx = tx.clone();
             let timeout = timing.poll_timeout();
             tokio::spawn(async move {
@@ -172,7 +174,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         }
         let mut updates = Vec::with_capacity(answers.len());
         for (t, started, outcome) in answers {
-            in_flight.remove(&(t.worker.clone(), t.task_id.clone()));
+            in_flight.remove(&t.seq);
             let u = schedule::after_poll(
                 t.failed_polls,
                 t.state,

@@ -95,26 +95,29 @@ pub enum Loaded {
 
 /// Reads the snapshot of the store at `db` (the hot path: see the module docs).
 pub fn load(db: &Path) -> Loaded {
-    let mut bytes = Vec::with_capacity(1024);
-    match File::open(path_for(db)) {
-        Ok(f) => {
-            if f.take(MAX_BYTES).read_to_end(&mut bytes).is_err() {
-                return Loaded::Stale;
-            }
-        }
-        Err(_) => return Loaded::Missing,
-    }
-    match serde_json::from_slice::<Wire>(&bytes) {
-        Ok(w) if w.v == VERSION && w.stamp == stamp(db) => Loaded::Fresh(w.snap),
-        _ => Loaded::Stale,
+    match read_wire(db) {
+        None => Loaded::Missing,
+        Some(Some(w)) if w.stamp == stamp(db) => Loaded::Fresh(w.snap),
+        Some(_) => Loaded::Stale,
     }
 }
 
 /// The snapshot on disk and whether it was fresh, read by a writer that holds the lock.
 pub(super) fn read_locked(db: &Path) -> Option<(Stamp, Snapshot)> {
-    let bytes = std::fs::read(path_for(db)).ok()?;
-    let w: Wire = serde_json::from_slice(&bytes).ok()?;
-    (w.v == VERSION).then_some((w.stamp, w.snap))
+    read_wire(db).flatten().map(|w| (w.stamp, w.snap))
+}
+
+/// The snapshot file of `db`, read up to [`MAX_BYTES`]: `None` when there is none, `Some(None)`
+/// when it cannot be read, does not parse or is another version's.
+fn read_wire(db: &Path) -> Option<Option<Wire>> {
+    let f = File::open(path_for(db)).ok()?;
+    let mut bytes = Vec::with_capacity(1024);
+    let read = f.take(MAX_BYTES).read_to_end(&mut bytes).is_ok();
+    Some(
+        read.then(|| serde_json::from_slice::<Wire>(&bytes).ok())
+            .flatten()
+            .filter(|w| w.v == VERSION),
+    )
 }
 
 /// Writes the snapshot with `stamp` (temp file + rename). The caller holds the lock. On failure

@@ -138,6 +138,17 @@ fn lossy(v: rusqlite::types::ValueRef<'_>) -> Option<std::borrow::Cow<'_, str>> 
     }
 }
 
+/// Whole rows matching `where_` (with its ORDER BY), on any connection: a store's own or a write
+/// transaction's.
+fn select(
+    c: &Connection,
+    where_: &str,
+    p: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<TaskRecord>> {
+    let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks {where_}"))?;
+    stmt.query_map(p, row_to_record)?.collect()
+}
+
 fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     let text = |i: usize| -> rusqlite::Result<Option<String>> {
         Ok(lossy(r.get_ref(i)?).map(|c| c.into_owned()))
@@ -291,7 +302,7 @@ impl Store {
     /// poller writes after every poll: the live tasks as a count and the first one (SQL counts
     /// them; reading 500 rows per write cost ≈ 0.5 ms), then every waiting-state task and the
     /// newest endings, in store order; indexed lookups and only the columns the line draws.
-    fn summarize(&self) -> rusqlite::Result<Snapshot> {
+    pub fn summarize(&self) -> rusqlite::Result<Snapshot> {
         let mut snap = Snapshot::default();
         let live = count_live(&self.conn)?;
         if live > 0 {
@@ -441,10 +452,7 @@ impl Store {
     }
 
     fn query(&self, where_: &str, p: impl rusqlite::Params) -> Result<Vec<TaskRecord>> {
-        let sql = format!("SELECT {COLUMNS} FROM tasks {where_}");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(p, row_to_record)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        Ok(select(&self.conn, where_, p)?)
     }
 
     /// Records a task as a send left it: a new row, or the same task again after a follow-up
@@ -622,19 +630,6 @@ impl Store {
         self.query("ORDER BY seq", [])
     }
 
-    /// What the status line needs: live tasks, tasks waiting for input, and tasks that ended in
-    /// the last `done_ms`. Three indexed lookups, so it stays cheap however long the session runs.
-    pub fn status_rows(&self, now: i64, done_ms: i64) -> Result<Vec<TaskRecord>> {
-        self.query(
-            "WHERE seq IN (
-                SELECT seq FROM tasks WHERE ended_ms IS NULL
-                UNION SELECT seq FROM tasks WHERE ended_ms >= ?1
-                UNION SELECT seq FROM tasks WHERE state IN ('input-required', 'auth-required')
-             ) ORDER BY started_ms, seq",
-            [now.saturating_sub(done_ms)],
-        )
-    }
-
     /// Claims every ended task not yet announced and marks it announced, in one transaction, so
     /// no task is announced twice by two monitors or skipped across restarts.
     pub fn claim_unannounced(&self, now: i64) -> Result<Vec<TaskRecord>> {
@@ -680,18 +675,13 @@ impl Store {
         now: i64,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
     ) -> Result<Vec<TaskRecord>> {
-        let sql_sel = format!(
-            "SELECT {COLUMNS} FROM tasks WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq"
-        );
+        let unclaimed =
+            format!("WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq");
         let sql_upd = format!(
             "UPDATE tasks SET {column} = ?1 WHERE ended_ms IS NOT NULL AND {column} IS NULL"
         );
         self.write(|c| {
-            let rows = {
-                let mut stmt = c.prepare_cached(&sql_sel)?;
-                stmt.query_map([], row_to_record)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?
-            };
+            let rows = select(c, &unclaimed, [])?;
             if !rows.is_empty() {
                 deliver(&rows).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
                 c.execute(&sql_upd, [now])?;
@@ -705,17 +695,24 @@ impl Store {
         self.has_unclaimed("announced_ms")
     }
 
-    /// Claude has the outcome (returned by a tool): neither announce nor deliver it again.
-    pub fn mark_told(&self, worker: &str, task_id: &str, now: i64) -> Result<()> {
+    /// Claude has these tasks' outcomes (returned by a tool): neither announce nor deliver them
+    /// again. One transaction for the lot.
+    pub fn mark_told<'a>(
+        &self,
+        tasks: impl IntoIterator<Item = (&'a str, &'a str)>,
+        now: i64,
+    ) -> Result<()> {
         self.write(|c| {
-            c.execute(
+            let mut stmt = c.prepare_cached(
                 "UPDATE tasks SET announced_ms = COALESCE(announced_ms, ?3),
                     delivered_ms = COALESCE(delivered_ms, ?3)
                  WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NOT NULL",
-                params![worker, task_id, now],
-            )
-        })?;
-        Ok(())
+            )?;
+            for (worker, task_id) in tasks {
+                stmt.execute(params![worker, task_id, now])?;
+            }
+            Ok(())
+        })
     }
 
     /// A worker was removed: its live tasks stop being tracked, to be announced as such.
@@ -859,27 +856,6 @@ mod tests {
     }
 
     #[test]
-    fn status_rows_pick_live_waiting_and_recent() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("s.db")).unwrap();
-        s.record_sent(&sent("fake", "live", TaskState::Working), 0)
-            .unwrap();
-        s.record_sent(&sent("fake", "wait", TaskState::InputRequired), 0)
-            .unwrap();
-        s.record_sent(&sent("fake", "old", TaskState::Completed), 0)
-            .unwrap();
-        s.record_sent(&sent("fake", "new", TaskState::Completed), 9_000)
-            .unwrap();
-        let ids: Vec<_> = s
-            .status_rows(10_000, 5_000)
-            .unwrap()
-            .into_iter()
-            .map(|r| r.task_id)
-            .collect();
-        assert_eq!(ids, ["live", "wait", "new"]);
-    }
-
-    #[test]
     fn reader_sees_writes_and_never_writes() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.db");
@@ -1009,7 +985,7 @@ mod tests {
             handles.push(std::thread::spawn(move || {
                 for _ in 0..200 {
                     let r = Store::open_read(&p).unwrap().unwrap();
-                    r.status_rows(0, 5000).unwrap();
+                    r.summarize().unwrap();
                 }
             }));
         }

@@ -938,7 +938,7 @@ fn the_snapshot_follows_every_kind_of_write() {
     // Claimed and announced, delivered, told: the line does not change, the snapshot stays fresh.
     assert_eq!(s.claim_unannounced(NOW + 1).unwrap().len(), 2);
     assert_eq!(s.take_undelivered(NOW + 2).unwrap().len(), 2);
-    s.mark_told("fake", "t1", NOW + 3).unwrap();
+    s.mark_told([("fake", "t1")], NOW + 3).unwrap();
     s.meta_set("k", "v").unwrap();
     assert_snapshot_follows(&h);
     assert_eq!(
