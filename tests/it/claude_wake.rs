@@ -18,10 +18,10 @@
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession};
 use crate::util::{TempHome, bin, wait_until};
-use crate::workers::{Kind, Peer, fast_timing, ok};
+use crate::workers::{Kind, Peer, fast_timing, ok, repo};
+use a2a_mod::env::now_ms;
 use serde_json::{Value, json};
-use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
 const TOOLS: [&str; 5] = [
@@ -33,16 +33,6 @@ const TOOLS: [&str; 5] = [
 ];
 const NO_PLUGIN_SEND: &str = "mcp__a2a__send";
 const LONG: Duration = Duration::from_secs(60);
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 /// Wall-clock time a request arrived at the fake model.
 fn wall_ms(r: &Recorded) -> i64 {

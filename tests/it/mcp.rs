@@ -47,10 +47,7 @@ impl Home {
             );
         }
         if !timing.is_empty() {
-            let path = dir.path().join("config.toml");
-            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-            text.push_str(&format!("\n[timing]\n{timing}\n"));
-            std::fs::write(&path, text).unwrap();
+            crate::workers::append_timing(dir.path(), timing);
         }
         Home { dir }
     }
@@ -586,7 +583,6 @@ async fn mcp_cancel_during_send_still_tracks_the_task() {
 /// The server restarts the session's poller when it dies (`kill -9`) while tasks are live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_replaces_a_killed_poller() {
-    use a2a_mod::{env::Ctx, poller, state::Store};
     let fw = FakeWorker::start(FakeWorkerOptions::default())
         .await
         .unwrap();
@@ -600,22 +596,7 @@ async fn mcp_replaces_a_killed_poller() {
         )
         .await;
     assert_eq!(structured(&r)["tracked"], true);
-    let ctx = Ctx::at(home.path());
-    let db = home
-        .path()
-        .join("state/sessions")
-        .join(format!("{SESSION}.db"));
-    let poller_pid = || -> Option<i32> {
-        if !poller::is_running(&ctx, SESSION) {
-            return None;
-        }
-        Store::open_read(&db)
-            .ok()??
-            .meta_get("poller_pid")
-            .ok()??
-            .parse()
-            .ok()
-    };
+    let poller_pid = || crate::poller::recorded_poller_pid(home.path(), SESSION);
     let deadline = Instant::now() + WAIT;
     let first = loop {
         if let Some(pid) = poller_pid() {

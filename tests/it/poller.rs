@@ -9,8 +9,8 @@
 //! are left when a test fails, so no run leaves orphans behind.
 
 use crate::util::{TempHome, bin, wait_until};
-use crate::workers::{Event, Kind, Peer, stderr, stdout};
-use a2a_mod::env::Ctx;
+use crate::workers::{Event, Kind, Peer, SECOND, stderr, stdout};
+use a2a_mod::env::{Ctx, now_ms};
 use a2a_mod::state::{Store, session};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -18,17 +18,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-const SECOND: Duration = Duration::from_secs(1);
 /// Deadline for a poller to notice it has nothing left and exit.
 const EXIT_WAIT: Duration = Duration::from_secs(20);
 
 /// A session id unique to this test and this run.
 fn sid(tag: &str) -> String {
     format!("it-poller-{tag}-{}", std::process::id())
-}
-
-fn now_ms() -> i64 {
-    a2a_mod::env::now_ms()
 }
 
 /// `a2a-mod <args>` in `session` (through `CLAUDE_CODE_SESSION_ID`, as Claude Code's Bash tool
@@ -106,10 +101,7 @@ fn ids(list: &[Value]) -> BTreeSet<String> {
 
 /// Appends `[timing]` keys to the config.
 fn timing(home: &TempHome, keys: &str) {
-    let cfg = home.a2a_home().join("config.toml");
-    let mut text = std::fs::read_to_string(&cfg).unwrap_or_default();
-    text.push_str(&format!("\n[timing]\n{keys}\n"));
-    std::fs::write(cfg, text).unwrap();
+    crate::workers::append_timing(&home.a2a_home(), keys);
 }
 
 /// What the UserPromptSubmit hook hands Claude as hidden context right now, if anything.
@@ -170,9 +162,13 @@ fn pollers(session: &str) -> Vec<i32> {
         .collect()
 }
 
-/// The pid the lock-holding poller recorded in the store, while the lock is held.
 fn poller_pid(home: &TempHome, session: &str) -> Option<i32> {
-    let ctx = Ctx::at(&home.a2a_home());
+    recorded_poller_pid(&home.a2a_home(), session)
+}
+
+/// The pid the lock-holding poller recorded in the store, while the lock is held.
+pub(crate) fn recorded_poller_pid(a2a_home: &std::path::Path, session: &str) -> Option<i32> {
+    let ctx = Ctx::at(a2a_home);
     if !a2a_mod::poller::is_running(&ctx, session) {
         return None;
     }

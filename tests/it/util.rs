@@ -2,8 +2,6 @@
 //! path of the built binary, and the skip message for peer tests. No test may sleep bare; it waits
 //! on an observable condition through `wait_until`.
 
-#![allow(dead_code)]
-
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;

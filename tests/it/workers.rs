@@ -3,8 +3,6 @@
 //! v1 and v0.3-only mode. Both log every request as one JSON line, so tests read one format.
 //! Every worker is killed when its `Peer` drops.
 
-#![allow(dead_code)]
-
 use crate::util::{TempHome, bin, skip};
 use serde::Deserialize;
 use std::io::{BufRead, BufReader};
@@ -18,10 +16,6 @@ pub enum Kind {
     FakeV03,
     PyV1,
     PyV03,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Fake, Kind::FakeV03, Kind::PyV1, Kind::PyV03];
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -49,14 +43,13 @@ impl Event {
 }
 
 pub struct Peer {
-    pub kind: Kind,
     pub url: String,
     child: Child,
     log: PathBuf,
     _dir: tempfile::TempDir,
 }
 
-fn repo() -> PathBuf {
+pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -119,7 +112,6 @@ impl Peer {
             "worker said {first:?}"
         );
         Some(Peer {
-            kind,
             url,
             child,
             log,
@@ -129,10 +121,6 @@ impl Peer {
 
     pub fn events(&self) -> Vec<Event> {
         read_events(&self.log)
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// Stops the worker now (lost-contact tests).
@@ -215,11 +203,19 @@ pub fn send_json(home: &TempHome, alias: &str, message: &str, extra: &[&str]) ->
 
 /// Writes `[timing]` for tests about behaviour rather than the seed's timing.
 pub fn fast_timing(home: &TempHome, inline: &str, interval: f64, max_failed: u32) {
-    let cfg = home.a2a_home().join("config.toml");
+    append_timing(
+        &home.a2a_home(),
+        &format!(
+            "inline_polls_s = {inline}\npoll_interval_s = {interval}\npoll_timeout_s = 2\nmax_failed_polls = {max_failed}"
+        ),
+    );
+}
+
+/// Appends a `[timing]` table with `keys` to the config in `a2a_home`.
+pub fn append_timing(a2a_home: &std::path::Path, keys: &str) {
+    let cfg = a2a_home.join("config.toml");
     let mut text = std::fs::read_to_string(&cfg).unwrap_or_default();
-    text.push_str(&format!(
-        "\n[timing]\ninline_polls_s = {inline}\npoll_interval_s = {interval}\npoll_timeout_s = 2\nmax_failed_polls = {max_failed}\n"
-    ));
+    text.push_str(&format!("\n[timing]\n{keys}\n"));
     std::fs::write(cfg, text).unwrap();
 }
 

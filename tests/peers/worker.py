@@ -222,6 +222,7 @@ class ScriptedExecutor(AgentExecutor):
 
 def build_card(base_url: str, auth: str | None) -> Any:
     """The card; `auth` is None, "bearer" or "oauth" (client credentials at TOKEN_PATH)."""
+    flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
     skill = AgentSkill(
         id="script",
         name="Scripted replies",
@@ -251,7 +252,6 @@ def build_card(base_url: str, auth: str | None) -> Any:
                 SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer"))
             )
         elif auth == "oauth":
-            flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
             card.security_schemes["oauth"].CopyFrom(
                 SecurityScheme(
                     oauth2_security_scheme=OAuth2SecurityScheme(
@@ -270,7 +270,6 @@ def build_card(base_url: str, auth: str | None) -> Any:
             "bearer": SecurityScheme(root=HTTPAuthSecurityScheme(type="http", scheme="bearer"))
         }
     elif auth == "oauth":
-        flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
         extra["security_schemes"] = {
             "oauth": SecurityScheme(
                 root=OAuth2SecurityScheme(

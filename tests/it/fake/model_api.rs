@@ -13,8 +13,6 @@
 //! Side requests Claude Code makes outside the conversation (no `tools` in the body, e.g. a title
 //! or topic query) are answered by the fallback only, so they can't consume a scripted rule.
 
-#![allow(dead_code)]
-
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -87,20 +85,6 @@ impl Recorded {
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[])
-    }
-
-    /// Names in the request's `tools` array (MCP tools are deferred and not listed here).
-    pub fn tool_names(&self) -> Vec<String> {
-        self.body
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|tools| {
-                tools
-                    .iter()
-                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 
     /// MCP (and other deferred) tool names Claude Code announced so far in its "The following
@@ -191,12 +175,6 @@ impl Recorded {
             .find(|b| kind(b) == "tool_use" && str_field(b, "id") == id)
             .map(|b| str_field(b, "name").to_owned())
     }
-
-    /// The whole body as JSON text contains `needle` (escaped as JSON would escape it, so match
-    /// plain words or check `self.body` directly for text with quotes or newlines).
-    pub fn body_contains(&self, needle: &str) -> bool {
-        self.body.to_string().contains(needle)
-    }
 }
 
 fn role(m: &Value) -> &str {
@@ -243,12 +221,10 @@ pub enum Block {
     ToolUse { name: String, input: Value },
 }
 
-/// What the fake model answers: content blocks in order, optionally streamed slowly.
+/// What the fake model answers: content blocks in order.
 #[derive(Debug, Clone, Default)]
 pub struct Reply {
     pub blocks: Vec<Block>,
-    /// Time over which the content is streamed (split across ~10 chunks); zero = all at once.
-    pub stream_over: Duration,
 }
 
 impl Reply {
@@ -270,11 +246,6 @@ impl Reply {
             name: name.into(),
             input,
         });
-        self
-    }
-
-    pub fn stream_over(mut self, d: Duration) -> Reply {
-        self.stream_over = d;
         self
     }
 
@@ -312,11 +283,6 @@ impl Rule {
         Rule::when(&format!("on_user_text({needle:?})"), move |r| {
             r.tool_results().is_empty() && r.last_user_text().contains(&n)
         })
-    }
-
-    /// The request carries a tool_result for any tool (the model's tool call came back).
-    pub fn on_tool_result() -> Rule {
-        Rule::when("on_tool_result", |r| !r.tool_results().is_empty())
     }
 
     /// The request carries a tool_result for a tool_use of tool `name`.
@@ -360,31 +326,15 @@ impl Rule {
         self
     }
 
-    pub fn reply(mut self, reply: Reply) -> Rule {
-        self.reply = reply;
-        self
-    }
-
     /// Builds the reply from the request, e.g. to echo a tool result back.
     pub fn reply_with(mut self, f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Rule {
         self.responder = Some(Box::new(f));
         self
     }
 
-    /// Streams the reply over `d` (to test what happens while the model is busy).
-    pub fn stream_over(mut self, d: Duration) -> Rule {
-        self.reply.stream_over = d;
-        self
-    }
-
     /// Answers at most one request, then is skipped.
     pub fn once(mut self) -> Rule {
         self.once = true;
-        self
-    }
-
-    pub fn named(mut self, name: &str) -> Rule {
-        self.name = name.to_owned();
         self
     }
 }
@@ -501,11 +451,6 @@ impl FakeModelApi {
     /// Base URL for `ANTHROPIC_BASE_URL`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
-    }
-
-    /// Replaces the script (rules' `once` state starts fresh).
-    pub fn set_script(&self, script: Script) {
-        *self.shared.script.lock().unwrap() = script;
     }
 
     /// Every request so far, in arrival order.
@@ -721,16 +666,8 @@ fn chunks(s: &str, n: usize) -> Vec<String> {
 
 fn sse_response(reply: &Reply, model: &str, id: u64) -> Response {
     let events = sse_events(reply, model, id);
-    let gap = reply
-        .stream_over
-        .checked_div(events.len() as u32)
-        .unwrap_or_default();
-    let stream = futures::stream::iter(events).then(move |e| async move {
-        if !gap.is_zero() {
-            tokio::time::sleep(gap).await;
-        }
-        Ok::<_, std::convert::Infallible>(Bytes::from(e))
-    });
+    let stream =
+        futures::stream::iter(events).map(|e| Ok::<_, std::convert::Infallible>(Bytes::from(e)));
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream")

@@ -11,8 +11,6 @@
 //! Tests that need the CLI call `ClaudeSession::start`, which returns `None` (after printing
 //! `SKIPPED: ...`) when `claude` or `tmux` is not installed.
 
-#![allow(dead_code)]
-
 use crate::fake::model_api::FakeModelApi;
 use crate::util::{TempHome, skip, which};
 use serde_json::{Value, json};
@@ -41,8 +39,10 @@ pub struct ClaudeOpts {
     plugin_dirs: Vec<PathBuf>,
     args: Vec<String>,
     env: Vec<(String, String)>,
-    size: (u16, u16),
 }
+
+/// The terminal's columns and rows.
+const SIZE: (u16, u16) = (200, 50);
 
 impl ClaudeOpts {
     pub fn new(model: &FakeModelApi) -> ClaudeOpts {
@@ -54,7 +54,6 @@ impl ClaudeOpts {
             plugin_dirs: Vec::new(),
             args: Vec::new(),
             env: Vec::new(),
-            size: (200, 50),
         }
     }
 
@@ -91,20 +90,13 @@ impl ClaudeOpts {
         self.env.push((key.into(), value.into()));
         self
     }
-
-    /// Terminal columns and rows (default 200x50).
-    pub fn size(mut self, cols: u16, rows: u16) -> ClaudeOpts {
-        self.size = (cols, rows);
-        self
-    }
 }
 
 /// A running interactive Claude Code. Killed (with everything it started) on drop.
 pub struct ClaudeSession {
     /// Always `Some` until `into_home` takes it.
     home: Option<TempHome>,
-    cwd: PathBuf,
-    socket: String,
+    /// Names the tmux server's socket (`-L`) and marks every process started in it.
     tag: String,
     started: Instant,
     alive: bool,
@@ -219,12 +211,7 @@ impl ClaudeSession {
         cmd.args(["-L", &unique, "-f"])
             .arg(&tmux_conf)
             .args(["new-session", "-d", "-s", TMUX_SESSION])
-            .args([
-                "-x",
-                &opts.size.0.to_string(),
-                "-y",
-                &opts.size.1.to_string(),
-            ])
+            .args(["-x", &SIZE.0.to_string(), "-y", &SIZE.1.to_string()])
             .arg("-c")
             .arg(&cwd);
         for (k, v) in &env {
@@ -243,8 +230,6 @@ impl ClaudeSession {
         );
         Some(ClaudeSession {
             home: Some(home),
-            cwd,
-            socket: unique.clone(),
             tag: unique,
             started: Instant::now(),
             alive: true,
@@ -268,16 +253,6 @@ impl ClaudeSession {
     pub fn into_home(mut self) -> TempHome {
         self.kill();
         self.home.take().expect("home is present until into_home")
-    }
-
-    /// The project directory Claude Code runs in (trusted in `~/.claude.json`).
-    pub fn cwd(&self) -> &Path {
-        &self.cwd
-    }
-
-    /// When `start` launched the process.
-    pub fn started(&self) -> Instant {
-        self.started
     }
 
     /// Types `text`, waits until it is drawn in the prompt, then presses Enter. Waiting first keeps
@@ -307,11 +282,6 @@ impl ClaudeSession {
     /// The visible screen as plain text.
     pub fn pane_text(&self) -> String {
         self.capture(&["-p"])
-    }
-
-    /// The visible screen with colours and attributes as escape sequences.
-    pub fn pane_text_ansi(&self) -> String {
-        self.capture(&["-p", "-e"])
     }
 
     /// The screen plus scroll-back, as plain text.
@@ -435,7 +405,7 @@ impl ClaudeSession {
 
     fn tmux_output(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new("tmux");
-        cmd.args(["-L", &self.socket]).args(args);
+        cmd.args(["-L", &self.tag]).args(args);
         scrub_env(&mut cmd);
         cmd.output().expect("run tmux")
     }
