@@ -122,13 +122,13 @@ fn read_wire(db: &Path) -> Option<Option<Wire>> {
 
 /// Writes the snapshot with `stamp` (temp file + rename). The caller holds the lock. On failure
 /// the old snapshot is removed, so readers fall back to SQLite rather than show an old state.
-pub(super) fn publish(db: &Path, stamp: Stamp, snap: &Snapshot) -> std::io::Result<()> {
+pub(super) fn publish(db: &Path, stamp: Stamp, snap: Snapshot) -> std::io::Result<()> {
     let path = path_for(db);
     let result = (|| {
         let bytes = serde_json::to_vec(&Wire {
             v: VERSION,
             stamp,
-            snap: snap.clone(),
+            snap,
         })?;
         crate::fsx::write_atomic_unsynced(&path, &bytes).map_err(std::io::Error::other)
     })();

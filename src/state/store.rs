@@ -116,7 +116,7 @@ impl Drop for Publisher {
         if after != before
             && let Some(snap) = fresh
         {
-            let _ = snapshot::publish(&self.db, after, &snap);
+            let _ = snapshot::publish(&self.db, after, snap);
         }
         self.lock.unlock();
     }
@@ -289,7 +289,7 @@ impl Store {
             // No transaction needed: under the lock no a2a-mod writer commits.
             match self.summarize() {
                 Ok(snap) => {
-                    let _ = snapshot::publish(&p.db, now, &snap);
+                    let _ = snapshot::publish(&p.db, now, snap);
                 }
                 Err(_) => snapshot::withdraw(&p.db),
             }
@@ -439,7 +439,7 @@ impl Store {
         if committed.is_ok() {
             match (locked, snap) {
                 (true, Ok(snap)) => {
-                    let _ = snapshot::publish(&p.db, snapshot::stamp(&p.db), &snap);
+                    let _ = snapshot::publish(&p.db, snapshot::stamp(&p.db), snap);
                 }
                 _ => snapshot::withdraw(&p.db),
             }
