@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Longest worker text put into a tool result; the rest is saved to a file Claude can read.
-pub const MAX_RESULT_CHARS: usize = 16_000;
+pub const MAX_RESULT_CHARS: usize = crate::core::bounds::TOOL_TEXT_CHARS;
 /// Our own cap on a tool call's budget when the host names none (Claude Code's default is hours).
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 /// Time kept back to hand a result over before the host's timeout fires.
@@ -148,7 +148,11 @@ impl Session {
     }
 
     fn note(&self, v: &TaskView, worker: &str) -> String {
-        let (text, extra) = self.bounded(worker, &v.task_id, v.text.as_deref());
+        use crate::wake::Saved;
+        let (text, mut extra) = self.bounded(worker, &v.task_id, Saved::Result, v.text.as_deref());
+        let (question, more) =
+            self.bounded(worker, &v.task_id, Saved::Question, v.question.as_deref());
+        extra.push_str(&more);
         let mut note = fence::note(
             &TaskFacts {
                 worker,
@@ -156,7 +160,7 @@ impl Session {
                 state: v.state,
                 end: None,
                 text: text.as_deref(),
-                question: v.question.as_deref(),
+                question: question.as_deref(),
                 last_error: None,
             },
             self.config.timing.max_failed_polls,
@@ -165,8 +169,15 @@ impl Session {
         note
     }
 
-    /// Bounds a result for Claude; a longer one is saved whole to a file named in the note.
-    fn bounded(&self, worker: &str, task_id: &str, text: Option<&str>) -> (Option<String>, String) {
+    /// Bounds a result or question for Claude; a longer one is saved whole to a file named in the
+    /// note.
+    fn bounded(
+        &self,
+        worker: &str,
+        task_id: &str,
+        kind: crate::wake::Saved,
+        text: Option<&str>,
+    ) -> (Option<String>, String) {
         let Some(text) = text else {
             return (None, String::new());
         };
@@ -174,9 +185,10 @@ impl Session {
             &self.ctx,
             &self.id,
             (worker, task_id),
+            kind,
             text,
             MAX_RESULT_CHARS,
-            |e| format!("the whole result could not be saved: {e:#}"),
+            |e| format!("the whole of it could not be saved: {e:#}"),
         );
         (Some(kept.to_string()), extra)
     }
@@ -340,10 +352,17 @@ impl Session {
                 _ = &mut stop => break,
             };
             let not_found = matches!(polled, Err(A2aError::TaskNotFound));
+            let outcome = crate::a2a::poll_outcome(&polled);
+            let deferred = match &outcome {
+                schedule::PollOutcome::Deferred { after, .. } => {
+                    Some(started + after.min(&schedule::MAX_RETRY_AFTER).as_millis() as i64)
+                }
+                _ => None,
+            };
             let mut update = schedule::after_poll(
                 0,
                 last.state,
-                crate::a2a::poll_outcome(&polled),
+                outcome,
                 started,
                 timing.poll_interval(),
                 u32::MAX,
@@ -363,9 +382,18 @@ impl Session {
             }
             if ended {
                 if not_found {
-                    return Err(unknown_task(&last.task_id, Some(alias)));
+                    return Err(anyhow!(
+                        "worker {alias:?}: {} — send the work again",
+                        A2aError::TaskNotFound
+                    ));
                 }
                 return Ok(self.outcome(&last, alias, false));
+            }
+            if let Some(at) = deferred {
+                // The worker asked for a pause longer than the window has left: it ends here,
+                // and the poller's first poll waits as long as asked.
+                self.store(|s| s.set_next_poll(alias, &last.task_id, at.max(first_bg_poll)))?;
+                return Ok(self.outcome(&last, alias, true));
             }
         }
         // Hand-over: the poller's first poll comes one interval after the window's last one
@@ -388,8 +416,9 @@ impl Session {
             Ok(v) => v,
             Err(A2aError::TaskNotFound) => {
                 return Err(anyhow!(
-                    "worker {:?} no longer knows task {task_id} — it may have expired; send the work again",
-                    rec.worker
+                    "worker {:?} no longer knows task {} (it may have restarted) — send the work again",
+                    rec.worker,
+                    fence::shown(task_id)
                 ));
             }
             Err(e) => return Err(worker_error(&rec.worker, &worker.config.url, &e)),
@@ -418,8 +447,9 @@ impl Session {
             }
             Err(A2aError::TaskNotFound) => {
                 return Err(anyhow!(
-                    "worker {:?} no longer knows task {task_id} — nothing to cancel",
-                    rec.worker
+                    "worker {:?} no longer knows task {} (it may have restarted) — nothing to cancel",
+                    rec.worker,
+                    fence::shown(task_id)
                 ));
             }
             Err(e) => return Err(worker_error(&rec.worker, &worker.config.url, &e)),
@@ -456,6 +486,8 @@ impl Session {
 }
 
 fn unknown_task(task_id: &str, worker: Option<&str>) -> anyhow::Error {
+    // The id came from Claude or the user: quoted and escaped unless plain.
+    let task_id = fence::shown(task_id);
     match worker {
         Some(w) => anyhow!(
             "task {task_id} of worker {w:?} is not in this session — use the taskId that send returned (the tasks tool lists them)"
@@ -478,6 +510,11 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
             format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)")
         }
         A2aError::TaskNotFound => "send the work again".to_string(),
+        A2aError::Overloaded { .. } => "try again later".to_string(),
+        A2aError::UnusableId(_) => {
+            "a2a-mod tracks nothing under such an id; ask the worker's operator for plain ids"
+                .to_string()
+        }
         A2aError::NotCancelable => "it has already ended".to_string(),
         A2aError::Credentials(_) => {
             format!("fix the credentials of worker {alias:?} in config.toml or the environment")

@@ -4,14 +4,14 @@
 
 use crate::core::fence;
 use crate::core::fence::TaskFacts;
-use crate::core::wake;
+use crate::core::{bounds, wake};
 use crate::env::Ctx;
 use crate::state::TaskRecord;
 use anyhow::Result;
 
 /// Longest worker text per task in the hidden context; the whole of a longer one is saved to a
 /// file and the context says where.
-pub const MAX_CONTEXT_CHARS: usize = 4_000;
+pub const MAX_CONTEXT_CHARS: usize = bounds::CONTEXT_TEXT_CHARS;
 
 pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
     TaskFacts {
@@ -31,30 +31,70 @@ pub fn line(batch: &[TaskRecord]) -> String {
     wake::wake_line(&items)
 }
 
-/// The hidden context for tasks Claude has not been given yet; long results bounded, the whole
-/// saved under the state folder.
+/// The hidden context for tasks Claude has not been given yet, within Claude Code's hook output
+/// cap however many ended ([`bounds::HOOK_CONTEXT_CHARS`]): each task gets an equal share, its
+/// result and question cut to fit (the whole saved under the state folder, the note says where),
+/// and notes that still do not fit are counted at the end, pointing to the tasks tool.
 pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls: u32) -> String {
+    if batch.is_empty() {
+        return String::new();
+    }
+    let share = wake::note_share(batch.len());
     let notes: Vec<String> = batch
         .iter()
         .map(|t| {
-            let mut e = facts(t);
-            let mut extra = String::new();
-            if let Some(text) = t.result.as_deref() {
-                let task = (t.worker.as_str(), t.task_id.as_str());
-                let (kept, more) =
-                    bound_result(ctx, session, task, text, MAX_CONTEXT_CHARS, |_| {
-                        format!(
-                            "call the task tool with taskId \"{}\" for the whole result",
-                            t.task_id
-                        )
-                    });
-                e.text = Some(kept);
-                extra = more;
+            // Worker text in JSON may take up to two units a character (escapes, astral
+            // characters): start from half the share, and shrink once more if still too long.
+            let mut allow = MAX_CONTEXT_CHARS.min(share / 2);
+            loop {
+                let n = note_within(ctx, session, t, allow, max_failed_polls);
+                let len = wake::json_len(&n);
+                if len <= share || allow == 0 {
+                    return n;
+                }
+                allow = (allow * share / len).min(allow - 1);
             }
-            fence::note(&e, max_failed_polls) + &extra
         })
         .collect();
     wake::context(&notes)
+}
+
+/// One task's note with its worker text (result and question) cut to `allow` characters each.
+fn note_within(
+    ctx: &Ctx,
+    session: &str,
+    t: &TaskRecord,
+    allow: usize,
+    max_failed_polls: u32,
+) -> String {
+    let mut e = facts(t);
+    let mut extra = String::new();
+    let task = (t.worker.as_str(), t.task_id.as_str());
+    let whole = || {
+        format!(
+            "call the task tool with taskId \"{}\" for the whole of it",
+            fence::shown(&t.task_id)
+        )
+    };
+    if let Some(text) = t.result.as_deref() {
+        let (kept, more) =
+            bound_result(ctx, session, task, Saved::Result, text, allow, |_| whole());
+        e.text = Some(kept);
+        extra.push_str(&more);
+    }
+    if let Some(q) = t.question.as_deref() {
+        let (kept, more) = bound_result(ctx, session, task, Saved::Question, q, allow, |_| whole());
+        e.question = Some(kept);
+        extra.push_str(&more);
+    }
+    fence::note(&e, max_failed_polls) + &extra
+}
+
+/// Which of a task's worker texts a saved file holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Saved {
+    Result,
+    Question,
 }
 
 /// `text` cut to `max` chars for Claude, and what to append when it was cut: where the whole
@@ -63,6 +103,7 @@ pub fn bound_result<'a>(
     ctx: &Ctx,
     session: &str,
     (worker, task_id): (&str, &str),
+    kind: Saved,
     text: &'a str,
     max: usize,
     otherwise: impl FnOnce(anyhow::Error) -> String,
@@ -71,16 +112,20 @@ pub fn bound_result<'a>(
     if cut == 0 {
         return (kept, String::new());
     }
-    let where_ = match save_full_result(ctx, session, worker, task_id, text) {
+    let what = match kind {
+        Saved::Result => "result",
+        Saved::Question => "question",
+    };
+    let where_ = match save_full_result(ctx, session, worker, task_id, kind, text) {
         Ok(p) => format!(
-            "the whole result is in \"{}\" (read it with the Read tool)",
+            "the whole {what} is in \"{}\" (read it with the Read tool)",
             p.display()
         ),
         Err(e) => otherwise(e),
     };
     (
         kept,
-        format!("\n[{cut} more characters not shown; {where_}]"),
+        format!("\n[{cut} more characters of the {what} not shown; {where_}]"),
     )
 }
 
@@ -90,6 +135,7 @@ pub fn save_full_result(
     session: &str,
     worker: &str,
     task_id: &str,
+    kind: Saved,
     text: &str,
 ) -> Result<std::path::PathBuf> {
     let safe: String = format!("{worker}-{task_id}")
@@ -107,7 +153,10 @@ pub fn save_full_result(
         .state_dir
         .join("results")
         .join(session)
-        .join(format!("{safe}.txt"));
+        .join(match kind {
+            Saved::Result => format!("{safe}.txt"),
+            Saved::Question => format!("{safe}-question.txt"),
+        });
     crate::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
     Ok(path)
 }

@@ -199,22 +199,29 @@ impl Card {
     }
 
     pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
-        let text = |v: &Value, k: &str| str_of(v, k).map(|s| one_line(s, 2000)).unwrap_or_default();
-        let skills = self
-            .raw
-            .get("skills")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter(|s| s.is_object())
-                    .map(|s| SkillSummary {
-                        id: text(s, "id"),
-                        name: text(s, "name"),
-                        description: text(s, "description"),
-                    })
-                    .collect()
+        use crate::core::bounds;
+        let text =
+            |v: &Value, k: &str, cols| str_of(v, k).map(|s| one_line(s, cols)).unwrap_or_default();
+        let all = self.raw.get("skills").and_then(Value::as_array);
+        let listed = all.into_iter().flatten().filter(|s| s.is_object());
+        let mut skills: Vec<SkillSummary> = listed
+            .clone()
+            .take(bounds::CARD_SKILLS)
+            .map(|s| SkillSummary {
+                id: text(s, "id", bounds::CARD_SKILL_COLS),
+                name: text(s, "name", bounds::CARD_SKILL_COLS),
+                description: text(s, "description", bounds::CARD_SKILL_COLS),
             })
-            .unwrap_or_default();
+            .collect();
+        // A card may list thousands: the rest are counted, so nothing is dropped silently.
+        let more = listed.count().saturating_sub(bounds::CARD_SKILLS);
+        if more > 0 {
+            skills.push(SkillSummary {
+                id: String::new(),
+                name: format!("… and {more} more skills"),
+                description: String::new(),
+            });
+        }
         let mut auth: Vec<String> = Vec::new();
         for s in self.schemes() {
             let line = s.describe();
@@ -223,8 +230,8 @@ impl Card {
             }
         }
         CardSummary {
-            name: text(&self.raw, "name"),
-            description: text(&self.raw, "description"),
+            name: text(&self.raw, "name", bounds::CARD_NAME_COLS),
+            description: text(&self.raw, "description", bounds::CARD_DESCRIPTION_COLS),
             skills,
             protocol: endpoint.describe(),
             auth,

@@ -295,6 +295,14 @@ impl Worker {
         ans: &Answer,
         id: u64,
     ) -> Result<TaskView, Fail> {
+        // Before the body: a rate limit's body is whatever the proxy in front wrote.
+        if ans.is_overloaded() {
+            return Err(A2aError::Overloaded {
+                status: ans.status,
+                retry_after: ans.retry_after,
+            }
+            .into());
+        }
         match ep.binding {
             Binding::JsonRpc => interpret_jsonrpc(ep, op, ans, id),
             Binding::Rest => interpret_rest(ep, op, ans),
@@ -313,13 +321,36 @@ fn with_cred(req: reqwest::RequestBuilder, c: &Cred) -> Result<reqwest::RequestB
     Ok(req.header(name, v))
 }
 
-/// The task in a successful answer to `op`.
+/// The task in a successful answer to `op`, refused when it names a task other than the one
+/// asked about, or carries an id a2a-mod cannot show safely (`core::bounds::plain_id`): the
+/// worker chose those bytes, and they reach the terminal, the status line and Claude's notes.
 fn parsed(ep: &Endpoint, op: &Op<'_>, v: &serde_json::Value) -> Result<TaskView, Fail> {
     let r = match op {
         Op::Send { .. } => wire::parse_send_result(v),
         _ => wire::parse_task_result(v),
     };
-    r.map_err(|why| A2aError::Protocol(format!("{}: {why}", ep.url)).into())
+    let view = r.map_err(|why| Fail::A2a(A2aError::Protocol(format!("{}: {why}", ep.url))))?;
+    checked(op, view).map_err(Fail::A2a)
+}
+
+fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError> {
+    use crate::core::bounds::plain_id;
+    if !plain_id(&view.task_id) {
+        return Err(A2aError::UnusableId("task id"));
+    }
+    if view.context_id.as_deref().is_some_and(|c| !plain_id(c)) {
+        return Err(A2aError::UnusableId("context id"));
+    }
+    // A follow-up send may be answered by a plain message (its id is the message's), so only
+    // the task reads are held to the id they asked for.
+    if let Op::Get { id } | Op::Cancel { id } = op
+        && *id != view.task_id
+    {
+        return Err(A2aError::Protocol(
+            "the answer is about another task than the one asked about".into(),
+        ));
+    }
+    Ok(view)
 }
 
 fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<TaskView, Fail> {

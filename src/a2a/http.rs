@@ -108,6 +108,8 @@ impl Budget {
 pub(crate) struct Answer {
     pub status: u16,
     pub content_type: String,
+    /// `Retry-After`, as a wait from now (seconds or an HTTP date), when the worker sent one.
+    pub retry_after: Option<Duration>,
     pub body: Vec<u8>,
 }
 
@@ -117,6 +119,10 @@ impl Answer {
     }
     pub fn is_auth_failure(&self) -> bool {
         self.status == 401 || self.status == 403
+    }
+    /// 429 Too Many Requests or 503 Service Unavailable: the worker asks us to come back later.
+    pub fn is_overloaded(&self) -> bool {
+        self.status == 429 || self.status == 503
     }
     pub fn looks_html(&self) -> bool {
         if self.content_type.contains("html") {
@@ -195,6 +201,11 @@ async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, std::time::SystemTime::now()));
     if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
         return Err(Fetch::TooLarge);
     }
@@ -208,8 +219,21 @@ async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
     Ok(Answer {
         status,
         content_type,
+        retry_after,
         body,
     })
+}
+
+/// `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date, as a wait from `now`. A date
+/// in the past is no wait; anything unreadable is as if the header were absent.
+pub(crate) fn parse_retry_after(v: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let v = v.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        // Longer than any cap a caller applies; saturates instead of failing on huge numbers.
+        return Some(Duration::from_secs(v.parse().unwrap_or(u64::MAX)));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 fn too_large() -> A2aError {

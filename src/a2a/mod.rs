@@ -20,16 +20,43 @@ pub enum A2aError {
     Unreachable(String),
     #[error("the worker's answer is not A2A: {0}")]
     Protocol(String),
-    #[error("the worker does not know this task")]
+    #[error("the worker no longer knows this task (it may have restarted)")]
     TaskNotFound,
     #[error("the task can no longer be canceled")]
     NotCancelable,
     #[error("the worker answered error {code}: {message}")]
     Rpc { code: i64, message: String },
+    /// HTTP 429 or 503: the worker is there but will not serve now. With `Retry-After` it said
+    /// when to come back, and a poll is put off that long instead of counting as failed.
+    #[error("the worker is {} (HTTP {status}){}", overload_word(*status), retry_words(*retry_after))]
+    Overloaded {
+        status: u16,
+        retry_after: Option<std::time::Duration>,
+    },
+    /// An id the worker chose (task or context id) that cannot be shown or quoted safely
+    /// (`core::bounds::plain_id`): the answer is refused and nothing is tracked under it.
+    #[error(
+        "the worker's {0} is not usable (it has spaces, control characters, quotes or angle brackets, or is longer than 200 characters)"
+    )]
+    UnusableId(&'static str),
     /// Our side could not produce credentials (unset env var, failing `token_cmd`, token endpoint
     /// refusal): the user must fix config or environment, the worker was not asked.
     #[error("cannot get credentials for the worker: {0}")]
     Credentials(String),
+}
+
+fn overload_word(status: u16) -> &'static str {
+    if status == 503 {
+        "unavailable"
+    } else {
+        "overloaded"
+    }
+}
+
+fn retry_words(after: Option<std::time::Duration>) -> String {
+    after
+        .map(|d| format!(" and asks to come back in {} s", d.as_secs()))
+        .unwrap_or_default()
 }
 
 /// What a send, GetTask or CancelTask tells about a task.
@@ -83,11 +110,26 @@ pub fn poll_outcome(r: &Result<TaskView, A2aError>) -> crate::core::schedule::Po
     match r {
         Ok(v) => PollOutcome::Seen {
             state: v.state,
+            wire_state: v.wire_state.clone(),
             text: v.text.clone(),
             question: v.question.clone(),
             context_id: v.context_id.clone(),
         },
         Err(A2aError::TaskNotFound) => PollOutcome::NotFound,
+        Err(A2aError::Overloaded {
+            status,
+            retry_after: Some(after),
+        }) => {
+            let after = (*after).min(crate::core::schedule::MAX_RETRY_AFTER);
+            PollOutcome::Deferred {
+                error: format!(
+                    "the worker is {} (HTTP {status}), retrying in {} s",
+                    overload_word(*status),
+                    after.as_secs().max(1)
+                ),
+                after,
+            }
+        }
         Err(e) => PollOutcome::Failed {
             error: e.to_string(),
         },

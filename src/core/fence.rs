@@ -4,7 +4,7 @@
 //! `<worker-output>` fence that says so, with escape sequences and control characters removed and
 //! any fence-closing tag inside it defused. Pure.
 
-use super::task::{EndReason, TaskState, lost_contact_message, removed_message};
+use super::task::{EndReason, TaskState, gone_message, lost_contact_message, removed_message};
 
 /// Multi-line worker text made safe: see [`crate::core::text::sanitize_lines`].
 pub fn clean_multiline(s: &str) -> String {
@@ -13,21 +13,71 @@ pub fn clean_multiline(s: &str) -> String {
 
 /// Cuts text to `max` chars on a char boundary; returns the kept text and how many chars were cut.
 pub fn bound(s: &str, max: usize) -> (&str, usize) {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => (&s[..i], s[i..].chars().count()),
-        None => (s, 0),
-    }
+    super::bounds::cut_chars(s, max)
 }
 
-/// The worker's words, fenced as untrusted.
+/// The worker's words, fenced as untrusted. Nothing inside can close the fence: every
+/// `</worker-output`, in any letter case, is defused; the attributes hold only plain characters.
 pub fn fence(worker: &str, task_id: &str, text: &str) -> String {
     let clean = clean_multiline(text);
-    let safe = clean.replace("</worker-output", "<\\/worker-output");
     format!(
-        "<worker-output worker=\"{worker}\" task=\"{}\">\n{}\n</worker-output>",
-        clean_multiline(task_id).replace('"', "'"),
-        safe.trim_end()
+        "<worker-output worker=\"{}\" task=\"{}\">\n{}\n</worker-output>",
+        attr(worker),
+        attr(task_id),
+        defuse(&clean).trim_end()
     )
+}
+
+/// `s` with every fence tag (`<worker-output`, `</worker-output`, any case) made inert.
+fn defuse(s: &str) -> String {
+    const TAG: &str = "worker-output";
+    let lower = s.to_ascii_lowercase();
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for (i, _) in lower.match_indices(TAG) {
+        let before = &s[last..i];
+        if let Some(head) = before.strip_suffix("</") {
+            out.push_str(head);
+            out.push_str("<\\/");
+        } else if let Some(head) = before.strip_suffix('<') {
+            out.push_str(head);
+            out.push_str("<\\");
+        } else {
+            out.push_str(before);
+        }
+        out.push_str(&s[i..i + TAG.len()]);
+        last = i + TAG.len();
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
+/// An attribute value that cannot end the attribute or the tag: plain id characters only (see
+/// [`super::bounds::plain_id`]), anything else as `_`, bounded.
+fn attr(s: &str) -> String {
+    s.chars()
+        .take(super::bounds::ID_CHARS)
+        .map(|c| {
+            let mut b = [0; 4];
+            if super::bounds::plain_id(c.encode_utf8(&mut b)) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// An id or alias as a note shows it outside the fence: as it is when plain (worker ids are
+/// refused otherwise at the first answer), else quoted with every unsafe character escaped, so an
+/// id kept from before that rule still cannot break a line or speak in a2a-mod's voice.
+pub fn shown(id: &str) -> std::borrow::Cow<'_, str> {
+    if super::bounds::plain_id(id) {
+        std::borrow::Cow::Borrowed(id)
+    } else {
+        let (kept, _) = super::bounds::cut_chars(id, super::bounds::ID_CHARS);
+        std::borrow::Cow::Owned(format!("{kept:?}"))
+    }
 }
 
 /// What Claude is told about one task (a tool result, a wake-up, the hidden context).
@@ -46,7 +96,7 @@ pub struct TaskFacts<'a> {
 /// What a task's outcome looks like to Claude: one line that says what happened and what to do,
 /// then the worker's words fenced.
 pub fn note(n: &TaskFacts<'_>, max_failed_polls: u32) -> String {
-    let (w, id) = (n.worker, n.task_id);
+    let (w, id) = (&*shown(n.worker), &*shown(n.task_id));
     let fenced = |t: Option<&str>| {
         t.filter(|t| !t.trim().is_empty())
             .map(|t| format!("\n{}", fence(w, id, t)))
@@ -55,6 +105,7 @@ pub fn note(n: &TaskFacts<'_>, max_failed_polls: u32) -> String {
     match n.end {
         Some(EndReason::Lost) => return lost_contact_message(w, id, max_failed_polls),
         Some(EndReason::Removed) => return removed_message(w, id),
+        Some(EndReason::Gone) => return gone_message(w, id),
         _ => {}
     }
     match n.state {

@@ -9,6 +9,8 @@ use std::time::Duration;
 pub enum PollOutcome {
     Seen {
         state: TaskState,
+        /// The state as the worker spelled it, named when it is not one a2a-mod knows.
+        wire_state: String,
         text: Option<String>,
         question: Option<String>,
         context_id: Option<String>,
@@ -16,8 +18,24 @@ pub enum PollOutcome {
     /// The worker says it does not know the task (JSON-RPC -32001 / HTTP 404): nothing more will
     /// come of polling it.
     NotFound,
+    /// The worker answered HTTP 429/503 with `Retry-After`: it is there and said when to come
+    /// back, so this is not a failed check; the next poll waits that long (capped).
+    Deferred { error: String, after: Duration },
     /// No usable answer: timeout, unreachable, 5xx, garbage, 401/403. Counts toward lost contact.
     Failed { error: String },
+}
+
+/// The longest a worker's `Retry-After` puts a poll off: a worker cannot park a task for hours.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(5 * 60);
+
+/// What a poll's `last_error` says of a state outside A2A's list: the worker's own word, cleaned.
+pub fn unknown_state_note(wire_state: &str) -> String {
+    let word = super::text::one_line(wire_state, 40);
+    if word.is_empty() {
+        "the worker sent no state".to_string()
+    } else {
+        format!("the worker sent the state \"{}\"", word.replace('"', "'"))
+    }
 }
 
 /// Folds one poll into the task: the seed's rules, in one place for the inline window and the
@@ -38,6 +56,7 @@ pub fn after_poll(
     match outcome {
         PollOutcome::Seen {
             state,
+            wire_state,
             text,
             question,
             context_id,
@@ -47,7 +66,7 @@ pub fn after_poll(
             question,
             context_id,
             failed_polls: 0,
-            last_error: None,
+            last_error: (state == TaskState::Unknown).then(|| unknown_state_note(&wire_state)),
             end: (!state.is_live()).then_some(EndReason::State),
             next_poll_ms: state.is_live().then_some(next),
         },
@@ -57,9 +76,23 @@ pub fn after_poll(
             question: None,
             context_id: None,
             failed_polls: 0,
-            last_error: Some("the worker no longer knows this task".into()),
-            end: Some(EndReason::State),
+            last_error: Some("the worker no longer knows this task (it may have restarted)".into()),
+            end: Some(EndReason::Gone),
             next_poll_ms: None,
+        },
+        PollOutcome::Deferred { error, after } => PollUpdate {
+            state: state_before,
+            text: None,
+            question: None,
+            context_id: None,
+            // The worker answered: contact is not lost, however long it asks us to wait.
+            failed_polls: 0,
+            last_error: Some(error),
+            end: None,
+            next_poll_ms: Some(
+                poll_started_ms
+                    .saturating_add(interval.max(after.min(MAX_RETRY_AFTER)).as_millis() as i64),
+            ),
         },
         PollOutcome::Failed { error } => {
             let failed = failed_polls.saturating_add(1);
@@ -161,8 +194,9 @@ mod tests {
 
     #[test]
     fn live_states_keep_polling_on_cadence() {
-        let seen = |state| PollOutcome::Seen {
+        let seen = |state: TaskState| PollOutcome::Seen {
             state,
+            wire_state: state.as_str().to_string(),
             text: None,
             question: None,
             context_id: None,
@@ -200,12 +234,50 @@ mod tests {
         );
     }
 
+    /// Issue 9: a task the worker forgot is "gone", not "an unknown state".
     #[test]
-    fn not_found_ends_as_unknown() {
+    fn not_found_ends_as_gone() {
         let u = after_poll(0, TaskState::Working, PollOutcome::NotFound, 0, S, 6);
         assert_eq!(
             (u.state, u.end),
-            (TaskState::Unknown, Some(EndReason::State))
+            (TaskState::Unknown, Some(EndReason::Gone))
         );
+        assert!(u.last_error.unwrap().contains("may have restarted"));
+    }
+
+    #[test]
+    fn unknown_state_is_named() {
+        let seen = PollOutcome::Seen {
+            state: TaskState::Unknown,
+            wire_state: "paused\u{1b}[2J".into(),
+            text: None,
+            question: None,
+            context_id: None,
+        };
+        let u = after_poll(0, TaskState::Working, seen, 0, S, 6);
+        assert_eq!(
+            u.last_error.as_deref(),
+            Some("the worker sent the state \"paused\"")
+        );
+    }
+
+    /// Issue 9: a 429/503 with Retry-After is not a failed check, and waits as long as asked
+    /// (never less than the cadence, never more than five minutes).
+    #[test]
+    fn retry_after_postpones_without_counting() {
+        let defer = |secs| PollOutcome::Deferred {
+            error: "overloaded".into(),
+            after: Duration::from_secs(secs),
+        };
+        let u = after_poll(4, TaskState::Working, defer(30), 1000, S, 6);
+        assert_eq!(
+            (u.failed_polls, u.end, u.next_poll_ms),
+            (0, None, Some(31_000))
+        );
+        assert_eq!(u.state, TaskState::Working);
+        let u = after_poll(0, TaskState::Working, defer(1), 1000, S, 6);
+        assert_eq!(u.next_poll_ms, Some(6000));
+        let u = after_poll(0, TaskState::Working, defer(86_400), 0, S, 6);
+        assert_eq!(u.next_poll_ms, Some(300_000));
     }
 }

@@ -70,7 +70,7 @@ enum Kind {
 fn kind(r: &Row<'_>) -> Kind {
     match (r.ended_ms, r.end) {
         (None, _) => Kind::Running,
-        (Some(_), Some(EndReason::Lost | EndReason::Removed)) => Kind::Ended,
+        (Some(_), Some(EndReason::Lost | EndReason::Removed | EndReason::Gone)) => Kind::Ended,
         (Some(_), _) if r.state.is_waiting() => Kind::Waiting,
         (Some(_), _) => Kind::Ended,
     }
@@ -308,6 +308,7 @@ fn outcome(r: &Row<'_>) -> (Role, &'static str, bool) {
     match r.end {
         Some(EndReason::Lost) => (Role::Failed, "lost contact", true),
         Some(EndReason::Removed) => (Role::Canceled, "no longer tracked", false),
+        Some(EndReason::Gone) => (Role::Failed, "gone", true),
         _ => match r.state {
             TaskState::Completed => (Role::Done, "done", true),
             TaskState::Failed => (Role::Failed, "failed", true),

@@ -118,6 +118,9 @@ pub enum EndReason {
     Lost,
     /// The worker was removed from config while the task was live.
     Removed,
+    /// The worker answered that it does not know the task (JSON-RPC -32001, HTTP 404): it
+    /// restarted, expired the task, or never had it. Nothing more will come of polling.
+    Gone,
 }
 
 impl EndReason {
@@ -126,6 +129,7 @@ impl EndReason {
             EndReason::State => "state",
             EndReason::Lost => "lost",
             EndReason::Removed => "removed",
+            EndReason::Gone => "gone",
         }
     }
     pub fn parse(s: &str) -> Option<EndReason> {
@@ -133,6 +137,7 @@ impl EndReason {
             "state" => Some(EndReason::State),
             "lost" => Some(EndReason::Lost),
             "removed" => Some(EndReason::Removed),
+            "gone" => Some(EndReason::Gone),
             _ => None,
         }
     }
@@ -142,6 +147,13 @@ impl EndReason {
 pub fn lost_contact_message(alias: &str, task_id: &str, max_failed_polls: u32) -> String {
     format!(
         "{alias} task {task_id}: lost contact with the worker after {max_failed_polls} failed checks. Use the task tool to try again."
+    )
+}
+
+/// What Claude is told when the worker no longer knows a task it was polled about.
+pub fn gone_message(alias: &str, task_id: &str) -> String {
+    format!(
+        "{alias} task {task_id}: the worker no longer knows this task (it may have restarted); it is no longer tracked. Send the work again if it is still needed."
     )
 }
 
