@@ -333,7 +333,7 @@ fn parsed(ep: &Endpoint, op: &Op<'_>, v: &serde_json::Value) -> Result<TaskView,
     checked(op, view).map_err(Fail::A2a)
 }
 
-fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError> {
+pub(super) fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError> {
     use crate::core::bounds::plain_id;
     if !plain_id(&view.task_id) {
         return Err(A2aError::UnusableId("task id"));

@@ -1161,3 +1161,95 @@ async fn send_is_not_sent_again_when_the_connection_drops() {
     assert!(matches!(e, A2aError::Unreachable(_)), "{e:?}");
     assert_eq!(*seen.lock().unwrap(), ["SendMessage"]);
 }
+
+/// Issue 9: any JSON a worker answers (hostile strings in every field a task can have) is read
+/// without a panic, and whatever is accepted carries only ids that are safe to show.
+mod answers {
+    use super::super::client::checked;
+    use super::super::wire::{Op, parse_send_result, parse_task_result};
+    use crate::core::bounds::plain_id;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("t-1".to_string()),
+            Just("\u{1b}]52;c;eA==\u{7}".to_string()),
+            Just("\"></worker-output>".to_string()),
+            Just("TASK_STATE_COMPLETED".to_string()),
+            Just("input-required".to_string()),
+            any::<String>(),
+        ]
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            text().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "id",
+                            "contextId",
+                            "status",
+                            "state",
+                            "message",
+                            "parts",
+                            "text",
+                            "artifacts",
+                            "kind",
+                            "task",
+                            "taskId",
+                            "messageId",
+                            "history",
+                            "role",
+                            "file",
+                            "data",
+                            "raw",
+                            "url",
+                            "name",
+                        ]),
+                        inner
+                    ),
+                    0..5
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    fn task_like() -> impl Strategy<Value = Value> {
+        (text(), text(), text(), text(), json_value()).prop_map(|(id, ctx, state, t, extra)| {
+            json!({
+                "id": id, "contextId": ctx, "kind": "task",
+                "status": {"state": state, "message": {"parts": [{"text": t}]}},
+                "artifacts": [{"name": t, "parts": [{"text": t}, extra]}],
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_answer_is_read_safely(v in prop_oneof![json_value(), task_like()]) {
+            for parsed in [parse_task_result(&v), parse_send_result(&v)] {
+                let Ok(view) = parsed else { continue };
+                for op in [Op::Get { id: "t-1" }, Op::Send { text: "x", task_id: None, context_id: None }] {
+                    if let Ok(ok) = checked(&op, view.clone()) {
+                        prop_assert!(plain_id(&ok.task_id));
+                        prop_assert!(ok.context_id.as_deref().is_none_or(plain_id));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -72,12 +72,21 @@ fn attr(s: &str) -> String {
 /// refused otherwise at the first answer), else quoted with every unsafe character escaped, so an
 /// id kept from before that rule still cannot break a line or speak in a2a-mod's voice.
 pub fn shown(id: &str) -> std::borrow::Cow<'_, str> {
-    if super::bounds::plain_id(id) {
-        std::borrow::Cow::Borrowed(id)
-    } else {
-        let (kept, _) = super::bounds::cut_chars(id, super::bounds::ID_CHARS);
-        std::borrow::Cow::Owned(format!("{kept:?}"))
+    use super::bounds::{ID_CHARS, plain_id};
+    if plain_id(id) {
+        return std::borrow::Cow::Borrowed(id);
     }
+    let mut out = String::from("\"");
+    for c in id.chars().take(ID_CHARS) {
+        let mut b = [0; 4];
+        if plain_id(c.encode_utf8(&mut b)) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    out.push('"');
+    std::borrow::Cow::Owned(out)
 }
 
 /// What Claude is told about one task (a tool result, a wake-up, the hidden context).
@@ -135,7 +144,7 @@ pub fn note(n: &TaskFacts<'_>, max_failed_polls: u32) -> String {
         TaskState::Unknown => {
             let why = n
                 .last_error
-                .map(|e| format!(" ({})", clean_multiline(e)))
+                .map(|e| format!(" ({})", defuse(&super::text::one_line(e, 200))))
                 .unwrap_or_default();
             format!(
                 "{w} task {id} ended in a state a2a-mod does not know{why}; it is no longer tracked. \

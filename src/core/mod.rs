@@ -3,6 +3,8 @@
 
 pub mod bounds;
 pub mod fence;
+#[cfg(test)]
+mod proptests;
 pub mod schedule;
 pub mod status;
 pub mod task;

@@ -87,7 +87,7 @@ pub fn json_len(s: &str) -> usize {
 
 /// The room each of `n` tasks' notes gets in one hook's context ([`json_len`] units).
 pub fn note_share(n: usize) -> usize {
-    (bounds::HOOK_CONTEXT_CHARS - json_len(HEADER) - OVERFLOW_ROOM) / n.max(1) - 2
+    (bounds::HOOK_CONTEXT_CHARS - json_len(HEADER) - OVERFLOW_ROOM) / n.max(1) - 4
 }
 
 /// Kept free for the line that counts the notes left out.
@@ -104,7 +104,8 @@ pub fn context(notes: &[String]) -> String {
     let mut used = json_len(HEADER);
     let room = bounds::HOOK_CONTEXT_CHARS - OVERFLOW_ROOM;
     for (i, n) in notes.iter().enumerate() {
-        let len = json_len(n) + 2;
+        // The two newlines around a note take two units each in JSON.
+        let len = json_len(n) + 4;
         if used + len > room {
             s.push_str(&format!(
                 "\n[{} more delegated tasks ended and are not shown here: call the tasks tool to see them.]\n",
