@@ -9,8 +9,8 @@
 use crate::a2a::{A2aError, TaskView, Worker};
 use crate::config::Config;
 use crate::core::fence::{self, TaskFacts};
-use crate::core::schedule;
 use crate::core::task::TaskState;
+use crate::core::{inline, schedule};
 use crate::env::{Ctx, now_ms};
 use crate::state::{NewTask, Store, TaskRecord, session};
 use anyhow::{Result, anyhow};
@@ -24,10 +24,7 @@ use tokio::time::Instant;
 pub const MAX_RESULT_CHARS: usize = crate::core::bounds::TOOL_TEXT_CHARS;
 /// Our own cap on a tool call's budget when the host names none (Claude Code's default is hours).
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
-/// Time kept back to hand a result over before the host's timeout fires.
-pub const BUDGET_RESERVE: Duration = Duration::from_millis(1000);
-/// Slack after the inline window's last poll: a GetTask in flight may still answer within it.
-const WINDOW_SLACK: Duration = Duration::from_millis(1000);
+pub use crate::core::inline::BUDGET_RESERVE;
 
 /// The structured result of `send`, `task` and `cancel`: INTERFACES.md's fields plus `note`.
 /// The tools return it as `structuredContent` and `--json` prints it, so both are the same.
@@ -295,14 +292,14 @@ impl Session {
         }
 
         let timing = &self.config.timing;
-        let offsets = schedule::inline_offsets(&timing.inline_gaps());
-        let window_end = offsets.last().copied().unwrap_or_default();
         let now = now_ms();
-        // Should this call stop waiting before the window's end (cancelled, killed), the poller
-        // takes over one interval after the window, its last poll's slack included, so the two
-        // never poll the task at once.
-        let first_bg_poll =
-            now + (window_end + WINDOW_SLACK + timing.poll_interval()).as_millis() as i64;
+        let mut window = inline::Window::new(
+            &timing.inline_gaps(),
+            timing.poll_interval(),
+            budget.total,
+            budget.elapsed().saturating_sub(sent_at.elapsed()),
+            now,
+        );
         let live = view.state.is_live();
         self.store(|s| {
             s.record_sent(
@@ -314,7 +311,7 @@ impl Session {
                     state: view.state,
                     result: view.text.as_deref(),
                     question: view.question.as_deref(),
-                    next_poll_ms: Some(first_bg_poll),
+                    next_poll_ms: Some(window.first_background_poll_ms()),
                     told: !live,
                 },
                 now,
@@ -328,78 +325,54 @@ impl Session {
         crate::poller::ensure(&self.ctx, &self.id);
 
         let mut last = view;
-        let mut last_started = None;
-        for offset in offsets {
-            if !schedule::inline_poll_fits(
-                budget.elapsed() + (offset.saturating_sub(sent_at.elapsed())),
-                budget.total,
-                BUDGET_RESERVE,
-            ) {
-                break;
-            }
+        loop {
+            let (at, cut) = match window.next(sent_at.elapsed(), now_ms()) {
+                inline::Step::Poll { at, cut } => (at, cut),
+                inline::Step::HandOver { next_poll_ms } => {
+                    self.store(|s| s.set_next_poll(alias, &last.task_id, next_poll_ms))?;
+                    return Ok(self.outcome(&last, alias, true));
+                }
+            };
             tokio::select! {
-                _ = tokio::time::sleep_until(sent_at + offset) => {}
+                _ = tokio::time::sleep_until(sent_at + at) => {}
                 _ = &mut stop => break,
             }
             progress(format!("waiting for {alias}: {}", last.state));
             let deadline = budget
                 .request_deadline(self.poll_timeout())
-                .min(sent_at + window_end + WINDOW_SLACK);
+                .min(sent_at + cut);
             let started = now_ms();
-            last_started = Some(started);
             let polled = tokio::select! {
                 p = worker.get_task(&last.task_id, deadline) => p,
                 _ = &mut stop => break,
             };
             let not_found = matches!(polled, Err(A2aError::TaskNotFound));
-            let outcome = crate::a2a::poll_outcome(&polled);
-            let deferred = match &outcome {
-                schedule::PollOutcome::Deferred { after, .. } => {
-                    Some(started + after.min(&schedule::MAX_RETRY_AFTER).as_millis() as i64)
-                }
-                _ => None,
+            let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
+            let (update, told) = match &after {
+                inline::After::Ended(u) => (u, true),
+                inline::After::Live(u) | inline::After::Deferred { update: u, .. } => (u, false),
             };
-            let mut update = schedule::after_poll(
-                0,
-                last.state,
-                outcome,
-                started,
-                timing.poll_interval(),
-                u32::MAX,
-            );
-            // Failed inline polls are not counted toward lost contact (the window is cut short on
-            // a silent worker, so its count would be arbitrary): the background poller starts
-            // from zero, and drops the task after exactly `max_failed_polls` of its own.
-            update.failed_polls = 0;
-            if update.end.is_none() {
-                // The background poller takes over only after the window.
-                update.next_poll_ms = Some(first_bg_poll);
-            }
-            let ended = update.end.is_some();
-            self.store(|s| s.apply_poll(alias, &last.task_id, &update, true, now_ms()))?;
+            self.store(|s| s.apply_poll(alias, &last.task_id, update, told, now_ms()))?;
             if let Ok(v) = polled {
                 last = v;
             }
-            if ended {
-                if not_found {
+            match after {
+                inline::After::Ended(_) if not_found => {
                     return Err(anyhow!(
                         "worker {alias:?}: {} — send the work again",
                         A2aError::TaskNotFound
                     ));
                 }
-                return Ok(self.outcome(&last, alias, false));
-            }
-            if let Some(at) = deferred {
-                // The worker asked for a pause longer than the window has left: it ends here,
-                // and the poller's first poll waits as long as asked.
-                self.store(|s| s.set_next_poll(alias, &last.task_id, at.max(first_bg_poll)))?;
-                return Ok(self.outcome(&last, alias, true));
+                inline::After::Ended(_) => return Ok(self.outcome(&last, alias, false)),
+                inline::After::Live(_) => {}
+                inline::After::Deferred { next_poll_ms, .. } => {
+                    self.store(|s| s.set_next_poll(alias, &last.task_id, next_poll_ms))?;
+                    return Ok(self.outcome(&last, alias, true));
+                }
             }
         }
-        // Hand-over: the poller's first poll comes one interval after the window's last one
-        // began, the rhythm the poller keeps itself (`after_poll`).
-        let interval = timing.poll_interval().as_millis() as i64;
-        let next = last_started.map_or(now_ms() + interval, |t| (t + interval).max(now_ms()));
+        // Stopped early (the call was cancelled): hand over in the window's rhythm.
+        let next = window.hand_over_ms(now_ms());
         self.store(|s| s.set_next_poll(alias, &last.task_id, next))?;
         Ok(self.outcome(&last, alias, true))
     }

@@ -3,6 +3,7 @@
 
 pub mod bounds;
 pub mod fence;
+pub mod inline;
 #[cfg(test)]
 mod proptests;
 pub mod schedule;
