@@ -249,7 +249,8 @@ impl IdScan {
             }
             b'}' | b']' => self.depth = self.depth.saturating_sub(1),
             b':' if self.depth == 1 => {
-                if std::mem::take(&mut self.key_is_id) && self.id.is_none() && !self.gave_up {
+                let after_id = std::mem::take(&mut self.key_is_id);
+                if after_id && self.id.is_none() && !self.gave_up {
                     self.capture = Some(Vec::new());
                 }
             }
