@@ -1,4 +1,6 @@
-//! File-system helpers every writer shares: atomic writes (zoxide `util::write`) and lock files.
+//! File-system helpers every writer shares: atomic writes (zoxide `util::write`), lock files, and
+//! private folders and files for the state (issue 9: sessions hold task messages and results, so
+//! nothing under the state folder is readable by other users, whatever the umask).
 
 use anyhow::{Context, Result};
 use std::fs::{self, File, OpenOptions};
@@ -6,17 +8,61 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
+/// The mode of every file under the state folder (and of the config, the log, results).
+pub const PRIVATE_FILE: u32 = 0o600;
+/// The mode of the state folder and the folders in it.
+pub const PRIVATE_DIR: u32 = 0o700;
+
+/// Creates `dir` and any missing parents 0700. Existing folders keep their mode (see [`tighten`]).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(PRIVATE_DIR)
+        .create(dir)
+}
+
+/// Takes group and other permissions off an existing file or folder made by an older a2a-mod or
+/// under a loose umask (one `stat`; a `chmod` only when it is loose). A missing path is fine.
+pub fn tighten(path: &Path) {
+    if let Ok(m) = fs::symlink_metadata(path) {
+        tighten_to(path, &m);
+    }
+}
+
+/// [`tighten`] for a file already open: `fstat`/`fchmod` on its descriptor.
+pub fn tighten_open(f: &File) {
+    if let Ok(m) = f.metadata()
+        && m.permissions().mode() & 0o077 != 0
+    {
+        let _ = f.set_permissions(fs::Permissions::from_mode(m.permissions().mode() & 0o700));
+    }
+}
+
+fn tighten_to(path: &Path, m: &fs::Metadata) {
+    // A symlink's own mode means nothing, and following it could chmod a file that is not ours.
+    if m.file_type().is_symlink() || m.permissions().mode() & 0o077 == 0 {
+        return;
+    }
+    let _ = fs::set_permissions(
+        path,
+        fs::Permissions::from_mode(m.permissions().mode() & 0o700),
+    );
+}
+
 /// Writes `bytes` to `path` so a reader sees either the old file or the new one, never half:
 /// a temp file in the same folder, `sync_all`, rename. `mode` sets the permissions (0600 for files
-/// that name secrets' sources); otherwise an existing file keeps its own.
+/// that name secrets' sources); otherwise an existing file keeps its own. A missing folder for a
+/// private file (no group or other bits in `mode`) is created private too.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     write_atomic_with(path, bytes, mode, true)
 }
 
 /// [`write_atomic`] without the `sync_all`, for derived data that the next write rebuilds anyway
 /// (the status snapshot): readers still never see half a file, but a crash may lose the update.
+/// Always [`PRIVATE_FILE`]: the only such file is state.
 pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, bytes, None, false)
+    write_atomic_with(path, bytes, Some(PRIVATE_FILE), false)
 }
 
 fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -> Result<()> {
@@ -24,7 +70,11 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let created = match mode {
+        Some(m) if m & 0o077 == 0 => create_private_dir(dir),
+        _ => fs::create_dir_all(dir),
+    };
+    created.with_context(|| format!("cannot create {}", dir.display()))?;
     let mode = mode.or_else(|| {
         fs::metadata(path)
             .ok()
@@ -64,17 +114,13 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -
 
 /// An exclusive advisory lock held for the life of the returned file. The OS drops it when the
 /// holder dies, `kill -9` included, which is what makes "exactly one poller" survive crashes.
+/// Lock files live in the state folder: created 0600 (and tightened if an older one is looser).
 pub fn try_lock(path: &Path) -> Result<Option<File>> {
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .with_context(|| format!("cannot open lock file {}", path.display()))?;
+    let f =
+        open_private(path).with_context(|| format!("cannot open lock file {}", path.display()))?;
     match f.try_lock() {
         Ok(()) => Ok(Some(f)),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
@@ -82,6 +128,20 @@ pub fn try_lock(path: &Path) -> Result<Option<File>> {
             Err(e).with_context(|| format!("cannot lock {}", path.display()))
         }
     }
+}
+
+/// Opens (creating 0600 if missing) a file of the state for reading and writing, without
+/// truncating it, and tightens it if it is looser.
+pub fn open_private(path: &Path) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(PRIVATE_FILE)
+        .open(path)?;
+    tighten_open(&f);
+    Ok(f)
 }
 
 /// [`try_lock`], tried for up to `patience`: [`is_locked`] takes a free lock for a moment to test

@@ -1,5 +1,5 @@
 //! Logging: long-running entry points (poller, MCP server, monitor) append to
-//! `state/a2a-mod.log` (0600); short ones log only when `A2A_MOD_LOG` is set. Stdout is never a
+//! `state/a2a-mod.log` (0600, in a 0700 state folder); short ones log only when `A2A_MOD_LOG` is set. Stdout is never a
 //! log sink: it is the protocol (MCP, hooks, status line, monitor lines). Secrets cannot reach a
 //! line: they live in `Secret`, which prints `***`.
 
@@ -8,13 +8,15 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use tracing_subscriber::EnvFilter;
 
-/// Opens the log for appending, creating it 0600 (it may name workers and task ids).
+/// Opens the log for appending, creating it 0600 (it may name workers and task ids) in a 0700
+/// state folder. No tightening here: the status line appends through this (when logging is on),
+/// and the hot path chmods nothing; [`init_file`] tightens.
 pub fn open_append(ctx: &Ctx) -> Option<std::fs::File> {
-    let _ = std::fs::create_dir_all(&ctx.state_dir);
+    let _ = crate::fsx::create_private_dir(&ctx.state_dir);
     OpenOptions::new()
         .create(true)
         .append(true)
-        .mode(0o600)
+        .mode(crate::fsx::PRIVATE_FILE)
         .open(ctx.log_path())
         .ok()
 }
@@ -26,6 +28,10 @@ pub fn init_file(ctx: &Ctx, component: &'static str) {
     let Some(file) = open_append(ctx) else {
         return;
     };
+    // The long-running entry points start here, once: a state folder or log left looser by an
+    // older a2a-mod (or made by hand) is made private.
+    crate::fsx::tighten(&ctx.state_dir);
+    crate::fsx::tighten_open(&file);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::sync::Mutex::new(file))

@@ -5,6 +5,7 @@
 //! The behaviour behind `send`, `task` and `cancel` lives in `ops::Session`, shared with the user
 //! commands; this module only adapts it to MCP (budget, progress, cancellation, result shape).
 
+mod line_cap;
 mod server;
 mod tools;
 

@@ -8,7 +8,7 @@
 //! probe and put Claude Code on the stateless 2026-07-28 protocol, which nobody has checked against
 //! Claude Code yet.
 
-use super::tools;
+use super::{line_cap, tools};
 use crate::config::Config;
 use crate::env::Ctx;
 use crate::ops::Session;
@@ -16,9 +16,11 @@ use crate::state::{Store, session};
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    DiscoverRequestMethod, DiscoverResult, Implementation, ServerCapabilities, ServerConfig,
+    CustomRequest, CustomResult, DiscoverRequestMethod, DiscoverResult, ErrorCode, Implementation,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool_handler};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -68,6 +70,39 @@ impl ServerHandler for A2aServer {
     ) -> Result<DiscoverResult, ErrorData> {
         Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
     }
+
+    /// The stand-in `LineCap` puts where a request line was too long to read: answered with an
+    /// error, so the call fails at once instead of Claude Code waiting for its timeout.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != line_cap::TOO_LONG_METHOD {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let p = request.params.unwrap_or_default();
+        Err(ErrorData::invalid_request(
+            too_long_message(p["bytes"].as_u64(), p["limit"].as_u64()),
+            None,
+        ))
+    }
+}
+
+/// What Claude reads when one request was over the size of a message (docs/troubleshooting.md).
+fn too_long_message(bytes: Option<u64>, limit: Option<u64>) -> String {
+    let mib =
+        |n: Option<u64>| n.map_or("?".to_string(), |n| format!("{:.1}", n as f64 / 1048576.0));
+    format!(
+        "a2a-mod: request too long: {} MiB, over the {} MiB limit of one MCP message — send less \
+         text at once (pass large content as file paths in `files`)",
+        mib(bytes),
+        mib(limit)
+    )
 }
 
 /// The session a tool call belongs to. Claude Code's `/clear` links a new session id to the old
@@ -133,6 +168,15 @@ impl Sessions {
     }
 }
 
+/// rmcp's stdio transport, reading stdin through [`line_cap::LineCap`] so an over-long request
+/// line is answered rather than dropped in silence. rmcp's own cap is set just above ours so it
+/// never drops a line itself (the cut line reaches it with two bytes more).
+fn stdio_transport() -> impl rmcp::transport::Transport<RoleServer, Error = std::io::Error> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    AsyncRwTransport::new_server(line_cap::LineCap::new(stdin), stdout)
+        .with_max_line_length(line_cap::LIMIT + 2)
+}
+
 /// Serves MCP on stdin/stdout until Claude Code closes stdin.
 pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
     let session_id = crate::env::cli_session(None).map_err(|e| format!("{e:#}"));
@@ -154,7 +198,7 @@ pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
     });
     let result = async {
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(stdio_transport())
             .await
             .map_err(|e| anyhow!("MCP handshake failed: {e}"))?;
         tracing::info!("mcp server ready (pid {})", std::process::id());

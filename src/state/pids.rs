@@ -20,7 +20,11 @@ pub fn record(ctx: &Ctx, pid: u32, session: &str) {
     {
         return;
     }
-    let _ = crate::fsx::write_atomic(&p, session.as_bytes(), None);
+    // Private like the rest of the state; an older, looser folder is tightened here.
+    if let Some(dir) = p.parent() {
+        crate::fsx::tighten(dir);
+    }
+    let _ = crate::fsx::write_atomic(&p, session.as_bytes(), Some(crate::fsx::PRIVATE_FILE));
 }
 
 /// A record older than the process is stale (pid reuse).

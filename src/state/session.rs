@@ -50,8 +50,12 @@ pub fn link(ctx: &Ctx, new: &str, old: &str) -> Result<()> {
     if resolve(ctx, new) == target || new == target {
         return Ok(());
     }
-    crate::fsx::write_atomic(&link_path(ctx, new), target.as_bytes(), None)
-        .with_context(|| format!("cannot link session {new} to {target}"))
+    crate::fsx::write_atomic(
+        &link_path(ctx, new),
+        target.as_bytes(),
+        Some(crate::fsx::PRIVATE_FILE),
+    )
+    .with_context(|| format!("cannot link session {new} to {target}"))
 }
 
 /// Every session that has a store, for `tasks --all` and `doctor`.

@@ -44,9 +44,20 @@ fn lock_path_for(db: &Path) -> PathBuf {
 }
 
 fn wal_path_for(db: &Path) -> PathBuf {
+    suffixed(db, "-wal")
+}
+
+/// `db` with `suffix` appended to its name: SQLite's `-wal` and `-shm`.
+fn suffixed(db: &Path, suffix: &str) -> PathBuf {
     let mut p = db.as_os_str().to_owned();
-    p.push("-wal");
+    p.push(suffix);
     PathBuf::from(p)
+}
+
+/// The files next to a store that hold its content (its WAL, its shared memory, the snapshot):
+/// what the store's writer tightens on open. The publish lock is tightened when it is opened.
+pub(super) fn companions(db: &Path) -> [PathBuf; 3] {
+    [wal_path_for(db), suffixed(db, "-shm"), path_for(db)]
 }
 
 /// What identifies one version of a file's content: inode, size, mtime (s, ns).
@@ -151,13 +162,7 @@ pub(super) struct PublishLock {
 
 impl PublishLock {
     pub(super) fn open(db: &Path) -> PublishLock {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(lock_path_for(db))
-            .ok();
+        let file = crate::fsx::open_private(&lock_path_for(db)).ok();
         PublishLock { file }
     }
 

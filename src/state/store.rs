@@ -202,6 +202,111 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// Makes a writer's store private before SQLite touches it (issue 9: it holds task messages and
+/// results). SQLite creates a new db 0644 less the umask, and its `-wal` and `-shm` with the db's
+/// mode, so creating the db 0600 first makes all three private. Files and folders an older
+/// a2a-mod (or a loose umask) left readable are tightened: the sessions folder, the state folder
+/// holding it, the db, its WAL, shared memory and snapshot. Writers only: the hot path's
+/// read-only open never chmods.
+fn make_private(db: &Path) -> Result<()> {
+    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::fsx::create_private_dir(dir)
+            .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
+        crate::fsx::tighten(dir);
+        if dir.file_name().is_some_and(|n| n == "sessions")
+            && let Some(state) = dir.parent()
+        {
+            crate::fsx::tighten(state);
+        }
+    }
+    crate::fsx::open_private(db)
+        .with_context(|| format!("cannot open session store \"{}\"", db.display()))?;
+    for p in snapshot::companions(db) {
+        crate::fsx::tighten(&p);
+    }
+    Ok(())
+}
+
+/// Test seam for the store-creation race (`tests/it/regression.rs`): when set to a FIFO's path, a
+/// reader whose open found no store blocks reading it, so a test can create the store at exactly
+/// that point. Read only on that path (no store), never when a store opens.
+const PAUSE_AFTER_FAILED_OPEN: &str = "A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN";
+
+/// A read-only open that never mistakes a store being created for an error. The open fails when
+/// there is no file; a writer may create it right after (issue 9, item 10: `tasks` failed with
+/// "unable to open database file" because the existence check that followed found the new file).
+/// So: a failed open with no file now is "no store"; with a file now, open again. a2a-mod never
+/// deletes a store, so the second open finds the file and fails only for a real reason
+/// (permissions, not a file); a file the user moved aside in between is "no store" again.
+fn open_existing(
+    path: &Path,
+    mut open: impl FnMut() -> rusqlite::Result<Connection>,
+) -> rusqlite::Result<Option<Connection>> {
+    let first = match open() {
+        Ok(c) => return Ok(Some(c)),
+        Err(e) => e,
+    };
+    if let Some(fifo) = std::env::var_os(PAUSE_AFTER_FAILED_OPEN) {
+        let _ = std::fs::read(fifo);
+    }
+    if !path.exists() {
+        return Ok(None);
+    }
+    match open() {
+        Ok(c) => Ok(Some(c)),
+        Err(_) if !path.exists() => Ok(None),
+        Err(e) => {
+            tracing::debug!("store open failed twice: {first}; {e}");
+            Err(e)
+        }
+    }
+}
+
+/// A store SQLite cannot read as a database (not one, or damaged).
+#[derive(Debug)]
+struct Corrupt {
+    path: PathBuf,
+    cause: String,
+}
+
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "session store \"{}\" is corrupt: {} — move it aside; tasks in it are lost",
+            self.path.display(),
+            self.cause
+        )
+    }
+}
+
+impl std::error::Error for Corrupt {}
+
+/// Names the file and the fix when SQLite says the store is not a database or is damaged, so
+/// `tasks` says what to do instead of "file is not a database" (the status line and hooks only
+/// log it). Other errors pass unchanged.
+fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
+    if e.downcast_ref::<Corrupt>().is_some() {
+        return e;
+    }
+    let corrupt = e
+        .chain()
+        .filter_map(|c| c.downcast_ref::<rusqlite::Error>())
+        .find(|r| {
+            matches!(
+                r.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+            )
+        });
+    match corrupt {
+        Some(r) => anyhow::Error::new(Corrupt {
+            path: path.to_path_buf(),
+            cause: r.to_string(),
+        }),
+        None => e,
+    }
+}
+
 fn update_polled(
     c: &Connection,
     worker: &str,
@@ -242,12 +347,13 @@ fn update_polled(
 impl Store {
     /// Opens (creating and migrating) a session's store for writing.
     pub fn open(path: &Path) -> Result<Store> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
-        }
+        make_private(path)?;
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
+        Store::prepare(conn, path).map_err(|e| explain(e, path))
+    }
+
+    fn prepare(conn: Connection, path: &Path) -> Result<Store> {
         conn.busy_timeout(WRITE_BUSY)?;
         // The last connection to close would checkpoint and delete the WAL under an exclusive
         // lock, and a reader opening at that moment gets SQLITE_BUSY: with short-lived writers
@@ -364,16 +470,21 @@ impl Store {
     }
 
     fn open_read_with(path: &Path, busy: Duration) -> Result<Option<Store>> {
-        let conn = match Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        ) {
-            Ok(c) => c,
-            Err(_) if !path.exists() => return Ok(None),
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot open \"{}\"", path.display()));
-            }
+        let open = || {
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
         };
+        let Some(conn) = open_existing(path, open)
+            .with_context(|| format!("cannot open \"{}\"", path.display()))?
+        else {
+            return Ok(None);
+        };
+        Store::read_only(conn, path, busy).map_err(|e| explain(e, path))
+    }
+
+    fn read_only(conn: Connection, path: &Path, busy: Duration) -> Result<Option<Store>> {
         conn.busy_timeout(busy)?;
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
@@ -419,6 +530,10 @@ impl Store {
     /// after COMMIT with the publish lock held from before COMMIT: the next writer cannot publish
     /// until this one has, so publications land in commit order.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        self.write_tx(f).map_err(|e| explain(e, &self.path))
+    }
+
+    fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         let v = match f(&self.conn) {
             Ok(v) => v,
@@ -452,7 +567,7 @@ impl Store {
     }
 
     fn query(&self, where_: &str, p: impl rusqlite::Params) -> Result<Vec<TaskRecord>> {
-        Ok(select(&self.conn, where_, p)?)
+        select(&self.conn, where_, p).map_err(|e| explain(e.into(), &self.path))
     }
 
     /// Records a task as a send left it: a new row, or the same task again after a follow-up
@@ -951,6 +1066,89 @@ mod tests {
         assert_eq!(fresh(&p), truth(&p));
         drop(r);
         assert_eq!(fresh(&p), truth(&p));
+    }
+
+    /// Issue 9, item 10: a writer creating the store between a reader's failed open and its
+    /// existence check made the reader fail with "unable to open database file". The opener here
+    /// creates the file (as the writer would) and then fails, exactly that interleaving.
+    #[test]
+    fn a_store_created_after_a_failed_open_reads_as_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let mut calls = 0;
+        let conn = open_existing(&p, || {
+            calls += 1;
+            if calls == 1 {
+                let e = Connection::open_with_flags(&p, OpenFlags::SQLITE_OPEN_READ_WRITE);
+                drop(Store::open(&p).unwrap());
+                return e;
+            }
+            Connection::open_with_flags(&p, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        })
+        .unwrap();
+        assert!(conn.is_some());
+        assert_eq!(calls, 2);
+        // No file before or after: no store, one open.
+        let q = dir.path().join("none.db");
+        let mut calls = 0;
+        let none = open_existing(&q, || {
+            calls += 1;
+            Connection::open_with_flags(&q, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        })
+        .unwrap();
+        assert!(none.is_none() && calls == 1 && !q.exists());
+        // A file that cannot be opened stays an error.
+        std::fs::create_dir(dir.path().join("dir.db")).unwrap();
+        assert!(Store::open_read(&dir.path().join("dir.db")).is_err());
+    }
+
+    #[test]
+    fn a_corrupt_store_names_the_file_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        std::fs::write(&p, b"not sqlite at all ".repeat(300)).unwrap();
+        for e in [
+            Store::open_read(&p).err().unwrap(),
+            Store::open(&p).err().unwrap(),
+        ] {
+            let line = format!("{e:#}");
+            assert!(line.contains(&format!("{}", p.display())), "{line}");
+            assert!(
+                line.ends_with("move it aside; tasks in it are lost"),
+                "{line}"
+            );
+        }
+    }
+
+    /// Issue 9, item 5: the store and everything SQLite makes next to it are private under a
+    /// loose umask; a looser one from before is tightened by the next writer.
+    #[test]
+    fn store_files_are_private_and_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("sessions");
+        let p = sessions.join("s.db");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let s = Store::open(&p).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Working), 0)
+            .unwrap();
+        for f in std::fs::read_dir(&sessions).unwrap() {
+            let f = f.unwrap().path();
+            assert_eq!(mode(&f), 0o600, "{}", f.display());
+        }
+        assert_eq!(mode(&sessions), 0o700);
+        drop(s);
+        for (f, m) in [
+            (&p, 0o644),
+            (&super::snapshot::path_for(&p), 0o666),
+            (&sessions, 0o755),
+        ] {
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(m)).unwrap();
+        }
+        drop(Store::open(&p).unwrap());
+        assert_eq!(mode(&p), 0o600);
+        assert_eq!(mode(&super::snapshot::path_for(&p)), 0o600);
+        assert_eq!(mode(&sessions), 0o700);
     }
 
     /// Many writers and readers at once must never surface `database is locked`.
