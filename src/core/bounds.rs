@@ -13,6 +13,9 @@ pub const CONTEXT_TEXT_CHARS: usize = 4_000;
 /// All of one hook's hidden context, header and every task's note: under Claude Code's
 /// 10,000-character cap on hook output, with room for the JSON around it.
 pub const HOOK_CONTEXT_CHARS: usize = 9_000;
+/// Tasks whose outcome one hook hands Claude; more wait for the next hook (a tool call or prompt
+/// comes soon after a wake-up). Twelve notes of ~700 characters fill [`HOOK_CONTEXT_CHARS`].
+pub const NOTES_PER_HOOK: usize = 12;
 /// Worker text per task in the `tasks` list (the `task` tool gives the whole of it).
 pub const LISTED_TEXT_CHARS: usize = 2_000;
 /// An agent card's name, in display columns.

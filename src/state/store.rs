@@ -748,7 +748,7 @@ impl Store {
     /// Claims every ended task not yet announced and marks it announced, in one transaction, so
     /// no task is announced twice by two monitors or skipped across restarts.
     pub fn claim_unannounced(&self, now: i64) -> Result<Vec<TaskRecord>> {
-        self.claim("announced_ms", now, |_| Ok(()))
+        self.claim("announced_ms", now, None, |_| Ok(()))
     }
 
     /// Like [`Store::claim_unannounced`], running `deliver` (e.g. printing the wake line) before
@@ -759,12 +759,19 @@ impl Store {
         now: i64,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
     ) -> Result<Vec<TaskRecord>> {
-        self.claim("announced_ms", now, deliver)
+        self.claim("announced_ms", now, None, deliver)
     }
 
     /// Claims every ended task whose outcome Claude has not been given, marking it given.
     pub fn take_undelivered(&self, now: i64) -> Result<Vec<TaskRecord>> {
-        self.claim("delivered_ms", now, |_| Ok(()))
+        // Only as many as one hook's context can show (`core::bounds::NOTES_PER_HOOK`): the rest
+        // stay undelivered for the next hook, so no outcome is claimed and then left unshown.
+        self.claim(
+            "delivered_ms",
+            now,
+            Some(crate::core::bounds::NOTES_PER_HOOK),
+            |_| Ok(()),
+        )
     }
 
     /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
@@ -788,18 +795,24 @@ impl Store {
         &self,
         column: &'static str,
         now: i64,
+        limit: Option<usize>,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
     ) -> Result<Vec<TaskRecord>> {
-        let unclaimed =
-            format!("WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq");
-        let sql_upd = format!(
-            "UPDATE tasks SET {column} = ?1 WHERE ended_ms IS NOT NULL AND {column} IS NULL"
+        // The oldest endings first; past `limit`, rows stay unclaimed for the next claim.
+        let unclaimed = format!(
+            "WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq LIMIT ?1"
         );
+        let sql_upd = format!(
+            "UPDATE tasks SET {column} = ?1 WHERE seq IN (SELECT seq FROM tasks
+                WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq LIMIT ?2)"
+        );
+        // SQLite reads a negative LIMIT as none.
+        let limit = limit.map_or(-1, |n| n as i64);
         self.write(|c| {
-            let rows = select(c, &unclaimed, [])?;
+            let rows = select(c, &unclaimed, [limit])?;
             if !rows.is_empty() {
                 deliver(&rows).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-                c.execute(&sql_upd, [now])?;
+                c.execute(&sql_upd, params![now, limit])?;
             }
             Ok(rows)
         })
