@@ -9,6 +9,7 @@ mod demo;
 mod doctor;
 mod fake;
 mod fake_worker;
+mod hostile_creds;
 mod install;
 mod mcp;
 mod peers;
