@@ -349,3 +349,52 @@ async fn fetch_oauth(
     let until = expires_in.and_then(usable_for).map(|d| Instant::now() + d);
     Ok((Secret::new(tok), until))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|st| st != "Z" && st != "X")
+        })
+    }
+
+    /// A token command dropped with its request (the caller's own deadline, a cancelled tool
+    /// call) takes its background children with it, as one cut at its budget does.
+    #[tokio::test]
+    async fn a_dropped_token_cmd_leaves_no_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let cmd = format!(
+            "sleep 300 & echo $! >> {p}; echo $$ >> {p}; wait",
+            p = pids.display()
+        );
+        let budget = Budget::start(Instant::now() + Duration::from_secs(30)).unwrap();
+        let run = run_token_cmd(&cmd, &budget);
+        let wrote = async {
+            while std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) < 2 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::select! {
+            r = run => panic!("the command ended: {:?}", r.map(|_| ())),
+            () = wrote => {}
+        }
+        let text = std::fs::read_to_string(&pids).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while text.lines().any(alive) {
+            assert!(std::time::Instant::now() < deadline, "still alive: {text}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[test]
+    fn seconds_read_as_written() {
+        assert_eq!(short_secs(2.97), "3");
+        assert_eq!(short_secs(2.5), "2.5");
+        assert_eq!(short_secs(10.0), "10");
+    }
+}

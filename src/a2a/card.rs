@@ -475,3 +475,45 @@ impl Scheme {
         }
     }
 }
+
+#[cfg(test)]
+mod origin_tests {
+    use super::*;
+
+    /// Scheme, host and port, default ports filled in; nothing else counts.
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let o = |s: &str| Origin::parse(s).unwrap();
+        assert_eq!(o("http://h"), o("http://H:80/some/path?q=1"));
+        assert_eq!(o("https://h/a"), o("https://h:443/b"));
+        assert_ne!(o("http://h"), o("https://h"));
+        assert_ne!(o("http://h:8080"), o("http://h"));
+        assert_ne!(o("http://127.0.0.1:1"), o("http://localhost:1"));
+        assert_eq!(o("https://h:443").to_string(), "https://h");
+        assert_eq!(o("http://h:8443/x").to_string(), "http://h:8443");
+        let cfg = WorkerConfig {
+            url: "http://a:1".into(),
+            allow_origins: vec!["https://b".into()],
+            ..Default::default()
+        };
+        let t = trusted(&cfg);
+        assert!(is_trusted(&t, "http://a:1/rpc") && is_trusted(&t, "https://b:443/x"));
+        assert!(!is_trusted(&t, "http://a:2/") && !is_trusted(&t, "http://b/"));
+        assert!(!is_trusted(&t, "not a url"));
+    }
+
+    #[test]
+    fn shown_urls_lose_userinfo_and_query() {
+        assert_eq!(
+            shown("http://u:pw@h:1/login?state=secret#f"),
+            "http://***@h:1/login"
+        );
+        let c = Card::parse(
+            serde_json::json!({"url": "http://u:pw@h:1/rpc"}),
+            "http://h:1/.well-known/agent-card.json",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.primary.url, "http://h:1/rpc");
+    }
+}

@@ -198,6 +198,9 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
             card.auth.join(", ")
         }
     );
+    if !w.allow_origins.is_empty() {
+        text.push_str(&format!("  also trusted: {}\n", w.allow_origins.join(", ")));
+    }
     if !card.description.is_empty() {
         text.push_str(&format!("  {}\n", card.description));
     }
