@@ -96,6 +96,9 @@ pub struct WorkerAddArgs {
     /// OAuth2 scope
     #[arg(long, value_name = "S", requires = "oauth_client_id")]
     pub oauth_scope: Option<String>,
+    /// Trust this origin too: the card may send requests, and credentials, there (repeatable)
+    #[arg(long = "allow-origin", value_name = "URL")]
+    pub allow_origin: Vec<String>,
     /// Do not fetch the agent card now
     #[arg(long)]
     pub no_check: bool,

@@ -34,6 +34,10 @@ pub struct WorkerConfig {
     /// Force a protocol version ("1.0" or "0.3") instead of reading it from the card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// Origins besides `url`'s that the card may send requests (and credentials) to, as
+    /// `scheme://host[:port]` (`worker add --allow-origin`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -181,6 +185,12 @@ impl Config {
                     "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth"
                 ));
             }
+            for o in &w.allow_origins {
+                validate_url(o).map_err(|e| format!("workers.{alias}.allow_origins: {e}"))?;
+            }
+            if let Some(u) = w.oauth.as_ref().and_then(|o| o.token_url.as_deref()) {
+                validate_url(u).map_err(|e| format!("workers.{alias}.oauth.token_url: {e}"))?;
+            }
             if let Some(p) = &w.protocol
                 && p != "1.0"
                 && p != "0.3"
@@ -214,12 +224,39 @@ pub fn validate_alias(alias: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An http(s) URL with a host and no user name or password. A URL's userinfo is a secret sent as
+/// Basic auth and shown wherever the URL is, so it is refused and never echoed back.
 pub fn validate_url(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
+        Ok(u) if has_userinfo(&u) => Err(format!(
+            "{:?} has a user name or password in it; a2a-mod takes secrets only from the \
+             environment or a command (bearer_env, api_key_env, token_cmd, oauth)",
+            without_userinfo(&u)
+        )),
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
-        Ok(_) => Err(format!("{url:?} is not an http(s) URL")),
+        Ok(u) => Err(format!("{:?} is not an http(s) URL", without_userinfo(&u))),
+        // The parser failed, so the userinfo cannot be cut out reliably: the text is not shown
+        // when it may hold one.
+        Err(e) if url.contains('@') => Err(format!("the URL is not a URL ({e})")),
         Err(e) => Err(format!("{url:?} is not a URL ({e})")),
     }
+}
+
+pub fn has_userinfo(u: &reqwest::Url) -> bool {
+    !u.username().is_empty() || u.password().is_some()
+}
+
+/// `u` as it may be shown: user name and password cut out (`http://***@host/` keeps the fact).
+pub fn without_userinfo(u: &reqwest::Url) -> String {
+    if !has_userinfo(u) {
+        return u.to_string();
+    }
+    let mut c = u.clone();
+    // Both setters fail only for URLs that cannot have userinfo at all (no host), and those
+    // have none to hide.
+    let _ = c.set_password(None);
+    let _ = c.set_username("***");
+    c.to_string()
 }
 
 /// Adds or replaces `[workers.<alias>]`, keeping the rest of the file (comments included).

@@ -482,6 +482,9 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         A2aError::Protocol(_) | A2aError::Rpc { .. } => {
             format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)")
         }
+        A2aError::Untrusted { origin, .. } => {
+            format!("if you trust it, pass --allow-origin {origin} to `a2a-mod worker add {alias}`")
+        }
         A2aError::TaskNotFound => "send the work again".to_string(),
         A2aError::Overloaded { .. } => "try again later".to_string(),
         A2aError::UnusableId(_) => {

@@ -5,7 +5,7 @@
 //! one each.
 
 use super::A2aError;
-use super::card::Card;
+use super::card::{Card, Origin, is_trusted, shown, trusted};
 use super::http::{Budget, Resend, fetch};
 use crate::config::WorkerConfig;
 use crate::core::text::one_line;
@@ -105,16 +105,25 @@ pub(crate) async fn credentials(
     let (tok, until) = if let Some(cmd) = &cfg.token_cmd {
         (run_token_cmd(cmd, budget).await?, None)
     } else if let Some(o) = &cfg.oauth {
-        let url = o
-            .token_url
-            .clone()
-            .or_else(|| card.and_then(Card::token_url))
-            .ok_or_else(|| {
-                A2aError::Credentials(
+        // The user's own token URL is confirmed by being given; the card's only when it is on
+        // an origin the user trusts (discovery refuses such a card already, this keeps the
+        // secret home whoever calls).
+        let url = match (&o.token_url, card.and_then(Card::token_url)) {
+            (Some(u), _) => u.clone(),
+            (None, Some(u)) if is_trusted(&trusted(cfg), &u) => u,
+            (None, Some(u)) => {
+                return Err(A2aError::Untrusted {
+                    what: format!("the card sends the oauth client secret to {}", shown(&u)),
+                    origin: Origin::parse(&u).map_or_else(|| shown(&u), |o| o.to_string()),
+                });
+            }
+            (None, None) => {
+                return Err(A2aError::Credentials(
                     "no oauth token url: set oauth.token_url or publish one in the agent card"
                         .into(),
-                )
-            })?;
+                ));
+            }
+        };
         let secret = env_secret(&o.client_secret_env, "oauth.client_secret_env")?;
         fetch_oauth(
             http,
@@ -142,25 +151,79 @@ fn bearer(tok: &Secret, generation: Option<u64>, cached: bool) -> Cred {
     }
 }
 
+/// The longest a token command may run, however long the request could wait: a command that
+/// needs more is waiting for something that will not come (a prompt, with stdin closed).
+const TOKEN_CMD_MAX: Duration = Duration::from_secs(10);
+
+/// Nothing a token command prints is read past this (a token is a few KiB at most).
+const TOKEN_CMD_OUTPUT: u64 = 64 * 1024;
+
+/// Runs `token_cmd` in a process group of its own, given the request's time left capped at
+/// [`TOKEN_CMD_MAX`]. Cut at that budget (or dropped with the request), the whole group is killed,
+/// so no child it started in the background lives on; the error names the command, not the
+/// worker, which was never asked.
 async fn run_token_cmd(cmd: &str, budget: &Budget) -> Result<Secret, A2aError> {
+    use tokio::io::AsyncReadExt;
     let what = one_line(cmd, 60);
-    let out = budget
-        .run(async {
-            tokio::process::Command::new("sh")
-                .arg("-c")
-                .arg(cmd)
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output()
-                .await
-                .map_err(|e| A2aError::Credentials(format!("cannot run token_cmd {what:?}: {e}")))
-        })
-        .await?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    let start = Instant::now();
+    let deadline = budget.deadline.min(start + TOKEN_CMD_MAX);
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| A2aError::Credentials(format!("cannot run token_cmd {what:?}: {e}")))?;
+    // Declared after `child`, so dropped before it: the group dies while `sh`, its leader, is
+    // not yet reaped and the group id cannot name anyone else.
+    let mut group = Group(child.id());
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let run = async {
+        let read_out = async {
+            if let Some(s) = stdout {
+                let _ = s.take(TOKEN_CMD_OUTPUT).read_to_end(&mut out).await;
+            }
+        };
+        let read_err = async {
+            if let Some(s) = stderr {
+                let _ = s.take(TOKEN_CMD_OUTPUT).read_to_end(&mut err).await;
+            }
+        };
+        let (status, (), ()) = tokio::join!(child.wait(), read_out, read_err);
+        status
+    };
+    let status = match tokio::time::timeout_at(deadline, run).await {
+        Ok(Ok(status)) => {
+            group.0 = None;
+            status
+        }
+        Ok(Err(e)) => {
+            group.kill();
+            return Err(A2aError::Credentials(format!(
+                "cannot wait for token_cmd {what:?}: {e}"
+            )));
+        }
+        Err(_) => {
+            group.kill();
+            let _ = child.wait().await;
+            let secs = deadline.saturating_duration_since(start).as_secs_f64();
+            return Err(A2aError::Credentials(format!(
+                "token command {what:?} did not finish within {} s (the request's time left, \
+                 at most {} s), so it was stopped with every process it started; run it by hand \
+                 to see what it waits for",
+                short_secs(secs),
+                TOKEN_CMD_MAX.as_secs()
+            )));
+        }
+    };
+    if !status.success() {
+        let err = String::from_utf8_lossy(&err);
         let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let code = out
-            .status
+        let code = status
             .code()
             .map(|c| format!("exit {c}"))
             .unwrap_or_else(|| "killed".into());
@@ -173,13 +236,45 @@ async fn run_token_cmd(cmd: &str, budget: &Budget) -> Result<Secret, A2aError> {
             "token_cmd {what:?} failed ({code}){tail}"
         )));
     }
-    let tok = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let tok = String::from_utf8_lossy(&out).trim().to_string();
     if tok.is_empty() {
         return Err(A2aError::Credentials(format!(
             "token_cmd {what:?} printed no token"
         )));
     }
     Ok(Secret::new(tok))
+}
+
+/// A running token command's process group (its id is the leader's pid); killed on drop unless
+/// the command ended by itself.
+struct Group(Option<u32>);
+
+impl Group {
+    fn kill(&mut self) {
+        if let Some(id) = self.0.take().and_then(|id| libc::pid_t::try_from(id).ok()) {
+            // SAFETY: kill(2) takes plain integers; a negative pid names the process group,
+            // which `process_group(0)` made for this command alone.
+            unsafe {
+                libc::kill(-id, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `3`, `2.5`: seconds as a person writes them.
+fn short_secs(s: f64) -> String {
+    let r = (s * 10.0).round() / 10.0;
+    if r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
 }
 
 /// How long a token with `expires_in` seconds is used: a margin before expiry, so a token is not
@@ -219,20 +314,32 @@ async fn fetch_oauth(
             .and_then(Value::as_str)
             .map(|e| format!(" ({})", one_line(e, 80)))
             .unwrap_or_default();
+        let redirect = if ans.redirect().is_some() {
+            " (a redirect, not followed: the client secret goes only to the token url given)"
+        } else {
+            ""
+        };
         return Err(A2aError::Credentials(format!(
-            "oauth token endpoint {url} answered HTTP {}{why}",
+            "oauth token endpoint {} answered HTTP {}{redirect}{why}",
+            shown(url),
             ans.status
         )));
     }
     let body = body.ok_or_else(|| {
-        A2aError::Credentials(format!("oauth token endpoint {url} answered non-JSON"))
+        A2aError::Credentials(format!(
+            "oauth token endpoint {} answered non-JSON",
+            shown(url)
+        ))
     })?;
     let tok = body
         .get("access_token")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
-            A2aError::Credentials(format!("oauth token endpoint {url} sent no access_token"))
+            A2aError::Credentials(format!(
+                "oauth token endpoint {} sent no access_token",
+                shown(url)
+            ))
         })?;
     let expires_in = match body.get("expires_in") {
         Some(Value::Number(n)) => n.as_f64(),
@@ -241,4 +348,53 @@ async fn fetch_oauth(
     };
     let until = expires_in.and_then(usable_for).map(|d| Instant::now() + d);
     Ok((Secret::new(tok), until))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|st| st != "Z" && st != "X")
+        })
+    }
+
+    /// A token command dropped with its request (the caller's own deadline, a cancelled tool
+    /// call) takes its background children with it, as one cut at its budget does.
+    #[tokio::test]
+    async fn a_dropped_token_cmd_leaves_no_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let cmd = format!(
+            "sleep 300 & echo $! >> {p}; echo $$ >> {p}; wait",
+            p = pids.display()
+        );
+        let budget = Budget::start(Instant::now() + Duration::from_secs(30)).unwrap();
+        let run = run_token_cmd(&cmd, &budget);
+        let wrote = async {
+            while std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) < 2 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::select! {
+            r = run => panic!("the command ended: {:?}", r.map(|_| ())),
+            () = wrote => {}
+        }
+        let text = std::fs::read_to_string(&pids).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while text.lines().any(alive) {
+            assert!(std::time::Instant::now() < deadline, "still alive: {text}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[test]
+    fn seconds_read_as_written() {
+        assert_eq!(short_secs(2.97), "3");
+        assert_eq!(short_secs(2.5), "2.5");
+        assert_eq!(short_secs(10.0), "10");
+    }
 }

@@ -4,6 +4,7 @@
 //! unexpected field must never make discovery fail.
 
 use super::{CardSummary, SkillSummary};
+use crate::config::WorkerConfig;
 use crate::core::text::one_line;
 use reqwest::Url;
 use serde_json::Value;
@@ -60,6 +61,95 @@ pub(crate) struct Card {
     pub fallback: Option<Endpoint>,
 }
 
+/// A URL's origin: scheme, host and port, the default port filled in. Two URLs with equal
+/// origins may be sent the same credentials; nothing else is compared (not the path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Origin {
+    pub fn of(u: &Url) -> Option<Origin> {
+        Some(Origin {
+            scheme: u.scheme().to_ascii_lowercase(),
+            host: u.host_str()?.to_ascii_lowercase(),
+            port: u.port_or_known_default()?,
+        })
+    }
+
+    pub fn parse(s: &str) -> Option<Origin> {
+        Url::parse(s.trim()).ok().as_ref().and_then(Origin::of)
+    }
+}
+
+impl std::fmt::Display for Origin {
+    /// `scheme://host[:port]`, the port only when it is not the scheme's default (what a user
+    /// types after `--allow-origin`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let default = match self.scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        };
+        write!(f, "{}://{}", self.scheme, self.host)?;
+        if default != Some(self.port) {
+            write!(f, ":{}", self.port)?;
+        }
+        Ok(())
+    }
+}
+
+/// The origins a worker's requests and credentials may go to: its configured URL's, and those
+/// the user allowed at `worker add --allow-origin`.
+pub(crate) fn trusted(cfg: &WorkerConfig) -> Vec<Origin> {
+    std::iter::once(cfg.url.as_str())
+        .chain(cfg.allow_origins.iter().map(String::as_str))
+        .filter_map(Origin::parse)
+        .collect()
+}
+
+pub(crate) fn is_trusted(trusted: &[Origin], url: &str) -> bool {
+    Origin::parse(url).is_some_and(|o| trusted.contains(&o))
+}
+
+/// A URL as it may appear in a message: no userinfo, query or fragment (a redirect's query may
+/// carry a login state or a token).
+pub(crate) fn shown(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut u) => {
+            u.set_query(None);
+            u.set_fragment(None);
+            crate::config::without_userinfo(&u)
+        }
+        Err(_) => "a URL that does not parse".into(),
+    }
+}
+
+/// A place outside the trusted origins, as the error shows it: what goes there, and the origin to
+/// pass to `--allow-origin` (the URL itself when it has none).
+pub(crate) struct Untrusted {
+    pub what: String,
+    pub origin: String,
+}
+
+impl Untrusted {
+    /// `what` names the act ("the card sends requests to"); `full` shows the whole URL, not just
+    /// its origin.
+    fn new(what: &str, url: &str, full: bool) -> Untrusted {
+        let origin = Origin::parse(url).map(|o| o.to_string());
+        let place = match &origin {
+            Some(o) if !full => o.clone(),
+            _ => shown(url),
+        };
+        Untrusted {
+            what: format!("{what} {place}"),
+            origin: origin.unwrap_or_else(|| shown(url)),
+        }
+    }
+}
+
 /// Where to look for the card of a configured worker URL, in order.
 pub(crate) fn candidates(url: &str) -> Result<Vec<String>, String> {
     let u = Url::parse(url).map_err(|e| format!("{url:?} is not a url ({e})"))?;
@@ -104,7 +194,15 @@ impl Card {
     /// `forced` is `WorkerConfig.protocol`; with it there is no fallback.
     pub fn parse(raw: Value, card_url: &str, forced: Option<Dialect>) -> Result<Card, String> {
         let url = Url::parse(card_url).map_err(|e| format!("bad card url {card_url:?} ({e})"))?;
-        let resolve = |s: &str| url.join(s.trim()).ok().map(|u| u.to_string());
+        // A card's userinfo would be sent as Basic auth beside ours and printed with the
+        // endpoint: it is dropped.
+        let resolve = |s: &str| {
+            url.join(s.trim()).ok().map(|mut u| {
+                let _ = u.set_password(None);
+                let _ = u.set_username("");
+                u.to_string()
+            })
+        };
 
         let mut v1_list = Vec::new();
         if let Some(list) = raw.get("supportedInterfaces").and_then(Value::as_array) {
@@ -196,6 +294,30 @@ impl Card {
             primary,
             fallback,
         })
+    }
+
+    /// The first place this card would make us send requests or credentials to that `cfg` does
+    /// not trust: an endpoint we would use, or the OAuth token URL when the user did not give one.
+    /// `(what, origin)` for the message.
+    pub fn untrusted(&self, cfg: &WorkerConfig) -> Option<Untrusted> {
+        let trusted = trusted(cfg);
+        let endpoints = std::iter::once(&self.primary).chain(self.fallback.as_ref());
+        for ep in endpoints {
+            if !is_trusted(&trusted, &ep.url) {
+                return Some(Untrusted::new("the card sends requests to", &ep.url, false));
+            }
+        }
+        if cfg.oauth.as_ref().is_some_and(|o| o.token_url.is_none())
+            && let Some(u) = self.token_url()
+            && !is_trusted(&trusted, &u)
+        {
+            return Some(Untrusted::new(
+                "the card sends the oauth client secret to",
+                &u,
+                true,
+            ));
+        }
+        None
     }
 
     pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
@@ -358,5 +480,47 @@ impl Scheme {
             Scheme::MutualTls => "mutualTLS".into(),
             Scheme::Unknown => "unknown scheme".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod origin_tests {
+    use super::*;
+
+    /// Scheme, host and port, default ports filled in; nothing else counts.
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let o = |s: &str| Origin::parse(s).unwrap();
+        assert_eq!(o("http://h"), o("http://H:80/some/path?q=1"));
+        assert_eq!(o("https://h/a"), o("https://h:443/b"));
+        assert_ne!(o("http://h"), o("https://h"));
+        assert_ne!(o("http://h:8080"), o("http://h"));
+        assert_ne!(o("http://127.0.0.1:1"), o("http://localhost:1"));
+        assert_eq!(o("https://h:443").to_string(), "https://h");
+        assert_eq!(o("http://h:8443/x").to_string(), "http://h:8443");
+        let cfg = WorkerConfig {
+            url: "http://a:1".into(),
+            allow_origins: vec!["https://b".into()],
+            ..Default::default()
+        };
+        let t = trusted(&cfg);
+        assert!(is_trusted(&t, "http://a:1/rpc") && is_trusted(&t, "https://b:443/x"));
+        assert!(!is_trusted(&t, "http://a:2/") && !is_trusted(&t, "http://b/"));
+        assert!(!is_trusted(&t, "not a url"));
+    }
+
+    #[test]
+    fn shown_urls_lose_userinfo_and_query() {
+        assert_eq!(
+            shown("http://u:pw@h:1/login?state=secret#f"),
+            "http://***@h:1/login"
+        );
+        let c = Card::parse(
+            serde_json::json!({"url": "http://u:pw@h:1/rpc"}),
+            "http://h:1/.well-known/agent-card.json",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.primary.url, "http://h:1/rpc");
     }
 }

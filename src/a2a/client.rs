@@ -33,6 +33,19 @@ struct State {
     fell_back: bool,
 }
 
+/// Redirects followed for one card location before giving up.
+const MAX_REDIRECTS: usize = 5;
+
+/// Where a card GET ended up.
+struct Fetched {
+    /// The URL that gave the final answer (a card's relative URLs resolve against it).
+    url: String,
+    /// Redirects followed: the status and the target of each.
+    hops: Vec<(u16, String)>,
+    /// A redirect to this URL was not followed: it is outside the trusted origins.
+    refused: Option<String>,
+}
+
 /// How one exchange ended, before the fallback decision.
 enum Fail {
     A2a(A2aError),
@@ -149,7 +162,15 @@ impl Worker {
         if let Some(c) = self.lock().card.clone() {
             return Ok(c);
         }
-        let card = Arc::new(self.fetch_card(budget).await?);
+        let card = self.fetch_card(budget).await?;
+        // Checked before the card is kept, so no request of this worker ever goes there.
+        if let Some(u) = card.untrusted(&self.config) {
+            return Err(A2aError::Untrusted {
+                what: u.what,
+                origin: u.origin,
+            });
+        }
+        let card = Arc::new(card);
         let mut st = self.lock();
         // Two concurrent first calls may both fetch; keep the first so endpoints stay stable.
         Ok(st.card.get_or_insert(card).clone())
@@ -159,19 +180,14 @@ impl Worker {
         let urls = card::candidates(&self.config.url).map_err(A2aError::Protocol)?;
         let mut first_err: Option<String> = None;
         for url in &urls {
-            let get = || {
-                self.http
-                    .get(url)
-                    .header(reqwest::header::ACCEPT, "application/json")
-            };
-            let mut ans = fetch(get(), budget, Resend::IfDropped).await?;
+            let (mut ans, mut got) = self.get_card(url, None, budget).await?;
             if ans.is_auth_failure() {
                 // Most cards are public; a worker that guards its card gets our credentials,
                 // as far as they can be had without the card.
                 match auth::credentials(&self.config, None, &self.tokens, &self.http, budget).await
                 {
                     Ok(Some(c)) => {
-                        ans = fetch(with_cred(get(), &c)?, budget, Resend::IfDropped).await?;
+                        (ans, got) = self.get_card(url, Some(&c), budget).await?;
                         if ans.is_auth_failure() {
                             self.tokens.forget(&c).await;
                         }
@@ -183,16 +199,35 @@ impl Worker {
                     return Err(A2aError::Auth { status: ans.status });
                 }
             }
-            let why = if !ans.ok() {
-                format!("no agent card at {url} (HTTP {})", ans.status)
+            let via = got.hops.first().map(|(status, to)| {
+                let more = match got.hops.len() {
+                    1 => String::new(),
+                    n => format!(" and {} more", n - 1),
+                };
+                format!(
+                    "redirected with HTTP {status} to {}{more}: ",
+                    card::shown(to)
+                )
+            });
+            let via = via.as_deref().unwrap_or("");
+            let why = if let Some(to) = got.refused {
+                format!(
+                    "no agent card at {url} (it redirects with HTTP {} to {}, outside the worker's origins: not followed)",
+                    ans.status,
+                    card::shown(&to)
+                )
+            } else if ans.redirect().is_some() {
+                format!("no agent card at {url} ({via}too many redirects)")
+            } else if !ans.ok() {
+                format!("no agent card at {url} ({via}HTTP {})", ans.status)
             } else if ans.looks_html() {
-                format!("no agent card at {url} (an HTML page)")
+                format!("no agent card at {url} ({via}an HTML page)")
             } else {
                 match ans.json() {
                     Some(v) if card::looks_like_card(&v) => {
-                        return Card::parse(v, url, self.forced()).map_err(A2aError::Protocol);
+                        return Card::parse(v, &got.url, self.forced()).map_err(A2aError::Protocol);
                     }
-                    _ => format!("no agent card at {url} (not an agent card)"),
+                    _ => format!("no agent card at {url} ({via}not an agent card)"),
                 }
             };
             first_err.get_or_insert(why);
@@ -200,6 +235,53 @@ impl Worker {
         Err(A2aError::Protocol(first_err.unwrap_or_else(|| {
             format!("no agent card for {}", self.config.url)
         })))
+    }
+
+    /// GETs a card at `url`, following redirects within the worker's trusted origins. Only the
+    /// first request carries `cred`: a redirect target never gets credentials, even on the same
+    /// origin (a worker that guards its card answers it without redirecting).
+    async fn get_card(
+        &self,
+        url: &str,
+        cred: Option<&Cred>,
+        budget: &Budget,
+    ) -> Result<(Answer, Fetched), A2aError> {
+        let trusted = card::trusted(&self.config);
+        let mut got = Fetched {
+            url: url.to_string(),
+            hops: Vec::new(),
+            refused: None,
+        };
+        let mut req = self
+            .http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json");
+        if let Some(c) = cred {
+            req = with_cred(req, c)?;
+        }
+        loop {
+            let ans = fetch(req, budget, Resend::IfDropped).await?;
+            let Some(loc) = ans.redirect() else {
+                return Ok((ans, got));
+            };
+            let next = match reqwest::Url::parse(&got.url).and_then(|base| base.join(loc)) {
+                Ok(u) => u.to_string(),
+                Err(_) => return Ok((ans, got)),
+            };
+            if !card::is_trusted(&trusted, &next) {
+                got.refused = Some(next);
+                return Ok((ans, got));
+            }
+            if got.hops.len() >= MAX_REDIRECTS {
+                return Ok((ans, got));
+            }
+            got.hops.push((ans.status, next.clone()));
+            req = self
+                .http
+                .get(&next)
+                .header(reqwest::header::ACCEPT, "application/json");
+            got.url = next;
+        }
     }
 
     async fn creds(&self, card: &Card, budget: &Budget) -> Result<Option<Cred>, A2aError> {
@@ -285,7 +367,19 @@ impl Worker {
             Op::Send { .. } => Resend::Never,
             Op::Get { .. } | Op::Cancel { .. } => Resend::IfDropped,
         };
-        Ok((fetch(req, budget, resend).await?, id))
+        let ans = fetch(req, budget, resend).await?;
+        // Not followed (http.rs): the body would have to be sent again, perhaps elsewhere.
+        if let Some(loc) = ans.redirect() {
+            let to = reqwest::Url::parse(&ep.url)
+                .and_then(|b| b.join(loc))
+                .map(|u| super::card::shown(u.as_str()))
+                .unwrap_or_else(|_| "an unreadable location".into());
+            return Err(A2aError::Protocol(format!(
+                "{} answered HTTP {} (a redirect to {to}, not followed: an A2A endpoint answers in place)",
+                ep.url, ans.status
+            )));
+        }
+        Ok((ans, id))
     }
 
     fn interpret(

@@ -31,6 +31,11 @@ fn builder() -> reqwest::ClientBuilder {
         // the poll interval is also 5 s, and a connection reused just as the worker closes it
         // loses the request (CI saw a GetTask vanish that way). Polls then open a new one.
         .pool_idle_timeout(POOL_IDLE)
+        // Redirects are never followed here: reqwest's default policy keeps custom headers (an
+        // API key) on a hop to another host. Card discovery follows them itself, within the
+        // worker's trusted origins and without credentials (`Worker::get_card`); an A2A call or
+        // a token request that is redirected fails, naming the status.
+        .redirect(reqwest::redirect::Policy::none())
 }
 
 fn build_client() -> reqwest::Client {
@@ -110,12 +115,21 @@ pub(crate) struct Answer {
     pub content_type: String,
     /// `Retry-After`, as a wait from now (seconds or an HTTP date), when the worker sent one.
     pub retry_after: Option<Duration>,
+    /// The `Location` header, as sent (a redirect's target, relative or not).
+    pub location: Option<String>,
     pub body: Vec<u8>,
 }
 
 impl Answer {
     pub fn ok(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+    /// A redirect with somewhere to go: its `Location`.
+    pub fn redirect(&self) -> Option<&str> {
+        match self.status {
+            301 | 302 | 303 | 307 | 308 => self.location.as_deref(),
+            _ => None,
+        }
     }
     pub fn is_auth_failure(&self) -> bool {
         self.status == 401 || self.status == 403
@@ -206,6 +220,11 @@ async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| parse_retry_after(v, std::time::SystemTime::now()));
+    let location = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
     if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
         return Err(Fetch::TooLarge);
     }
@@ -220,6 +239,7 @@ async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
         status,
         content_type,
         retry_after,
+        location,
         body,
     })
 }
@@ -249,7 +269,7 @@ pub(crate) fn transport_error(e: &reqwest::Error, budget: &Budget) -> A2aError {
             let mut u = u.clone();
             u.set_query(None);
             u.set_fragment(None);
-            u.to_string()
+            crate::config::without_userinfo(&u)
         })
         .unwrap_or_else(|| "the worker".into());
     let cause = crate::core::text::one_line(&root_cause(e), 160);

@@ -20,6 +20,10 @@ pub enum A2aError {
     Unreachable(String),
     #[error("the worker's answer is not A2A: {0}")]
     Protocol(String),
+    /// The card would send requests or credentials to an origin the user did not give at
+    /// `worker add` (nor allow with `--allow-origin`); nothing was sent there.
+    #[error("{what}, not an origin the worker was added with")]
+    Untrusted { what: String, origin: String },
     #[error("the worker no longer knows this task (it may have restarted)")]
     TaskNotFound,
     #[error("the task can no longer be canceled")]

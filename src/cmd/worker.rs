@@ -32,8 +32,25 @@ fn fetch_card(alias: &str, cfg: &WorkerConfig) -> Result<CardSummary> {
 
 fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
     config::validate_alias(&a.alias).map_err(|e| anyhow!("{e} — pick another alias"))?;
+    if reqwest::Url::parse(&a.url).is_ok_and(|u| config::has_userinfo(&u)) {
+        return Err(userinfo_refused("the worker URL", &a.url));
+    }
     config::validate_url(&a.url)
         .map_err(|e| anyhow!("{e} — give the worker's base URL, e.g. https://agent.example.com"))?;
+    let mut allow_origins: Vec<String> = Vec::new();
+    for o in &a.allow_origin {
+        let origin = allowed_origin(o)?;
+        if !allow_origins.contains(&origin) {
+            allow_origins.push(origin);
+        }
+    }
+    if let Some(u) = &a.oauth_token_url {
+        if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
+            return Err(userinfo_refused("--oauth-token-url", u));
+        }
+        config::validate_url(u)
+            .map_err(|e| anyhow!("--oauth-token-url: {e} — give the token endpoint's URL"))?;
+    }
     let cfg = WorkerConfig {
         url: a.url.trim_end_matches('/').to_string(),
         bearer_env: a.bearer_env,
@@ -47,6 +64,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             scope: a.oauth_scope,
         }),
         protocol: None,
+        allow_origins,
     };
     let existed = load(ctx)?.workers.contains_key(&a.alias);
     let card = if a.no_check {
@@ -62,6 +80,36 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             a.alias, c.name, c.protocol
         )),
         None => out(&format!("{verb} worker {:?} (card not checked)", a.alias)),
+    }
+}
+
+/// A URL with userinfo carries a secret that would be printed wherever the URL is; the message
+/// shows it with the userinfo cut out.
+fn userinfo_refused(what: &str, url: &str) -> anyhow::Error {
+    let shown = reqwest::Url::parse(url)
+        .map(|u| config::without_userinfo(&u))
+        .unwrap_or_default();
+    anyhow!(
+        "{what} {shown:?} has a user name or password in it — pass the secret through the \
+         environment or a command instead: --bearer-env VAR or --token-cmd CMD"
+    )
+}
+
+/// `--allow-origin URL` as stored: the URL's origin, `scheme://host[:port]`.
+fn allowed_origin(url: &str) -> Result<String> {
+    let u = reqwest::Url::parse(url.trim()).ok();
+    if u.as_ref().is_some_and(config::has_userinfo) {
+        return Err(userinfo_refused("--allow-origin", url));
+    }
+    match u.filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some()) {
+        Some(u) => Ok(u.origin().ascii_serialization()),
+        // Unparsed text with an '@' may hold a password: not echoed.
+        None if url.contains('@') => Err(anyhow!(
+            "--allow-origin: not an http(s) URL — give an origin, e.g. https://agent.example.com:8443"
+        )),
+        None => Err(anyhow!(
+            "--allow-origin {url:?} is not an http(s) URL — give an origin, e.g. https://agent.example.com:8443"
+        )),
     }
 }
 
@@ -150,6 +198,9 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
             card.auth.join(", ")
         }
     );
+    if !w.allow_origins.is_empty() {
+        text.push_str(&format!("  also trusted: {}\n", w.allow_origins.join(", ")));
+    }
     if !card.description.is_empty() {
         text.push_str(&format!("  {}\n", card.description));
     }

@@ -10,6 +10,7 @@ mod doctor;
 mod fake;
 mod fake_worker;
 mod hostile;
+mod hostile_creds;
 mod hostile_state;
 mod install;
 mod mcp;
