@@ -62,7 +62,8 @@ fn core_is_pure() {
 #[test]
 fn core_imports_only_core() {
     let g = Graph::of_this_crate();
-    let bad = g.edges_where(|from, to| from.starts_with("src/core/") && !to.starts_with("src/core/"));
+    let bad =
+        g.edges_where(|from, to| from.starts_with("src/core/") && !to.starts_with("src/core/"));
     assert_none(
         "src/core imports only src/core (move the pure part into core, keep the IO outside)",
         bad,
@@ -74,7 +75,9 @@ fn state_does_not_import_a2a_statusline_or_mcp() {
     let g = Graph::of_this_crate();
     let bad = g.edges_where(|from, to| {
         from.starts_with("src/state/")
-            && (to.starts_with("src/a2a/") || to == "src/statusline.rs" || to.starts_with("src/mcp/"))
+            && (to.starts_with("src/a2a/")
+                || to == "src/statusline.rs"
+                || to.starts_with("src/mcp/"))
     });
     assert_none(
         "src/state takes core types, never a2a, statusline or mcp ones (the caller converts)",
@@ -91,7 +94,10 @@ fn hot_paths_reach_no_tokio_reqwest_or_rmcp() {
         .map(String::as_str)
         .filter(|f| *f == "src/statusline.rs" || f.starts_with("src/hook/"))
         .collect();
-    assert!(roots.contains(&"src/statusline.rs") && roots.len() > 1, "{roots:?}");
+    assert!(
+        roots.contains(&"src/statusline.rs") && roots.len() > 1,
+        "{roots:?}"
+    );
     assert_none(
         "the hot paths (status line, hooks) build no runtime and make no network call",
         g.heavy_reached_from(&roots),
@@ -110,8 +116,14 @@ fn the_graph_sees_grouped_inline_super_and_reexported_paths() {
              use crate::{b::{self, Thing}, c};\n\
              fn f() { c::go(); let s = \"crate::p::loud\"; b::x(); }",
         ),
-        ("src/b.rs", "pub struct Thing; pub fn x() { super::p::quiet(); }"),
-        ("src/c.rs", "pub fn go() {}\n#[cfg(test)]\nmod tests { fn t() { crate::p::loud(); } }"),
+        (
+            "src/b.rs",
+            "pub struct Thing; pub fn x() { super::p::quiet(); }",
+        ),
+        (
+            "src/c.rs",
+            "pub fn go() {}\n#[cfg(test)]\nmod tests { fn t() { crate::p::loud(); } }",
+        ),
         (
             "src/p/mod.rs",
             "mod quiet_part;\npub use quiet_part::quiet;\npub async fn loud() { tokio::task::yield_now().await }",
@@ -135,7 +147,11 @@ fn the_graph_sees_grouped_inline_super_and_reexported_paths() {
     assert!(g.heavy_reached_from(&["src/a.rs"]).is_empty());
     let bad = g.heavy_reached_from(&["src/p/quiet_part.rs", "src/p/mod.rs"]);
     assert_eq!(bad.len(), 1, "{bad:?}");
-    assert!(bad[0].starts_with("src/p/mod.rs: mentions `tokio` (line 3)"), "{}", bad[0]);
+    assert!(
+        bad[0].starts_with("src/p/mod.rs: mentions `tokio` (line 3)"),
+        "{}",
+        bad[0]
+    );
 }
 
 /// A forbidden edge fails with the edge, its path and line, and the chain from the entry point.
@@ -143,20 +159,28 @@ fn the_graph_sees_grouped_inline_super_and_reexported_paths() {
 fn a_forbidden_edge_is_named_with_its_chain() {
     let g = Graph::from_sources(&[
         ("src/lib.rs", "pub mod hook; pub mod poller; pub mod state;"),
-        ("src/hook/mod.rs", "use crate::state::Store;\nfn f(s: Store) { s.go() }"),
         (
-            "src/state/mod.rs",
-            "mod store;\npub use store::Store;",
+            "src/hook/mod.rs",
+            "use crate::state::Store;\nfn f(s: Store) { s.go() }",
         ),
-        ("src/state/store.rs", "pub struct Store;\nimpl Store { fn go(&self) { crate::poller::run(); } }"),
-        ("src/poller/mod.rs", "use tokio::sync::mpsc;\npub fn run() {}"),
+        ("src/state/mod.rs", "mod store;\npub use store::Store;"),
+        (
+            "src/state/store.rs",
+            "pub struct Store;\nimpl Store { fn go(&self) { crate::poller::run(); } }",
+        ),
+        (
+            "src/poller/mod.rs",
+            "use tokio::sync::mpsc;\npub fn run() {}",
+        ),
     ]);
     let bad = g.heavy_reached_from(&["src/hook/mod.rs"]);
     assert_eq!(
         bad,
-        ["src/state/store.rs -> src/poller/mod.rs: reaches `tokio` (src/poller/mod.rs line 1) \
+        [
+            "src/state/store.rs -> src/poller/mod.rs: reaches `tokio` (src/poller/mod.rs line 1) \
           through `crate::poller::run` (src/state/store.rs line 2); \
-          chain: src/hook/mod.rs -> src/state/store.rs -> src/poller/mod.rs"]
+          chain: src/hook/mod.rs -> src/state/store.rs -> src/poller/mod.rs"
+        ]
     );
 }
 
@@ -372,7 +396,9 @@ impl Graph {
         }
         for e in edges {
             if e.from != e.to {
-                self.edges.entry((e.from.clone(), e.to.clone())).or_insert(e);
+                self.edges
+                    .entry((e.from.clone(), e.to.clone()))
+                    .or_insert(e);
             }
         }
     }
@@ -742,7 +768,9 @@ fn strip_test_items(toks: Vec<Tok>) -> (Vec<Tok>, Vec<String>) {
             j += 1;
         }
         let item = &toks[start..j.min(toks.len())];
-        if let Some(k) = item.iter().position(|t| t.kind == Kind::Ident("mod".into()))
+        if let Some(k) = item
+            .iter()
+            .position(|t| t.kind == Kind::Ident("mod".into()))
             && let Some(Kind::Ident(name)) = item.get(k + 1).map(|t| &t.kind)
             && toks.get(j).is_some_and(|t| t.kind == Kind::Punct(';'))
             && k + 2 == item.len()
@@ -757,7 +785,12 @@ fn strip_test_items(toks: Vec<Tok>) -> (Vec<Tok>, Vec<String>) {
 /// Every `use` declaration: its leaves as (path as written, the name bound or `None` for a glob,
 /// line), and the token range each declaration spans.
 #[allow(clippy::type_complexity)]
-fn parse_uses(toks: &[Tok]) -> (Vec<(Vec<String>, Option<String>, usize)>, Vec<(usize, usize)>) {
+fn parse_uses(
+    toks: &[Tok],
+) -> (
+    Vec<(Vec<String>, Option<String>, usize)>,
+    Vec<(usize, usize)>,
+) {
     let mut items = Vec::new();
     let mut ranges = Vec::new();
     let mut i = 0;
