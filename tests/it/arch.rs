@@ -500,7 +500,8 @@ impl Graph {
             let Some(info) = self.files.get(file) else {
                 continue;
             };
-            for (word, line) in &info.heavy {
+            // One line per file is enough to find it; the first heavy word stands for all.
+            if let Some((word, line)) = info.heavy.iter().next() {
                 let mut chain = vec![file.clone()];
                 let mut at = how.clone();
                 while let Some(e) = at {
@@ -520,8 +521,6 @@ impl Graph {
                     ),
                     None => format!("{file}: mentions `{word}` (line {line}), and is itself a hot path"),
                 });
-                // One line per file is enough to find it; the first heavy word stands for all.
-                break;
             }
         }
         out
