@@ -67,7 +67,7 @@ pub fn wake_line(batch: &[TaskFacts<'_>]) -> String {
 }
 
 /// The hidden context for Claude: a header that says who speaks, then one note per task. `notes`
-/// come from [`task_note`], already bounded.
+/// come from [`fence::note`], already bounded.
 pub fn context(notes: &[String]) -> String {
     if notes.is_empty() {
         return String::new();
