@@ -3,6 +3,9 @@
 //! sends it), against spawning `a2a-mod --version` in the same run as the baseline process cost.
 //! A benchmark, not a test: it prints figures and asserts nothing. `cargo bench --bench mcp_start`.
 
+// A bench reports its measurements on stdout.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -9,6 +9,11 @@
 //! a 0.5 s cadence as a stress case); `A2A_MOD_BENCH_SECS` changes the wall time. Run any other
 //! way (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
 
+// A bench reports its measurements on stdout.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+// Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
+#![allow(clippy::disallowed_methods)]
+
 use a2a_mod::a2a::Worker;
 use a2a_mod::config::WorkerConfig;
 use a2a_mod::core::task::TaskState;

@@ -11,6 +11,9 @@
 //! Run without `--bench` (as `cargo test --all-targets` does, in debug) it does a few rounds only
 //! and says so: a smoke test, not a measurement.
 
+// A bench reports its measurements on stdout.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use a2a_mod::core::status::{self, Row};
 use a2a_mod::core::task::TaskState;
 use a2a_mod::core::task::{EndReason, PollUpdate};

@@ -1,6 +1,10 @@
 //! Entry point: parse, route, render an error as one line and map it to an exit code.
 //! The status line and hooks are routed before any runtime is built (hot path, STYLE.md).
 
+// The process ends here and only here (clippy.toml forbids `process::exit` elsewhere): every
+// entry point returns its exit code to `main`.
+#![allow(clippy::disallowed_methods)]
+
 use a2a_mod::cli::{Cli, Command};
 use a2a_mod::{cmd, env::Ctx, error};
 use clap::Parser;
@@ -27,7 +31,11 @@ fn main() {
         Ok(()) => error::EXIT_OK,
         Err(e) if error::is_broken_pipe(&e) => error::EXIT_OK,
         Err(e) => {
-            eprintln!("{}", error::render(&e));
+            // The one-line error of every user command, rendered once (STYLE.md 1).
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("{}", error::render(&e));
+            }
             error::EXIT_FAILURE
         }
     };

@@ -433,7 +433,13 @@ impl Session {
     fn seen(&self, rec: &TaskRecord, view: &TaskView) -> Result<Outcome> {
         let now = now_ms();
         let next = now + self.config.timing.poll_interval().as_millis() as i64;
-        self.store(|s| s.record_seen(&rec.worker, view, next, now))?;
+        let seen = crate::core::task::Seen {
+            task_id: &view.task_id,
+            state: view.state,
+            text: view.text.as_deref(),
+            question: view.question.as_deref(),
+        };
+        self.store(|s| s.record_seen(&rec.worker, seen, next, now))?;
         let live = view.state.is_live();
         if live {
             crate::poller::ensure(&self.ctx, &self.id);

@@ -227,7 +227,8 @@ pub fn statusline_command(exe: &str, then: Option<&str>) -> String {
 
 /// `Some(then)` when `cmd` is our status line (whatever path the binary had), else `None`.
 pub fn parse_statusline(cmd: &str) -> Option<Option<String>> {
-    let words = shell_split(cmd)?;
+    // As `sh` reads it (quotes, escapes, a `#` comment); `None` when the quotes do not close.
+    let words = shlex::split(cmd)?;
     let first = words.first()?;
     let name = first.rsplit('/').next().unwrap_or(first);
     if name != "a2a-mod" || words.get(1).map(String::as_str) != Some("statusline") {
@@ -258,62 +259,6 @@ pub fn shell_quote(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
-}
-
-/// Splits a command into words as `sh` would for quoting (no expansions); `None` when the
-/// quotes do not close. Enough to read back what [`statusline_command`] wrote.
-pub fn shell_split(s: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        ch => cur.push(ch),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => {
-                            let n = chars.next()?;
-                            if !matches!(n, '"' | '\\' | '$' | '`') {
-                                cur.push('\\');
-                            }
-                            cur.push(n);
-                        }
-                        ch => cur.push(ch),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                cur.push(chars.next()?);
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    Some(words)
 }
 
 fn install_statusline(
@@ -424,53 +369,30 @@ pub fn reorder_like(v: Value, like: &Value) -> Value {
     }
 }
 
-/// A line diff of two texts (LCS), with `context` unchanged lines around each change; empty when
-/// they are equal. For `--dry-run` over settings files of a few hundred lines at most.
+/// A line diff of two texts (LCS), with `context` unchanged lines around each change and `…`
+/// where lines are left out before a change; empty when they are equal. For `--dry-run` over
+/// settings files of a few hundred lines at most.
 pub fn diff(old: &str, new: &str, context: usize) -> String {
+    use similar::{Algorithm, ChangeTag, capture_diff_slices, group_diff_ops};
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
-    let (n, m) = (a.len(), b.len());
-    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let mut ops: Vec<(char, &str)> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            ops.push((' ', a[i]));
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            ops.push(('-', a[i]));
-            i += 1;
-        } else {
-            ops.push(('+', b[j]));
-            j += 1;
-        }
-    }
-    let near = |k: usize| {
-        let lo = k.saturating_sub(context);
-        let hi = (k + context).min(ops.len().saturating_sub(1));
-        (lo..=hi).any(|x| ops[x].0 != ' ')
-    };
     let mut out = String::new();
-    let mut skipped = false;
-    for (k, (op, line)) in ops.iter().enumerate() {
-        if near(k) {
-            if skipped {
+    // The first old line not shown yet: a group starting past it leaves lines out.
+    let mut shown_to = 0;
+    for group in group_diff_ops(capture_diff_slices(Algorithm::Lcs, &a, &b), context) {
+        for op in &group {
+            if op.old_range().start > shown_to {
                 out.push_str("  …\n");
-                skipped = false;
             }
-            out.push_str(&format!("{op} {line}\n"));
-        } else {
-            skipped = true;
+            shown_to = op.old_range().end;
+            for c in op.iter_changes(&a, &b) {
+                let sign = match c.tag() {
+                    ChangeTag::Equal => ' ',
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                };
+                out.push_str(&format!("{sign} {}\n", c.value()));
+            }
         }
     }
     out

@@ -10,4 +10,5 @@ pub mod schedule;
 pub mod status;
 pub mod task;
 pub mod text;
+pub mod theme;
 pub mod wake;

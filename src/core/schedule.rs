@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn seed_offsets() {
-        let gaps = [0.5, 1.0, 2.0, 4.0].map(Duration::from_secs_f64);
+        let gaps = [500, 1_000, 2_000, 4_000].map(Duration::from_millis);
         let off: Vec<f64> = inline_offsets(&gaps)
             .iter()
             .map(|d| d.as_secs_f64())

@@ -34,7 +34,7 @@
 
 use crate::core::task::{EndReason, TaskState};
 use crate::core::text;
-use crate::theme::{Role, Style, Theme};
+use crate::core::theme::{Glyphs, Role, Style, Theme};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -319,7 +319,7 @@ fn outcome(r: &Row<'_>) -> (Role, &'static str, bool) {
     }
 }
 
-fn icon(g: &crate::theme::Glyphs, role: Role) -> &str {
+fn icon(g: &Glyphs, role: Role) -> &str {
     match role {
         Role::Done => &g.done,
         Role::Failed => &g.failed,
@@ -328,18 +328,12 @@ fn icon(g: &crate::theme::Glyphs, role: Role) -> &str {
     }
 }
 
-fn push_worker<'a>(out: &mut Vec<Span<'a>>, r: &Row<'a>, g: &crate::theme::Glyphs) {
+fn push_worker<'a>(out: &mut Vec<Span<'a>>, r: &Row<'a>, g: &Glyphs) {
     push_text(out, Role::Worker, r.worker, WORKER_COLS, g);
 }
 
 /// Untrusted text: sanitized, cut, left out when nothing printable remains.
-fn push_text<'a>(
-    out: &mut Vec<Span<'a>>,
-    role: Role,
-    s: &'a str,
-    cols: usize,
-    g: &crate::theme::Glyphs,
-) {
+fn push_text<'a>(out: &mut Vec<Span<'a>>, role: Role, s: &'a str, cols: usize, g: &Glyphs) {
     let clean = text::sanitize(s);
     if !clean.is_empty() {
         out.push((role, Cow::Owned(text::cut_with(&clean, cols, &g.ellipsis))));
@@ -347,7 +341,7 @@ fn push_text<'a>(
 }
 
 /// The spinner frame for this second: one step per second, read off the clock.
-fn spinner(g: &crate::theme::Glyphs, now_ms: i64, animations: bool) -> &str {
+fn spinner(g: &Glyphs, now_ms: i64, animations: bool) -> &str {
     if !animations || g.spinner.is_empty() {
         return &g.still;
     }

@@ -214,3 +214,14 @@ pub struct PollUpdate {
     pub end: Option<EndReason>,
     pub next_poll_ms: Option<i64>,
 }
+
+/// A fresh look at a task outside the poller (the `task` tool, `cancel`): what the store records
+/// of it. The A2A layer's view converts to this, so the store never depends on the A2A client.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Seen<'a> {
+    pub task_id: &'a str,
+    pub state: TaskState,
+    /// Result text, when the worker gave one (a look without it keeps the stored result).
+    pub text: Option<&'a str>,
+    pub question: Option<&'a str>,
+}

@@ -10,7 +10,7 @@
 use super::schema::MIGRATIONS;
 use super::snapshot::{self, PublishLock, Stamp};
 use crate::core::status::{self, Snapshot};
-use crate::core::task::{EndReason, PollUpdate, TaskState};
+use crate::core::task::{EndReason, PollUpdate, Seen, TaskState};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use std::path::{Path, PathBuf};
@@ -643,11 +643,11 @@ impl Store {
     pub fn record_seen(
         &self,
         worker: &str,
-        view: &crate::a2a::TaskView,
+        seen: Seen<'_>,
         next_poll_ms: i64,
         now: i64,
     ) -> Result<()> {
-        let live = view.state.is_live();
+        let live = seen.state.is_live();
         self.write(|c| {
             c.execute(
                 "UPDATE tasks SET state = ?3, result = COALESCE(?4, result), question = ?5,
@@ -661,10 +661,10 @@ impl Store {
                  WHERE worker = ?1 AND task_id = ?2",
                 params![
                     worker,
-                    view.task_id,
-                    view.state.as_str(),
-                    view.text,
-                    view.question,
+                    seen.task_id,
+                    seen.state.as_str(),
+                    seen.text,
+                    seen.question,
                     now,
                     live,
                     live.then_some(next_poll_ms),

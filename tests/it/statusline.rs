@@ -946,15 +946,13 @@ fn the_snapshot_follows_every_kind_of_write() {
         "a2a-mod: ✓ fake done 0:12 · 1 waiting\n"
     );
     // Seen by the task tool: the waiting task answered and working again.
-    let view = a2a_mod::a2a::TaskView {
-        task_id: "t2".into(),
-        context_id: None,
+    let seen = a2a_mod::core::task::Seen {
+        task_id: "t2",
         state: TaskState::Working,
-        wire_state: "working".into(),
         text: None,
         question: None,
     };
-    s.record_seen("adk", &view, NOW + 5_000, NOW + 5_000)
+    s.record_seen("adk", seen, NOW + 5_000, NOW + 5_000)
         .unwrap();
     assert_snapshot_follows(&h);
     assert_eq!(h.line(NOW + 6_000), "a2a-mod: ⠦ adk ask 0:11\n");
