@@ -228,7 +228,7 @@ pub fn validate_alias(alias: &str) -> Result<(), String> {
 /// An http(s) URL with a host and no user name or password. A URL's userinfo is a secret sent as
 /// Basic auth and shown wherever the URL is, so it is refused and never echoed back.
 pub fn validate_url(url: &str) -> Result<(), String> {
-    match reqwest::Url::parse(url) {
+    match url::Url::parse(url) {
         Ok(u) if has_userinfo(&u) => Err(format!(
             "{:?} has a user name or password in it; a2a-mod takes secrets only from the \
              environment or a command (bearer_env, api_key_env, token_cmd, oauth)",
@@ -243,12 +243,12 @@ pub fn validate_url(url: &str) -> Result<(), String> {
     }
 }
 
-pub fn has_userinfo(u: &reqwest::Url) -> bool {
+pub fn has_userinfo(u: &url::Url) -> bool {
     !u.username().is_empty() || u.password().is_some()
 }
 
 /// `u` as it may be shown: user name and password cut out (`http://***@host/` keeps the fact).
-pub fn without_userinfo(u: &reqwest::Url) -> String {
+pub fn without_userinfo(u: &url::Url) -> String {
     if !has_userinfo(u) {
         return u.to_string();
     }
