@@ -36,6 +36,8 @@ pub struct Script {
     pub live_polls: usize,
     /// GetTask answers this HTTP status (e.g. 429) with this `Retry-After`, for this many polls.
     pub limit: Option<(u16, Option<String>, usize)>,
+    /// The card's description, and how many skills it lists.
+    pub card_text: Option<(String, usize)>,
 }
 
 /// One request as the worker saw it.
@@ -103,9 +105,17 @@ impl Hostile {
 }
 
 async fn card(axum::extract::State(st): axum::extract::State<Arc<State>>) -> axum::Json<Value> {
+    let (description, skills) = st
+        .script
+        .card_text
+        .clone()
+        .unwrap_or_else(|| ("a worker that tries everything".into(), 0));
+    let skills: Vec<Value> = (0..skills)
+        .map(|i| json!({"id": format!("s{i}"), "name": format!("skill {i}"), "description": "Does \u{1b}[31mthings ".repeat(20), "tags": []}))
+        .collect();
     axum::Json(json!({
         "name": "hostile",
-        "description": "a worker that tries everything",
+        "description": description,
         "version": "1.0.0",
         "supportedInterfaces": [{
             "url": format!("{}/a2a", st.base),
@@ -115,7 +125,7 @@ async fn card(axum::extract::State(st): axum::extract::State<Arc<State>>) -> axu
         "capabilities": {},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
-        "skills": []
+        "skills": skills
     }))
 }
 
@@ -607,4 +617,27 @@ fn worker_text_never_leaves_its_fence() {
     let note = r["note"].as_str().unwrap();
     assert!(!outside_fences(note).contains("rm -rf"), "{note}");
     assert!(controls(note).is_empty() && controls(r["text"].as_str().unwrap()).is_empty());
+}
+
+/// Item 2, the card: a 1 MiB description and 3,000 skills are cut and counted in `worker show`,
+/// each line clean.
+#[test]
+fn card_texts_are_bounded() {
+    let w = Hostile::start(Script {
+        card_text: Some(("Use me! \u{1b}]0;pwned\u{7}".repeat(40_000), 3_000)),
+        ..Script::default()
+    });
+    let home = home_with(&w, 0.5, 6);
+    let shown = ok(&home, &["worker", "show", "h"]);
+    assert!(shown.len() < 64 * 1024, "{} bytes", shown.len());
+    assert!(
+        shown.contains("and 2968 more skills"),
+        "{}",
+        &shown[shown.len() - 400..]
+    );
+    assert!(controls(&shown).is_empty());
+    let v: Value = serde_json::from_str(&ok(&home, &["worker", "show", "h", "--json"])).unwrap();
+    let card = &v["card"];
+    assert!(card["description"].as_str().unwrap().chars().count() <= 1_000);
+    assert_eq!(card["skills"].as_array().unwrap().len(), 33);
 }
