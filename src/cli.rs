@@ -167,6 +167,21 @@ pub struct FakeWorkerArgs {
     /// Append one JSON line per request received to this file (tests read it)
     #[arg(long, value_name = "FILE")]
     pub log: Option<std::path::PathBuf>,
+    /// Offer streaming in the card and serve it (`on`), or one of its faults (default: off)
+    #[arg(long, value_name = "MODE", value_enum, default_value = "off")]
+    pub streaming: FakeStreaming,
+}
+
+/// `fake-worker --streaming`: see `fake_worker::StreamMode`.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum FakeStreaming {
+    Off,
+    On,
+    Drop,
+    Mute,
+    Garbage,
+    Http404,
+    RpcError,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 use super::auth::{self, Cred, TokenCache};
 use super::card::{self, Binding, Card, Dialect, Endpoint};
 use super::http::{Answer, Budget, Resend, fetch};
+use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, CardSummary, TaskView};
 use crate::config::WorkerConfig;
@@ -31,6 +32,17 @@ struct State {
     card: Option<Arc<Card>>,
     /// A v1 call met a v0.3-only server: use the card's fallback endpoint from now on.
     fell_back: bool,
+    /// Streaming is off for this worker: config said so, or it claimed streaming and refused it
+    /// (remembered for the process, logged once).
+    no_stream: bool,
+}
+
+/// How a streamed send began.
+pub enum Started {
+    /// The worker streams the task: its events follow.
+    Stream(TaskStream),
+    /// The worker does not stream (or declined): the plain send's answer.
+    Plain(TaskView),
 }
 
 /// Redirects followed for one card location before giving up.
@@ -100,6 +112,134 @@ impl Worker {
 
     pub async fn cancel(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
         self.call(Op::Cancel { id: task_id }, deadline).await
+    }
+
+    /// No stream calls to this worker from now on (config `[timing] streaming = false`).
+    pub fn disable_streaming(&self) {
+        self.lock().no_stream = true;
+    }
+
+    /// Whether this worker's card offers streaming over JSON-RPC, and it has not refused it.
+    pub async fn streams(&self, deadline: Instant) -> bool {
+        if self.lock().no_stream {
+            return false;
+        }
+        let Ok(budget) = Budget::start(deadline) else {
+            return false;
+        };
+        match self.discover(&budget).await {
+            Ok(card) => self.stream_endpoint(&card).is_some(),
+            Err(_) => false,
+        }
+    }
+
+    fn stream_endpoint(&self, card: &Card) -> Option<Endpoint> {
+        let claims = card
+            .raw
+            .get("capabilities")
+            .and_then(|c| c.get("streaming"))
+            == Some(&serde_json::Value::Bool(true));
+        let (ep, _) = self.endpoints(card);
+        (claims && !self.lock().no_stream && ep.binding == Binding::JsonRpc).then_some(ep)
+    }
+
+    /// `send`, streamed when the worker streams (`SendStreamingMessage` / `message/stream`). A
+    /// refused stream call accepted nothing, so the message then goes out as a plain send; a
+    /// worker that does not serve streaming is remembered as such.
+    pub async fn send_streamed(
+        &self,
+        text: &str,
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Started, A2aError> {
+        let op = StreamOp::Send {
+            text,
+            task_id,
+            context_id,
+        };
+        match self.open_stream(op, deadline).await {
+            Ok(Some(s)) => Ok(Started::Stream(s)),
+            Ok(None) => self
+                .send(text, task_id, context_id, deadline)
+                .await
+                .map(Started::Plain),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A subscription to a live task (`SubscribeToTask` / `tasks/resubscribe`): its first event is
+    /// the whole task. `Ok(None)` when the worker does not stream.
+    pub async fn subscribe(
+        &self,
+        task_id: &str,
+        deadline: Instant,
+    ) -> Result<Option<TaskStream>, A2aError> {
+        self.open_stream(StreamOp::Subscribe { id: task_id }, deadline)
+            .await
+    }
+
+    /// Opens a stream call; `Ok(None)` when the worker does not stream or the call accepted nothing
+    /// (the caller then makes the plain call, which meets and reports any real problem).
+    async fn open_stream(
+        &self,
+        op: StreamOp<'_>,
+        deadline: Instant,
+    ) -> Result<Option<TaskStream>, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        let Some(ep) = self.stream_endpoint(&card) else {
+            return Ok(None);
+        };
+        let cred = self.creds(&card, &budget).await?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": stream::jsonrpc_method(&op, ep.dialect),
+            "params": stream::jsonrpc_params(&op, &ep),
+        });
+        let mut req = self
+            .http
+            .post(&ep.url)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(&body);
+        if ep.dialect == Dialect::V1 {
+            req = req.header("A2A-Version", "1.0");
+        }
+        if let Some(c) = &cred {
+            req = with_cred(req, c)?;
+        }
+        let resp = match budget.run(async { Ok(req.send().await) }).await? {
+            Ok(r) => r,
+            // Nothing reached the worker: the plain call may go out instead.
+            Err(e) if e.is_connect() => return Ok(None),
+            Err(e) => return Err(super::http::transport_error(&e, &budget)),
+        };
+        let known = match op {
+            StreamOp::Subscribe { id } => Some(id),
+            StreamOp::Send { .. } => None,
+        };
+        match budget
+            .run(async { Ok(TaskStream::open(resp, id, &ep.url, known, &budget).await) })
+            .await?
+        {
+            Ok(s) => Ok(Some(s)),
+            Err(Refusal::Unsupported(why)) => {
+                let first = !std::mem::replace(&mut self.lock().no_stream, true);
+                if first {
+                    tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");
+                }
+                Ok(None)
+            }
+            Err(Refusal::Declined(why)) => {
+                if let (A2aError::Auth { .. }, Some(c)) = (&why, &cred) {
+                    self.tokens.forget(c).await;
+                }
+                tracing::debug!(worker = %self.alias, "stream call declined ({why}); plain call instead");
+                Ok(None)
+            }
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -101,11 +101,13 @@ mod auth;
 mod card;
 mod client;
 mod http;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod wire;
 
-pub use client::{Worker, http_client};
+pub use client::{Started, Worker, http_client};
+pub use stream::TaskStream;
 
 /// What one GetTask told, as the poll schedule (`core::schedule::after_poll`) reads it; shared by
 /// the inline window and the background poller.

@@ -1,8 +1,9 @@
 //! `a2a-mod fake-worker`: runs the fake worker until SIGTERM/SIGINT. Its first stdout line is the
 //! base URL (scripts and tests read it), and it writes nothing else to stdout.
 
+use super::StreamMode;
 use super::{FakeWorker, FakeWorkerOptions};
-use crate::cli::FakeWorkerArgs;
+use crate::cli::{FakeStreaming, FakeWorkerArgs};
 use anyhow::{Context as _, anyhow};
 use std::io::Write as _;
 use std::time::Duration;
@@ -62,6 +63,15 @@ fn options(
         oauth_ttl,
         oauth_claimed_ttl: args.oauth_claimed_ttl,
         log: args.log.clone(),
+        stream: match args.streaming {
+            FakeStreaming::Off => StreamMode::Off,
+            FakeStreaming::On => StreamMode::On,
+            FakeStreaming::Drop => StreamMode::Drop,
+            FakeStreaming::Mute => StreamMode::Mute,
+            FakeStreaming::Garbage => StreamMode::Garbage,
+            FakeStreaming::Http404 => StreamMode::Http404,
+            FakeStreaming::RpcError => StreamMode::RpcError,
+        },
     })
 }
 
@@ -96,6 +106,7 @@ mod tests {
             oauth_ttl: None,
             oauth_claimed_ttl: None,
             log: None,
+            streaming: FakeStreaming::Off,
         }
     }
 

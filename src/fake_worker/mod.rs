@@ -21,6 +21,10 @@
 //!   `expires_in` is the ttl rounded up to whole seconds (at least 1), while the server expires the
 //!   token after the exact ttl.
 //! - When both a bearer token and OAuth are set, either credential is accepted.
+//! - Streaming ([`StreamMode`], off by default so the seed's tests see plain calls): a stream
+//!   send answers the task `submitted`, then its artifact in two appended chunks and its status
+//!   updates the moment the clock or a follow-up changes them; a subscription starts with the
+//!   whole task and is refused (-32004) for an ended one.
 
 mod command;
 mod script;
@@ -56,6 +60,30 @@ pub struct FakeWorkerOptions {
     pub oauth_claimed_ttl: Option<u64>,
     /// Append one JSON line per request to this file.
     pub log: Option<PathBuf>,
+    /// Whether the card offers streaming, and how the stream calls behave.
+    pub stream: StreamMode,
+}
+
+/// The fake worker's streaming (issue 11): off (the seed's behaviour, the card says
+/// `streaming: false`), served, or one of the faults a real worker shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StreamMode {
+    #[default]
+    Off,
+    /// `SendStreamingMessage` / `message/stream` and `SubscribeToTask` / `tasks/resubscribe`:
+    /// the whole task first, then artifact (in two appended chunks) and status updates as they
+    /// happen; closed when the task ends or waits.
+    On,
+    /// The first event, then the stream is closed (the task goes on).
+    Drop,
+    /// The response starts, and no event ever comes.
+    Mute,
+    /// The first event, then an event that is not JSON.
+    Garbage,
+    /// The card claims streaming; the stream calls answer HTTP 404.
+    Http404,
+    /// The card claims streaming; the stream calls answer JSON-RPC -32004 (unsupported).
+    RpcError,
 }
 
 /// One request the worker received. Serialized as one JSON line, e.g.

@@ -5,7 +5,7 @@
 
 use super::script::{HistoryEntry, Script, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
-use super::{FakeWorkerOptions, RequestEvent};
+use super::{FakeWorkerOptions, RequestEvent, StreamMode};
 use crate::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;
@@ -34,6 +34,10 @@ pub(crate) struct Shared {
     /// OAuth access token → when it expires (`None`: a ttl too large for `Instant` never expires).
     tokens: Mutex<HashMap<String, Option<Instant>>>,
     shutdown: watch::Receiver<bool>,
+    stream: StreamMode,
+    /// Bumped on every change a clock does not make (a follow-up, a cancel), so open streams
+    /// look again.
+    changes: watch::Sender<u64>,
 }
 
 /// A poisoned lock only means another request panicked mid-update; the data is still usable for a
@@ -63,11 +67,12 @@ impl Shared {
             bearer: opts.bearer_token.is_some(),
             oauth: opts.oauth_ttl.is_some(),
         };
-        let card = if opts.v03_only {
+        let mut card = if opts.v03_only {
             wire::v03_card(&rpc_url, &token_url, auth)
         } else {
             wire::hybrid_card(&rpc_url, &token_url, auth)
         };
+        card["capabilities"]["streaming"] = json!(opts.stream != StreamMode::Off);
         Shared {
             v03_only: opts.v03_only,
             bearer: opts.bearer_token.clone().map(Secret::new),
@@ -81,6 +86,8 @@ impl Shared {
             log: Mutex::new(log),
             tokens: Mutex::new(HashMap::new()),
             shutdown,
+            stream: opts.stream,
+            changes: watch::channel(0).0,
         }
     }
 
@@ -281,6 +288,15 @@ enum Outcome {
     },
     /// A `silent` task: hold the request open until the worker stops.
     Hang { task_id: String },
+    /// A stream call: answer the task's events over SSE.
+    Stream {
+        d: Dialect,
+        id: Value,
+        task_id: String,
+        subscribe: bool,
+    },
+    /// An HTTP status with no JSON-RPC body (a worker whose stream route is missing).
+    Status(StatusCode),
 }
 
 fn error(id: &Value, d: Option<Dialect>, code: i64, message: &str) -> Outcome {
@@ -342,6 +358,160 @@ async fn rpc(State(sh): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: 
             // Err = the worker is gone, which also ends the hang.
             let _ = stop.wait_for(|s| *s).await;
             (StatusCode::SERVICE_UNAVAILABLE, "fake worker stopped").into_response()
+        }
+        Outcome::Stream {
+            d,
+            id,
+            task_id,
+            subscribe,
+        } => {
+            sh.record(at, &method, Some(task_id.clone()), auth, 200, None);
+            let events = stream_events(&sh, d, id, task_id, subscribe);
+            axum::response::sse::Sse::new(events).into_response()
+        }
+        Outcome::Status(status) => {
+            sh.record(at, &method, None, auth, status.as_u16(), None);
+            (status, "no such route").into_response()
+        }
+    }
+}
+
+/// Where an open stream is.
+struct Streaming {
+    sh: Arc<Shared>,
+    d: Dialect,
+    id: Value,
+    task_id: String,
+    subscribe: bool,
+    /// The (state, artifact) last told; `None` before the first event.
+    told: Option<(crate::core::task::TaskState, Option<String>)>,
+    changes: watch::Receiver<u64>,
+    done: bool,
+}
+
+type SseEvent = Result<axum::response::sse::Event, std::convert::Infallible>;
+
+/// The task's events as the worker's clock and follow-ups make them: the whole task first (a
+/// send's in `submitted`, like the SDKs), then artifact and status updates as it changes, closed
+/// once it ends or waits for input. `StreamMode`'s faults bend this.
+fn stream_events(
+    sh: &Arc<Shared>,
+    d: Dialect,
+    id: Value,
+    task_id: String,
+    subscribe: bool,
+) -> impl futures::Stream<Item = SseEvent> + Send + 'static {
+    use futures::StreamExt as _;
+    let st = Streaming {
+        sh: sh.clone(),
+        d,
+        id,
+        task_id,
+        subscribe,
+        told: None,
+        changes: sh.changes.subscribe(),
+        done: false,
+    };
+    futures::stream::unfold(st, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        let events = st.step().await;
+        Some((events, st))
+    })
+    .flat_map(futures::stream::iter)
+}
+
+impl Streaming {
+    fn data(v: &Value) -> SseEvent {
+        Ok(axum::response::sse::Event::default().data(v.to_string()))
+    }
+
+    /// The next events to send (empty when the stream ends without another).
+    async fn step(&mut self) -> Vec<SseEvent> {
+        let mode = self.sh.stream;
+        if mode == StreamMode::Mute {
+            let mut stop = self.sh.shutdown.clone();
+            let _ = stop.wait_for(|s| *s).await;
+            self.done = true;
+            return Vec::new();
+        }
+        loop {
+            self.changes.borrow_and_update();
+            let now = self.sh.arrival().since_ms;
+            let (snap, wake_at, task) = {
+                let tasks = lock(&self.sh.tasks);
+                let Some(rec) = tasks.get(&self.task_id) else {
+                    self.done = true;
+                    return Vec::new();
+                };
+                let snap = if self.told.is_none() && !self.subscribe {
+                    rec.submitted()
+                } else {
+                    rec.snapshot(now)
+                };
+                let wake_at = match &rec.script {
+                    Script::Slow { ms, .. } if snap.state.is_live() => {
+                        Some(rec.created_ms.saturating_add(*ms))
+                    }
+                    _ => None,
+                };
+                let task = wire::task(self.d, rec, &snap, Some(0), self.sh.start_unix_ms);
+                (snap, wake_at, task)
+            };
+            let now_told = (snap.state, snap.artifact.clone());
+            let mut out = Vec::new();
+            match &self.told {
+                None => {
+                    out.push(Self::data(&wire::rpc_result(
+                        &self.id,
+                        wire::send_result(self.d, task),
+                    )));
+                    match mode {
+                        StreamMode::Drop => self.done = true,
+                        StreamMode::Garbage => {
+                            out.push(Ok(
+                                axum::response::sse::Event::default().data("this is not JSON {")
+                            ));
+                            self.done = true;
+                        }
+                        _ => {}
+                    }
+                }
+                Some(before) if *before != now_told => {
+                    if snap.artifact.is_some() && before.1 != snap.artifact {
+                        for u in wire::artifact_updates(self.d, &task) {
+                            out.push(Self::data(&wire::rpc_result(&self.id, u)));
+                        }
+                    }
+                    let last = !snap.state.is_live();
+                    let u = wire::status_update(self.d, &task, last);
+                    out.push(Self::data(&wire::rpc_result(&self.id, u)));
+                }
+                Some(_) => {}
+            }
+            if !out.is_empty() {
+                if !snap.state.is_live() {
+                    self.done = true;
+                }
+                self.told = Some(now_told);
+                return out;
+            }
+            let mut stop = self.sh.shutdown.clone();
+            let sleep = wake_at.map(|at| Duration::from_millis(at.saturating_sub(now)));
+            tokio::select! {
+                _ = async {
+                    match sleep {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
+                _ = self.changes.changed() => {}
+                _ = stop.wait_for(|s| *s) => {
+                    self.done = true;
+                    return Vec::new();
+                }
+            }
         }
     }
 }
@@ -425,8 +595,18 @@ fn dispatch(
             );
         }
     };
+    let streamed = matches!(
+        method,
+        "SendStreamingMessage" | "SubscribeToTask" | "message/stream" | "tasks/resubscribe"
+    );
     let d = match method {
         "SendMessage" | "GetTask" | "CancelTask" if !sh.v03_only => Dialect::V1,
+        "SendStreamingMessage" | "SubscribeToTask"
+            if !sh.v03_only && sh.stream != StreamMode::Off =>
+        {
+            Dialect::V1
+        }
+        "message/stream" | "tasks/resubscribe" if sh.stream != StreamMode::Off => Dialect::V03,
         "message/send" | "tasks/get" | "tasks/cancel" => Dialect::V03,
         _ => {
             return error(
@@ -457,7 +637,35 @@ fn dispatch(
             &format!("version '{v}' is not supported by this handler"),
         );
     }
+    if streamed {
+        match sh.stream {
+            StreamMode::Http404 => return Outcome::Status(StatusCode::NOT_FOUND),
+            StreamMode::RpcError => {
+                return error(
+                    &id,
+                    Some(d),
+                    wire::UNSUPPORTED_OPERATION,
+                    "Unsupported operation: streaming is not served",
+                );
+            }
+            _ => {}
+        }
+    }
     match method {
+        "SendStreamingMessage" | "message/stream" => match send(sh, at, d, &id, params) {
+            Outcome::Reply {
+                task_id: Some(task_id),
+                rpc_error: None,
+                ..
+            } => Outcome::Stream {
+                d,
+                id,
+                task_id,
+                subscribe: false,
+            },
+            refused => refused,
+        },
+        "SubscribeToTask" | "tasks/resubscribe" => subscribe(sh, at, d, id, params),
         "SendMessage" | "message/send" => send(sh, at, d, &id, params),
         "GetTask" | "tasks/get" => get_or_cancel(sh, at, d, &id, params, false),
         _ => get_or_cancel(sh, at, d, &id, params, true),
@@ -570,7 +778,9 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 )
                 .about(task_id);
             };
-            if let Err(state) = rec.follow_up(at.since_ms, entry) {
+            let followed = rec.follow_up(at.since_ms, entry);
+            sh.changes.send_modify(|n| *n += 1);
+            if let Err(state) = followed {
                 return error(
                     id,
                     Some(d),
@@ -617,6 +827,39 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
     }
 }
 
+/// A subscription: to a live task only (subscribing to an ended one is an error, as in the SDKs).
+fn subscribe(sh: &Shared, at: Arrival, d: Dialect, id: Value, params: &Value) -> Outcome {
+    let Some(task_id) = params.get("id").and_then(Value::as_str) else {
+        return error(
+            &id,
+            Some(d),
+            wire::INVALID_PARAMS,
+            "Invalid params: params.id (the task id) is required",
+        );
+    };
+    let tasks = lock(&sh.tasks);
+    let Some(rec) = tasks.get(task_id) else {
+        return error(
+            &id,
+            Some(d),
+            wire::TASK_NOT_FOUND,
+            &format!("Task not found: {task_id}"),
+        )
+        .about(task_id);
+    };
+    let state = rec.snapshot(at.since_ms).state;
+    if !state.is_live() {
+        let why = format!("Unsupported operation: task {task_id} is {state}");
+        return error(&id, Some(d), wire::UNSUPPORTED_OPERATION, &why).about(task_id);
+    }
+    Outcome::Stream {
+        d,
+        id,
+        task_id: task_id.to_string(),
+        subscribe: true,
+    }
+}
+
 fn get_or_cancel(
     sh: &Shared,
     at: Arrival,
@@ -648,7 +891,15 @@ fn get_or_cancel(
             task_id: task_id.to_string(),
         };
     }
-    if cancel && let Err(state) = rec.cancel(at.since_ms) {
+    let canceled = if cancel {
+        rec.cancel(at.since_ms)
+    } else {
+        Ok(())
+    };
+    if cancel {
+        sh.changes.send_modify(|n| *n += 1);
+    }
+    if let Err(state) = canceled {
         let why = format!("Task cannot be canceled: it is already {state}");
         return error(id, Some(d), wire::TASK_NOT_CANCELABLE, &why).about(task_id);
     }

@@ -259,6 +259,7 @@ pub(crate) const INTERNAL_ERROR: i64 = -32603;
 pub(crate) const TASK_NOT_FOUND: i64 = -32001;
 pub(crate) const TASK_NOT_CANCELABLE: i64 = -32002;
 pub(crate) const VERSION_NOT_SUPPORTED: i64 = -32009;
+pub(crate) const UNSUPPORTED_OPERATION: i64 = -32004;
 
 /// A JSON-RPC error response. v1 A2A errors carry `google.rpc.ErrorInfo` details like the Python
 /// SDK's; v0.3 and the standard JSON-RPC errors carry no `data`.
@@ -335,4 +336,58 @@ mod tests {
             "auth-required"
         );
     }
+}
+
+/// A stream's status event for `task` (a [`task`] value): v1 `{"statusUpdate": …}`, v0.3
+/// `kind: "status-update"` with `final` set on the last one.
+pub(crate) fn status_update(d: Dialect, task: &Value, last: bool) -> Value {
+    let mut u = json!({
+        "taskId": task["id"],
+        "contextId": task["contextId"],
+        "status": task["status"],
+    });
+    match d {
+        Dialect::V1 => json!({ "statusUpdate": u }),
+        Dialect::V03 => {
+            u["kind"] = json!("status-update");
+            u["final"] = json!(last);
+            u
+        }
+    }
+}
+
+/// The result artifact of `task` as two artifact events, the second appended to the first (so a
+/// client's chunk assembly is exercised on every streamed result).
+pub(crate) fn artifact_updates(d: Dialect, task: &Value) -> Vec<Value> {
+    let Some(art) = task["artifacts"].get(0) else {
+        return Vec::new();
+    };
+    let text = art["parts"][0]["text"].as_str().unwrap_or_default();
+    let cut = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .nth(text.chars().count() / 2)
+        .unwrap_or(text.len());
+    let (head, tail) = text.split_at(cut);
+    [(head, false), (tail, true)]
+        .into_iter()
+        .map(|(piece, later)| {
+            let mut a = art.clone();
+            a["parts"] = json!([text_part(d, piece)]);
+            let mut u = json!({
+                "taskId": task["id"],
+                "contextId": task["contextId"],
+                "artifact": a,
+                "append": later,
+                "lastChunk": later,
+            });
+            match d {
+                Dialect::V1 => json!({ "artifactUpdate": u }),
+                Dialect::V03 => {
+                    u["kind"] = json!("artifact-update");
+                    u
+                }
+            }
+        })
+        .collect()
 }

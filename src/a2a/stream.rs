@@ -1,0 +1,779 @@
+//! A2A streaming (issue 11): `SendStreamingMessage` / `message/stream` and `SubscribeToTask` /
+//! `tasks/resubscribe` over SSE, read as a sequence of whole [`TaskView`]s, so the inline window
+//! and the poller apply a streamed state exactly as they apply a GetTask answer.
+//!
+//! Owns: the request bodies of the two stream calls, the size guard on the byte stream (no line or
+//! event longer than [`MAX_BODY`], like every other answer), the event shapes of v1
+//! (`{task|message|statusUpdate|artifactUpdate}`) and v0.3 (`kind`), and the task assembled from
+//! them (status updates replace the status; artifact updates with `append` extend the artifact's
+//! parts in order). SSE framing is `sse-stream`'s. Only the JSON-RPC binding streams; a REST-only
+//! worker is polled.
+//!
+//! A stream is never trusted to be complete: it may stall, drop or lie, and callers keep polling
+//! whenever it has told nothing newer (`core::inline`, the poller).
+
+use super::card::{Dialect, Endpoint};
+use super::http::{Budget, MAX_BODY, transport_error};
+use super::wire::{self, Op, RpcAnswer};
+use super::{A2aError, TaskView};
+use futures::{Stream, StreamExt};
+use serde_json::{Map, Value, json};
+use std::pin::Pin;
+
+/// What is streamed: a new message's task, or an existing task.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StreamOp<'a> {
+    Send {
+        text: &'a str,
+        task_id: Option<&'a str>,
+        context_id: Option<&'a str>,
+    },
+    Subscribe {
+        id: &'a str,
+    },
+}
+
+impl<'a> StreamOp<'a> {
+    /// The plain operation with the same meaning (its checks and error reading are reused).
+    pub fn plain(&self) -> Op<'a> {
+        match *self {
+            StreamOp::Send {
+                text,
+                task_id,
+                context_id,
+            } => Op::Send {
+                text,
+                task_id,
+                context_id,
+            },
+            StreamOp::Subscribe { id } => Op::Get { id },
+        }
+    }
+}
+
+pub(crate) fn jsonrpc_method(op: &StreamOp, dialect: Dialect) -> &'static str {
+    match (op, dialect) {
+        (StreamOp::Send { .. }, Dialect::V1) => "SendStreamingMessage",
+        (StreamOp::Subscribe { .. }, Dialect::V1) => "SubscribeToTask",
+        (StreamOp::Send { .. }, Dialect::V03) => "message/stream",
+        (StreamOp::Subscribe { .. }, Dialect::V03) => "tasks/resubscribe",
+    }
+}
+
+/// The stream call's params: a send's as for SendMessage less the non-blocking flag (a stream
+/// answers at once by nature), a subscription's just the task id.
+pub(crate) fn jsonrpc_params(op: &StreamOp, ep: &Endpoint) -> Value {
+    match op {
+        StreamOp::Send { .. } => {
+            let mut p = wire::jsonrpc_params(&op.plain(), ep);
+            if let Some(c) = p.get_mut("configuration").and_then(Value::as_object_mut) {
+                c.remove("returnImmediately");
+                c.remove("blocking");
+            }
+            p
+        }
+        StreamOp::Subscribe { id } => {
+            let mut p = json!({ "id": id });
+            if let (Dialect::V1, Some(t), Some(obj)) = (ep.dialect, &ep.tenant, p.as_object_mut()) {
+                obj.insert("tenant".into(), t.clone().into());
+            }
+            p
+        }
+    }
+}
+
+/// Counts the bytes of the current line and event as chunks go by, so a worker that streams
+/// forever without a newline (or without a blank line) is cut at [`MAX_BODY`] instead of growing
+/// the parser's buffer without end. Line ends are LF, CRLF or a lone CR, as in the SSE grammar.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Guard {
+    line: usize,
+    event: usize,
+    after_cr: bool,
+}
+
+impl Guard {
+    /// False once the current event is over the limit.
+    pub fn feed(&mut self, chunk: &[u8], max: usize) -> bool {
+        for &b in chunk {
+            let lf_after_cr = b == b'\n' && self.after_cr;
+            self.after_cr = b == b'\r';
+            if lf_after_cr {
+                continue;
+            }
+            if b == b'\r' || b == b'\n' {
+                if self.line == 0 {
+                    self.event = 0;
+                }
+                self.line = 0;
+                continue;
+            }
+            self.line += 1;
+            self.event += 1;
+            if self.event > max {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// One stream event, as either dialect spells it.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Event<'a> {
+    Task(&'a Value),
+    Message(&'a Value),
+    Status(&'a Value),
+    Artifact(&'a Value),
+    Other,
+}
+
+pub(crate) fn classify(r: &Value) -> Event<'_> {
+    let inner = |k: &str| r.get(k).filter(|v| v.is_object());
+    if let Some(v) = inner("task") {
+        return Event::Task(v);
+    }
+    if let Some(v) = inner("message") {
+        return Event::Message(v);
+    }
+    if let Some(v) = inner("statusUpdate") {
+        return Event::Status(v);
+    }
+    if let Some(v) = inner("artifactUpdate") {
+        return Event::Artifact(v);
+    }
+    match r.get("kind").and_then(Value::as_str) {
+        Some("task") => Event::Task(r),
+        Some("message") => Event::Message(r),
+        Some("status-update") => Event::Status(r),
+        Some("artifact-update") => Event::Artifact(r),
+        _ => Event::Other,
+    }
+}
+
+/// The task as the events so far describe it, kept as task JSON so `wire::parse_task_result`
+/// reads it exactly as it reads a GetTask answer.
+#[derive(Debug, Default)]
+pub(crate) struct Assembly {
+    task: Option<Map<String, Value>>,
+    /// Bytes of artifact parts taken in, bounded like any answer.
+    size: usize,
+    /// The worker said no more events come (v0.3 `final`, or an ending state).
+    pub done: bool,
+}
+
+/// What one event meant.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Folded {
+    /// The task as it now stands.
+    View(TaskView),
+    /// Nothing to tell yet (no state known, or an event we do not use).
+    Nothing,
+}
+
+impl Assembly {
+    pub fn apply(&mut self, r: &Value) -> Result<Folded, String> {
+        match classify(r) {
+            Event::Task(t) => {
+                let obj = t.as_object().ok_or("task is not a JSON object")?.clone();
+                self.size = obj.get("artifacts").map_or(0, |a| a.to_string().len());
+                self.task = Some(obj);
+            }
+            Event::Message(m) => {
+                if self.task.is_some() {
+                    // A progress message on a known task: the task's own status says more.
+                    return Ok(Folded::Nothing);
+                }
+                self.done = true;
+                return wire::parse_send_result(&json!({ "message": m })).map(Folded::View);
+            }
+            Event::Status(u) => {
+                let task = self.skeleton(u)?;
+                let status = u.get("status").cloned().unwrap_or(Value::Null);
+                task.insert("status".into(), status);
+                if u.get("final").and_then(Value::as_bool) == Some(true) {
+                    self.done = true;
+                }
+            }
+            Event::Artifact(u) => {
+                let art = u
+                    .get("artifact")
+                    .and_then(Value::as_object)
+                    .ok_or("artifact update without an artifact")?
+                    .clone();
+                let append = u.get("append").and_then(Value::as_bool) == Some(true);
+                let added = Value::Object(art.clone()).to_string().len();
+                self.size = self.size.saturating_add(added);
+                if self.size > MAX_BODY {
+                    return Err("streamed artifacts larger than 4 MiB".into());
+                }
+                let task = self.skeleton(u)?;
+                add_artifact(task, art, append);
+            }
+            Event::Other => return Ok(Folded::Nothing),
+        }
+        let Some(task) = &self.task else {
+            return Ok(Folded::Nothing);
+        };
+        let has_state = task
+            .get("status")
+            .and_then(|s| s.get("state"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+        if !has_state {
+            return Ok(Folded::Nothing);
+        }
+        let view = wire::parse_task_result(&Value::Object(task.clone()))?;
+        if !view.state.is_live() {
+            self.done = true;
+        }
+        Ok(Folded::View(view))
+    }
+
+    /// The task an update is about, made from the update's ids if no Task event came first.
+    fn skeleton(&mut self, u: &Value) -> Result<&mut Map<String, Value>, String> {
+        let id = u.get("taskId").cloned().unwrap_or(Value::Null);
+        if let Some(t) = &self.task
+            && !id.is_null()
+            && t.get("id") != Some(&id)
+        {
+            return Err("an update about another task than the one streamed".into());
+        }
+        Ok(self.task.get_or_insert_with(|| {
+            let mut t = Map::new();
+            t.insert("id".into(), id);
+            if let Some(c) = u.get("contextId") {
+                t.insert("contextId".into(), c.clone());
+            }
+            t
+        }))
+    }
+}
+
+/// An artifact update: `append` adds its parts to the artifact of the same id (in the order the
+/// chunks came), otherwise it replaces that artifact or is added after the others.
+fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: bool) {
+    let list = task
+        .entry("artifacts")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    let Some(list) = list.as_array_mut() else {
+        return;
+    };
+    let id = art.get("artifactId").cloned();
+    let same = list
+        .iter_mut()
+        .find(|a| id.is_some() && a.get("artifactId") == id.as_ref());
+    match same {
+        Some(old) if append => {
+            let key = if art.contains_key("content") {
+                "content"
+            } else {
+                "parts"
+            };
+            let more = art.get(key).and_then(Value::as_array).cloned();
+            if let (Some(parts), Some(more)) =
+                (old.get_mut(key).and_then(Value::as_array_mut), more.clone())
+            {
+                let mut more = more.into_iter();
+                // A text chunk continues the text before it (a token stream), not a new part.
+                if let Some(first) = more.next() {
+                    match (parts.last_mut(), first.get("text").and_then(Value::as_str)) {
+                        (Some(prev), Some(t))
+                            if prev.get("text").is_some_and(Value::is_string)
+                                && prev.get("kind") == first.get("kind") =>
+                        {
+                            let joined = format!("{}{t}", prev["text"].as_str().unwrap_or(""));
+                            prev["text"] = Value::String(joined);
+                        }
+                        _ => parts.push(first),
+                    }
+                }
+                parts.extend(more);
+            } else if let (Some(obj), Some(more)) = (old.as_object_mut(), more) {
+                obj.insert(key.into(), Value::Array(more));
+            }
+        }
+        Some(old) => *old = Value::Object(art),
+        None => list.push(Value::Object(art)),
+    }
+}
+
+type Sses = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
+
+/// An open stream of one task. [`TaskStream::next`] gives the task each time an event changes
+/// it; `None` once the worker said it is over or closed the stream.
+pub struct TaskStream {
+    events: Sses,
+    asm: Assembly,
+    rpc_id: u64,
+    url: String,
+    /// The task the stream must be about, once known (a subscription's from the start).
+    task_id: Option<String>,
+    ended: bool,
+}
+
+/// Why a stream call was not answered with a stream.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The worker does not serve streaming (a missing route or method, an unsupported
+    /// operation, an answer that is not an event stream): use plain calls from now on.
+    Unsupported(A2aError),
+    /// Another answer that accepted nothing (401, 429, a JSON-RPC error): the plain call will meet
+    /// and report it properly.
+    Declined(A2aError),
+}
+
+impl TaskStream {
+    /// Reads the stream's response head: an event stream, or a refusal (read whole, bounded).
+    pub(crate) async fn open(
+        resp: reqwest::Response,
+        rpc_id: u64,
+        url: &str,
+        task_id: Option<&str>,
+        budget: &Budget,
+    ) -> Result<TaskStream, Refusal> {
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if (200..300).contains(&status) && content_type.starts_with("text/event-stream") {
+            let mut guard = Guard::default();
+            let bytes = resp.bytes_stream().map(move |c| match c {
+                Ok(c) if guard.feed(&c, MAX_BODY) => Ok(c),
+                Ok(_) => Err(std::io::Error::other("an event larger than 4 MiB")),
+                Err(e) => Err(std::io::Error::other(e)),
+            });
+            return Ok(TaskStream {
+                events: Box::pin(sse_stream::SseByteStream::new(bytes)),
+                asm: Assembly::default(),
+                rpc_id,
+                url: url.to_string(),
+                task_id: task_id.map(str::to_string),
+                ended: false,
+            });
+        }
+        let unsupported = |e| Refusal::Unsupported(e);
+        let declined = |e| Refusal::Declined(e);
+        match status {
+            401 | 403 => return Err(declined(A2aError::Auth { status })),
+            404 | 405 | 501 => {
+                return Err(unsupported(A2aError::Protocol(format!(
+                    "{url} answered the stream call with HTTP {status}"
+                ))));
+            }
+            _ => {}
+        }
+        let body = read_bounded(resp, budget).await.map_err(declined)?;
+        let rpc = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| wire::parse_jsonrpc(&v, rpc_id).ok());
+        match rpc {
+            // Method not found, invalid request (an old server), unsupported operation.
+            // (On a subscription, -32004 is also what an ended task gets: not a refusal.)
+            Some(RpcAnswer::Error { code, message })
+                if matches!(code, -32601 | -32600) || (code == -32004 && task_id.is_none()) =>
+            {
+                Err(unsupported(A2aError::Rpc { code, message }))
+            }
+            Some(RpcAnswer::Error { code, message }) => Err(declined(rpc_error(code, message))),
+            _ if (200..300).contains(&status) => Err(unsupported(A2aError::Protocol(format!(
+                "{url} answered the stream call with {content_type:?}, not an event stream"
+            )))),
+            _ => Err(declined(A2aError::Protocol(format!(
+                "{url} answered the stream call with HTTP {status}"
+            )))),
+        }
+    }
+
+    /// The task after the next event that tells something; `None` when the stream is over.
+    /// An `Err` also ends it (garbage, a JSON-RPC error, a broken connection).
+    pub async fn next(&mut self) -> Option<Result<TaskView, A2aError>> {
+        while !self.ended {
+            let sse = match self.events.next().await {
+                None => {
+                    self.ended = true;
+                    return None;
+                }
+                Some(Err(e)) => {
+                    self.ended = true;
+                    return Some(Err(A2aError::Unreachable(format!(
+                        "the stream from {} broke: {}",
+                        self.url,
+                        crate::core::text::one_line(&e.to_string(), 160)
+                    ))));
+                }
+                Some(Ok(sse)) => sse,
+            };
+            let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
+                continue; // a comment (keep-alive) or an id/retry line
+            };
+            match self.fold(&data) {
+                Ok(None) => {}
+                Ok(Some(view)) => {
+                    if self.asm.done {
+                        self.ended = true;
+                    }
+                    return Some(Ok(view));
+                }
+                Err(e) => {
+                    self.ended = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+
+    fn fold(&mut self, data: &str) -> Result<Option<TaskView>, A2aError> {
+        let bad = |why: &str| A2aError::Protocol(format!("{} streamed {why}", self.url));
+        let v: Value = serde_json::from_str(data).map_err(|_| bad("something that is not JSON"))?;
+        let r = match wire::parse_jsonrpc(&v, self.rpc_id) {
+            Ok(RpcAnswer::Result(r)) => r,
+            Ok(RpcAnswer::Error { code, message }) => return Err(rpc_error(code, message)),
+            Err(why) => return Err(bad(&format!("a wrong answer: {why}"))),
+        };
+        let view = match self.asm.apply(&r).map_err(|why| bad(&why))? {
+            Folded::Nothing => return Ok(None),
+            Folded::View(v) => v,
+        };
+        let view = match &self.task_id {
+            Some(id) => super::client::checked(&Op::Get { id }, view)?,
+            None => {
+                let v = super::client::checked(
+                    &Op::Send {
+                        text: "",
+                        task_id: None,
+                        context_id: None,
+                    },
+                    view,
+                )?;
+                self.task_id = Some(v.task_id.clone());
+                v
+            }
+        };
+        Ok(Some(view))
+    }
+}
+
+fn rpc_error(code: i64, message: String) -> A2aError {
+    match code {
+        -32001 => A2aError::TaskNotFound,
+        -32002 => A2aError::NotCancelable,
+        _ => A2aError::Rpc { code, message },
+    }
+}
+
+async fn read_bounded(mut resp: reqwest::Response, budget: &Budget) -> Result<Vec<u8>, A2aError> {
+    budget
+        .run(async {
+            let mut body = Vec::new();
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| transport_error(&e, budget))?
+            {
+                if body.len() + chunk.len() > MAX_BODY {
+                    return Err(A2aError::Protocol("answer larger than 4 MiB".into()));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(body)
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::task::TaskState;
+
+    #[test]
+    fn the_guard_cuts_long_lines_and_events_only() {
+        let mut g = Guard::default();
+        assert!(g.feed(b"data: 12345\n\n", 16));
+        assert!(g.feed(b"data: 12\ndata: 3", 16));
+        assert!(!g.feed(b"456789", 16), "one event over the limit");
+        // Split CRLF across chunks, then a blank line: a new event starts from zero.
+        let mut g = Guard::default();
+        assert!(g.feed(b"data: 1234\r", 10));
+        assert!(g.feed(b"\n\r\ndata: 1234", 10));
+        // A lone CR ends lines too.
+        let mut g = Guard::default();
+        assert!(g.feed(b"data: 1234\r\rdata: 1234\r\r", 10));
+        // Never a newline: cut.
+        let mut g = Guard::default();
+        assert!(!g.feed(&[b'x'; 11], 10));
+    }
+
+    fn views(events: &[Value]) -> (Vec<TaskView>, bool) {
+        let mut a = Assembly::default();
+        let mut out = Vec::new();
+        for e in events {
+            if let Folded::View(v) = a.apply(e).expect("event folds") {
+                out.push(v);
+            }
+        }
+        (out, a.done)
+    }
+
+    #[test]
+    fn v1_task_status_and_chunked_artifact() {
+        let (v, done) = views(&[
+            json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+            json!({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "a", "parts": [{"text": "hel"}]}}}),
+            json!({"artifactUpdate": {"taskId": "t1", "append": true, "artifact": {"artifactId": "a", "parts": [{"text": "lo"}]}, "lastChunk": true}}),
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        ]);
+        let states: Vec<_> = v.iter().map(|v| v.state).collect();
+        use TaskState::*;
+        assert_eq!(states, [Submitted, Working, Working, Working, Completed]);
+        assert_eq!(v[4].text.as_deref(), Some("hello"));
+        assert_eq!(v[4].context_id.as_deref(), Some("c1"));
+        assert!(done);
+    }
+
+    #[test]
+    fn v03_kinds_final_and_replaced_artifact() {
+        let (v, done) = views(&[
+            json!({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "submitted"}}),
+            json!({"kind": "artifact-update", "taskId": "t1", "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "draft"}]}}),
+            json!({"kind": "artifact-update", "taskId": "t1", "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "final"}]}}),
+            json!({"kind": "status-update", "taskId": "t1", "status": {"state": "input-required", "message": {"parts": [{"kind": "text", "text": "which?"}]}}, "final": true}),
+        ]);
+        let last = v.last().expect("a view");
+        assert_eq!(last.state, TaskState::InputRequired);
+        assert_eq!(last.question.as_deref(), Some("which?"));
+        assert_eq!(last.text.as_deref(), Some("final"));
+        assert!(done);
+    }
+
+    #[test]
+    fn a_direct_message_is_the_answer_and_updates_without_a_task_wait_for_a_state() {
+        let (v, done) = views(&[
+            json!({"message": {"messageId": "m1", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}}),
+        ]);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].state, TaskState::Completed);
+        assert_eq!(v[0].text.as_deref(), Some("hi"));
+        assert!(done);
+        let (v, done) = views(&[
+            json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}}),
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}}),
+        ]);
+        assert_eq!(v.len(), 1, "nothing before a state is known");
+        assert_eq!(
+            (v[0].state, v[0].text.as_deref()),
+            (TaskState::Working, Some("x"))
+        );
+        assert!(!done);
+    }
+
+    #[test]
+    fn another_tasks_update_and_oversized_artifacts_are_refused() {
+        let mut a = Assembly::default();
+        a.apply(&json!({"task": {"id": "t1", "status": {"state": "TASK_STATE_WORKING"}}}))
+            .unwrap();
+        let other =
+            json!({"statusUpdate": {"taskId": "t2", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        assert!(a.apply(&other).is_err());
+        let chunk = "x".repeat(1024 * 1024);
+        let ev = json!({"artifactUpdate": {"taskId": "t1", "append": true, "artifact": {"artifactId": "a", "parts": [{"text": chunk}]}}});
+        let r: Vec<_> = (0..5).map(|_| a.apply(&ev).is_ok()).collect();
+        assert_eq!(r, [true, true, true, false, false]);
+    }
+
+    #[test]
+    fn stream_params() {
+        let ep = Endpoint {
+            dialect: Dialect::V1,
+            binding: super::super::card::Binding::JsonRpc,
+            url: "http://w/".into(),
+            tenant: None,
+        };
+        let send = StreamOp::Send {
+            text: "hi",
+            task_id: None,
+            context_id: None,
+        };
+        let p = jsonrpc_params(&send, &ep);
+        assert_eq!(p["configuration"], json!({"historyLength": 0}));
+        assert_eq!(jsonrpc_method(&send, Dialect::V03), "message/stream");
+        let sub = StreamOp::Subscribe { id: "t1" };
+        assert_eq!(jsonrpc_params(&sub, &ep), json!({"id": "t1"}));
+        assert_eq!(jsonrpc_method(&sub, Dialect::V1), "SubscribeToTask");
+    }
+}
+
+/// The client's streams against the embedded fake worker, every mode and both dialects.
+#[cfg(test)]
+mod fake_tests {
+    use crate::a2a::{A2aError, Started, TaskStream, TaskView, Worker, http_client};
+    use crate::config::WorkerConfig;
+    use crate::core::task::TaskState;
+    use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    async fn fake(stream: StreamMode, v03_only: bool) -> (FakeWorker, Worker) {
+        let w = FakeWorker::start(FakeWorkerOptions {
+            stream,
+            v03_only,
+            ..Default::default()
+        })
+        .await
+        .expect("fake worker");
+        let cfg = WorkerConfig {
+            url: w.url.clone(),
+            ..Default::default()
+        };
+        let worker = Worker::new("fake", cfg, http_client());
+        (w, worker)
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(10)
+    }
+
+    async fn started(worker: &Worker, text: &str) -> Started {
+        worker
+            .send_streamed(text, None, None, soon())
+            .await
+            .expect("send")
+    }
+
+    async fn all(mut s: TaskStream) -> Vec<Result<TaskView, A2aError>> {
+        let mut out = Vec::new();
+        while let Some(v) = tokio::time::timeout(Duration::from_secs(10), s.next())
+            .await
+            .expect("the stream goes on")
+        {
+            out.push(v);
+        }
+        out
+    }
+
+    fn states(vs: &[Result<TaskView, A2aError>]) -> Vec<TaskState> {
+        vs.iter()
+            .map(|v| v.as_ref().expect("a view").state)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_slow_task_streams_to_its_end_in_both_dialects() {
+        use TaskState::*;
+        for v03 in [false, true] {
+            let (_w, worker) = fake(StreamMode::On, v03).await;
+            assert!(worker.streams(soon()).await);
+            let Started::Stream(s) = started(&worker, "slow 0.3 the thing").await else {
+                panic!("a streaming worker streams");
+            };
+            let vs = all(s).await;
+            // Each artifact chunk is one more view of the working task.
+            let st = states(&vs);
+            assert_eq!(st.first(), Some(&Submitted), "{st:?}");
+            assert_eq!(st.last(), Some(&Completed), "{st:?}");
+            assert!(st.contains(&Working), "{st:?}");
+            let last = vs.last().unwrap().as_ref().unwrap();
+            assert_eq!(last.text.as_deref(), Some("done: the thing"), "v03 {v03}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_echo_and_a_question_end_the_stream() {
+        let (_w, worker) = fake(StreamMode::On, false).await;
+        let Started::Stream(s) = started(&worker, "hello there").await else {
+            panic!("streamed");
+        };
+        let vs = all(s).await;
+        let last = vs.last().unwrap().as_ref().unwrap();
+        assert_eq!(
+            (last.state, last.text.as_deref()),
+            (TaskState::Completed, Some("hello there"))
+        );
+        let Started::Stream(s) = started(&worker, "ask which one?").await else {
+            panic!("streamed");
+        };
+        let vs = all(s).await;
+        let last = vs.last().unwrap().as_ref().unwrap();
+        assert_eq!(
+            (last.state, last.question.as_deref()),
+            (TaskState::InputRequired, Some("which one?"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_subscription_starts_with_the_whole_task_and_an_ended_task_is_refused() {
+        let (_w, worker) = fake(StreamMode::On, false).await;
+        let Started::Stream(mut s) = started(&worker, "slow 0.4 sub").await else {
+            panic!("streamed");
+        };
+        let id = s.next().await.unwrap().unwrap().task_id;
+        let sub = worker
+            .subscribe(&id, soon())
+            .await
+            .unwrap()
+            .expect("a stream");
+        let vs = all(sub).await;
+        assert_eq!(states(&vs)[0], TaskState::Working);
+        assert_eq!(states(&vs).last(), Some(&TaskState::Completed));
+        // Ended: the subscription is refused, and the worker still counts as streaming.
+        assert!(worker.subscribe(&id, soon()).await.unwrap().is_none());
+        assert!(worker.streams(soon()).await);
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_refuses_streaming_is_sent_plainly_and_remembered() {
+        for mode in [StreamMode::Http404, StreamMode::RpcError] {
+            let (w, worker) = fake(mode, false).await;
+            assert!(worker.streams(soon()).await);
+            let Started::Plain(v) = started(&worker, "hi").await else {
+                panic!("{mode:?}: no stream");
+            };
+            assert_eq!(v.state, TaskState::Submitted);
+            assert!(!worker.streams(soon()).await, "{mode:?}");
+            let methods: Vec<_> = w.events().into_iter().map(|e| e.method).collect();
+            assert_eq!(
+                methods,
+                ["card", "SendStreamingMessage", "SendMessage"],
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn dropped_garbage_and_mute_streams() {
+        let (_w, worker) = fake(StreamMode::Drop, false).await;
+        let Started::Stream(s) = started(&worker, "slow 5 x").await else {
+            panic!("streamed");
+        };
+        assert_eq!(states(&all(s).await), [TaskState::Submitted]);
+
+        let (_w, worker) = fake(StreamMode::Garbage, false).await;
+        let Started::Stream(s) = started(&worker, "slow 5 x").await else {
+            panic!("streamed");
+        };
+        let vs = all(s).await;
+        assert_eq!(vs.len(), 2);
+        assert!(
+            matches!(&vs[1], Err(A2aError::Protocol(m)) if m.contains("not JSON")),
+            "{vs:?}"
+        );
+
+        let (_w, worker) = fake(StreamMode::Mute, false).await;
+        let Started::Stream(mut s) = started(&worker, "hi").await else {
+            panic!("streamed");
+        };
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), s.next())
+                .await
+                .is_err()
+        );
+    }
+}
