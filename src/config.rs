@@ -61,6 +61,11 @@ pub struct Timing {
     pub poll_timeout_s: f64,
     pub max_failed_polls: u32,
     pub done_display_s: f64,
+    /// Use a worker's SSE stream when its card offers one (issue 11); polling stays the safety
+    /// net either way. `false`: plain calls only, as before streaming.
+    pub streaming: bool,
+    /// At most this many open subscriptions per worker in the background; the rest are polled.
+    pub max_streams_per_worker: u32,
 }
 
 impl Default for Timing {
@@ -71,6 +76,8 @@ impl Default for Timing {
             poll_timeout_s: 15.0,
             max_failed_polls: 6,
             done_display_s: 5.0,
+            streaming: true,
+            max_streams_per_worker: 32,
         }
     }
 }

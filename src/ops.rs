@@ -6,7 +6,7 @@
 //! records every task in the session store, and starts the session's poller when a task is left
 //! live.
 
-use crate::a2a::{A2aError, TaskView, Worker};
+use crate::a2a::{A2aError, Started, TaskView, Worker};
 use crate::config::Config;
 use crate::core::fence::{self, TaskFacts};
 use crate::core::task::TaskState;
@@ -136,7 +136,13 @@ impl Session {
             .map_err(|_| anyhow!("worker cache lock poisoned"))?;
         Ok(map
             .entry(alias.to_string())
-            .or_insert_with(|| Arc::new(Worker::new(alias, cfg.clone(), self.http.clone())))
+            .or_insert_with(|| {
+                let w = Worker::new(alias, cfg.clone(), self.http.clone());
+                if !self.config.timing.streaming {
+                    w.disable_streaming();
+                }
+                Arc::new(w)
+            })
             .clone())
     }
 
@@ -269,15 +275,36 @@ impl Session {
             .await
             .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
         let sent_at = Instant::now();
-        let view = worker
-            .send(
-                message,
-                task_id,
-                context_id.as_deref(),
-                budget.request_deadline(self.poll_timeout()),
-            )
+        let deadline = budget.request_deadline(self.poll_timeout());
+        let started = worker
+            .send_streamed(message, task_id, context_id.as_deref(), deadline)
             .await
             .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+        // A streamed send's first event is the task (or the direct answer); without it there is no
+        // task id to track, so a stream that says nothing in time fails like a send would.
+        let (view, mut stream) = match started {
+            Started::Plain(v) => (v, None),
+            Started::Stream(mut s) => {
+                let first = tokio::time::timeout_at(deadline, s.next()).await;
+                let first = match first {
+                    Ok(Some(r)) => r,
+                    Ok(None) => Err(A2aError::Protocol(format!(
+                        "{} closed the stream before saying anything",
+                        worker.config.url
+                    ))),
+                    Err(_) => Err(A2aError::Timeout(
+                        deadline.saturating_duration_since(sent_at).as_secs_f64(),
+                    )),
+                };
+                // The worker may have taken the message, but told no task id: nothing can be
+                // tracked. Its streaming is not to be relied on, so later sends go out plainly.
+                let v = first.map_err(|e| {
+                    worker.stream_failed(&e);
+                    worker_error(alias, &worker.config.url, &e)
+                })?;
+                (v, Some(s))
+            }
+        };
         let mut view = view;
         // An answer to an input-required task may come back with the task still in its old
         // waiting state (a2a-sdk 0.3 answers the snapshot taken before the resumed run starts):
@@ -325,7 +352,42 @@ impl Session {
         crate::poller::ensure(&self.ctx, &self.id);
 
         let mut last = view;
-        loop {
+        // What one streamed event (the task as it now stands) does: applied like a poll; the
+        // answer when the task ended.
+        let on_event = |window: &mut inline::Window,
+                        last: &mut TaskView,
+                        r: Option<Result<TaskView, A2aError>>,
+                        stream: &mut Option<crate::a2a::TaskStream>|
+         -> Result<Option<Outcome>> {
+            let v = match r {
+                Some(Ok(v)) => v,
+                Some(Err(e)) => {
+                    tracing::debug!(worker = %alias, "stream ended, polling on: {e}");
+                    *stream = None;
+                    return Ok(None);
+                }
+                None => {
+                    *stream = None;
+                    return Ok(None);
+                }
+            };
+            let after = window.streamed(
+                last.state,
+                crate::a2a::poll_outcome(&Ok(v.clone())),
+                now_ms(),
+            );
+            let (update, told) = match &after {
+                inline::After::Ended(u) => (u, true),
+                inline::After::Live(u) | inline::After::Deferred { update: u, .. } => (u, false),
+            };
+            self.store(|s| s.apply_poll(alias, &v.task_id, update, told, now_ms()))?;
+            *last = v;
+            Ok(match after {
+                inline::After::Ended(_) => Some(self.outcome(last, alias, false)),
+                _ => None,
+            })
+        };
+        'window: loop {
             let (at, cut) = match window.next(sent_at.elapsed(), now_ms()) {
                 inline::Step::Poll { at, cut } => (at, cut),
                 inline::Step::HandOver { next_poll_ms } => {
@@ -333,18 +395,38 @@ impl Session {
                     return Ok(self.outcome(&last, alias, true));
                 }
             };
-            tokio::select! {
-                _ = tokio::time::sleep_until(sent_at + at) => {}
-                _ = &mut stop => break,
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(sent_at + at) => break,
+                    r = next_event(&mut stream) => {
+                        if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
+                            return Ok(o);
+                        }
+                    }
+                    _ = &mut stop => break 'window,
+                }
+            }
+            if !window.due() {
+                continue;
             }
             progress(format!("waiting for {alias}: {}", last.state));
             let deadline = budget
                 .request_deadline(self.poll_timeout())
                 .min(sent_at + cut);
             let started = now_ms();
-            let polled = tokio::select! {
-                p = worker.get_task(&last.task_id, deadline) => p,
-                _ = &mut stop => break,
+            let task = last.task_id.clone();
+            let poll = worker.get_task(&task, deadline);
+            let mut poll = std::pin::pin!(poll);
+            let polled = loop {
+                tokio::select! {
+                    p = &mut poll => break p,
+                    r = next_event(&mut stream) => {
+                        if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
+                            return Ok(o);
+                        }
+                    }
+                    _ = &mut stop => break 'window,
+                }
             };
             let not_found = matches!(polled, Err(A2aError::TaskNotFound));
             let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
@@ -461,6 +543,16 @@ impl Session {
     /// This session's tasks, oldest first.
     pub fn tasks(&self) -> Result<Vec<TaskRecord>> {
         self.store(|s| s.all())
+    }
+}
+
+/// The next event of the stream, if one is open; never, if not (so `select!` waits on the rest).
+async fn next_event(
+    stream: &mut Option<crate::a2a::TaskStream>,
+) -> Option<Result<TaskView, A2aError>> {
+    match stream {
+        Some(s) => s.next().await,
+        None => std::future::pending().await,
     }
 }
 

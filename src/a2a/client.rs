@@ -119,6 +119,14 @@ impl Worker {
         self.lock().no_stream = true;
     }
 
+    /// A stream call was accepted but its stream told no task (silence, garbage, a close): plain
+    /// calls from now on, logged once.
+    pub fn stream_failed(&self, why: &A2aError) {
+        if !std::mem::replace(&mut self.lock().no_stream, true) {
+            tracing::warn!(worker = %self.alias, "the worker's stream told no task ({why}); polling it instead");
+        }
+    }
+
     /// Whether this worker's card offers streaming over JSON-RPC, and it has not refused it.
     pub async fn streams(&self, deadline: Instant) -> bool {
         if self.lock().no_stream {

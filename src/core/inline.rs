@@ -26,6 +26,9 @@ pub struct Window {
     interval: Duration,
     sent_ms: i64,
     last_started_ms: Option<i64>,
+    /// The worker's stream told a state since the last poll slot: the next slot's poll is not
+    /// needed (issue 11: polls run only when the stream has told nothing newer).
+    streamed: bool,
 }
 
 /// What the window does next.
@@ -70,6 +73,7 @@ impl Window {
             interval,
             sent_ms,
             last_started_ms: None,
+            streamed: false,
         }
     }
 
@@ -109,6 +113,22 @@ impl Window {
         let interval = self.interval.as_millis() as i64;
         self.last_started_ms
             .map_or(now_ms + interval, |t| (t + interval).max(now_ms))
+    }
+
+    /// At a poll slot: whether to poll. Not when the stream told a state since the last slot (it
+    /// is working); always when it told nothing, so a stalled or dropped stream changes nothing.
+    pub fn due(&mut self) -> bool {
+        !std::mem::take(&mut self.streamed)
+    }
+
+    /// Folds one event of the worker's stream (the task as it now stands) into the task, as a
+    /// poll that cannot fail. It does not move the poll rhythm the poller takes over.
+    pub fn streamed(&mut self, before: TaskState, outcome: PollOutcome, at_ms: i64) -> After {
+        self.streamed = true;
+        let last = self.last_started_ms;
+        let after = self.after(before, outcome, at_ms);
+        self.last_started_ms = last;
+        after
     }
 
     /// Folds one inline poll, begun at `started_ms`, into the task. Failed inline polls do not
@@ -192,6 +212,33 @@ mod tests {
         assert_eq!((u.failed_polls, u.next_poll_ms), (0, Some(23_500)));
         assert_eq!(w.hand_over_ms(11_000), 15_500);
         assert_eq!(w.hand_over_ms(20_000), 20_000);
+    }
+
+    #[test]
+    fn a_stream_event_stands_in_for_the_next_poll_only() {
+        let mut w = seed(Duration::from_secs(60));
+        assert!(w.due(), "no stream: every slot polls");
+        let seen = |state| PollOutcome::Seen {
+            state,
+            wire_state: String::new(),
+            text: Some("done".into()),
+            question: None,
+            context_id: None,
+        };
+        let After::Live(u) = w.streamed(TaskState::Submitted, seen(TaskState::Working), 10_100)
+        else {
+            panic!("working is live");
+        };
+        assert_eq!(u.next_poll_ms, Some(w.first_background_poll_ms()));
+        assert!(!w.due(), "the stream told something: skip this slot");
+        assert!(w.due(), "and nothing since: poll the next");
+        // A streamed event does not move the hand-over rhythm.
+        assert_eq!(w.hand_over_ms(11_000), 16_000);
+        let After::Ended(u) = w.streamed(TaskState::Working, seen(TaskState::Completed), 10_200)
+        else {
+            panic!("completed ends it");
+        };
+        assert_eq!(u.text.as_deref(), Some("done"));
     }
 
     #[test]

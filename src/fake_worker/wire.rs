@@ -310,34 +310,6 @@ pub(crate) fn rfc3339(unix_ms: i64) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339(1_798_675_200_000), "2026-12-31T00:00:00.000Z");
-    }
-
-    #[test]
-    fn state_spellings() {
-        assert_eq!(
-            state_str(Dialect::V1, TaskState::InputRequired),
-            "TASK_STATE_INPUT_REQUIRED"
-        );
-        assert_eq!(
-            state_str(Dialect::V1, TaskState::Canceled),
-            "TASK_STATE_CANCELED"
-        );
-        assert_eq!(
-            state_str(Dialect::V03, TaskState::AuthRequired),
-            "auth-required"
-        );
-    }
-}
-
 /// A stream's status event for `task` (a [`task`] value): v1 `{"statusUpdate": …}`, v0.3
 /// `kind: "status-update"` with `final` set on the last one.
 pub(crate) fn status_update(d: Dialect, task: &Value, last: bool) -> Value {
@@ -390,4 +362,32 @@ pub(crate) fn artifact_updates(d: Dialect, task: &Value) -> Vec<Value> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(1_798_675_200_000), "2026-12-31T00:00:00.000Z");
+    }
+
+    #[test]
+    fn state_spellings() {
+        assert_eq!(
+            state_str(Dialect::V1, TaskState::InputRequired),
+            "TASK_STATE_INPUT_REQUIRED"
+        );
+        assert_eq!(
+            state_str(Dialect::V1, TaskState::Canceled),
+            "TASK_STATE_CANCELED"
+        );
+        assert_eq!(
+            state_str(Dialect::V03, TaskState::AuthRequired),
+            "auth-required"
+        );
+    }
 }

@@ -128,6 +128,8 @@ fn inline_schedule(kind: Kind) {
     };
     let home = TempHome::new();
     ok(&home, &["worker", "add", "w", &peer.url]);
+    // The seed's polling contract, so streaming (issue 11) is off: a stream stands in for polls.
+    append_timing(&home.a2a_home(), "streaming = false");
     let r = send_json(&home, "w", "slow 30 timing", &[]);
     assert_eq!(r["tracked"], true, "{r}");
     let id = r["taskId"].as_str().unwrap().to_string();

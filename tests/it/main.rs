@@ -22,6 +22,7 @@ mod peers;
 mod poller;
 mod regression;
 mod statusline;
+mod stream;
 mod util;
 mod wake;
 mod workers;

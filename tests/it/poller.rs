@@ -281,7 +281,8 @@ fn cadence(kind: Kind) {
     let _guard = NoOrphans(vec![s.clone()]);
     ok(&home, &s, &["worker", "add", "w", &peer.url]);
     // Only the window is shortened; poll_interval_s stays the seed's 5.
-    timing(&home, "inline_polls_s = [0.2]");
+    // The seed's polling contract, so streaming (issue 11) is off: a stream would stand in for polls.
+    timing(&home, "inline_polls_s = [0.2]\nstreaming = false");
     let id = send_tracked(&home, &s, "w", "slow 11 cadence");
     wait_until("the poller to see the task complete", 30 * SECOND, || {
         is_done(&home, &s, &id, "completed")
@@ -436,7 +437,7 @@ fn token_refresh(kind: Kind) {
     );
     timing(
         &home,
-        "inline_polls_s = [0.2]\npoll_interval_s = 0.5\npoll_timeout_s = 2",
+        "inline_polls_s = [0.2]\npoll_interval_s = 0.5\npoll_timeout_s = 2\nstreaming = false",
     );
     let id = send_tracked_env(&home, &s, "w", "slow 5 across expiry", &secret);
     wait_until("the task to complete across expiries", 30 * SECOND, || {
@@ -799,7 +800,8 @@ mod over_mcp {
         let Some(peer) = Peer::start(kind, &[]) else {
             return;
         };
-        let home = Home::new(Some(&peer.url), "");
+        // The seed's inline polls, so streaming (issue 11) is off.
+        let home = Home::new(Some(&peer.url), "streaming = false");
         let s = sid(&format!("mcp-window-{kind:?}"));
         let _guard = NoOrphans(vec![s.clone()]);
         let mut m = Mcp::start(home.path(), &[("CLAUDE_CODE_SESSION_ID", s.as_str())]).await;

@@ -35,7 +35,10 @@ fn null_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u16, D::Error>
 
 impl Event {
     pub fn is_send(&self) -> bool {
-        matches!(self.method.as_str(), "SendMessage" | "message/send")
+        matches!(
+            self.method.as_str(),
+            "SendMessage" | "message/send" | "SendStreamingMessage" | "message/stream"
+        )
     }
     pub fn is_get(&self) -> bool {
         matches!(self.method.as_str(), "GetTask" | "tasks/get")

@@ -1,0 +1,150 @@
+//! Streaming (issue 11), inline: `send` to a worker that streams returns the moment the worker
+//! ends the task, and every fault of the stream leaves polling to finish the task as before.
+//! Worker-side times come from the workers' request logs (the fake worker's task ends exactly
+//! `slow N` after the send arrived, by its time model).
+
+use crate::util::{TempHome, wait_until};
+use crate::workers::{Kind, Peer, SECOND, append_timing, ok, send_json};
+use std::time::Duration;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+fn is_stream_send(method: &str) -> bool {
+    matches!(method, "SendStreamingMessage" | "message/stream")
+}
+
+/// A 2 s task comes back ≤ 100 ms after the worker ended it, through the stream.
+fn two_seconds(kind: Kind, extra: &[&str]) {
+    let Some(peer) = Peer::start(kind, extra) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let r = send_json(&home, "w", "slow 2 timed", &[]);
+    let returned = now_ms();
+    assert_eq!(r["state"], "completed", "{r}");
+    assert_eq!(r["tracked"], false, "{r}");
+    assert!(
+        r["text"].as_str().unwrap_or("").contains("done: timed"),
+        "{r}"
+    );
+    let events = peer.events();
+    let sent = events
+        .iter()
+        .find(|e| is_stream_send(&e.method))
+        .unwrap_or_else(|| panic!("a stream send, saw {events:?}"));
+    let ended = sent.at_ms + 2000;
+    let late = returned - ended;
+    // The client's own clock includes the process exit; the poll schedule alone would be 1.5 s.
+    assert!(
+        (0..=100).contains(&late),
+        "returned {late} ms after the worker ended the task"
+    );
+}
+
+#[test]
+fn a_2s_task_returns_as_it_ends_fake() {
+    two_seconds(Kind::Fake, &["--streaming", "on"])
+}
+
+#[test]
+fn a_2s_task_returns_as_it_ends_fake_v03() {
+    two_seconds(Kind::FakeV03, &["--streaming", "on"])
+}
+
+#[test]
+fn a_2s_task_returns_as_it_ends_python() {
+    two_seconds(Kind::PyV1, &[])
+}
+
+/// An echo is answered without waiting for the 0.5 s poll, and nothing is polled.
+#[test]
+fn a_quick_task_does_not_wait_for_a_poll() {
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on"]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let started = std::time::Instant::now();
+    let r = send_json(&home, "w", "hello", &[]);
+    let took = started.elapsed();
+    assert_eq!(
+        (r["state"].as_str(), r["text"].as_str()),
+        (Some("completed"), Some("hello"))
+    );
+    assert!(took < Duration::from_millis(450), "took {took:?}");
+    assert!(
+        !peer.events().iter().any(|e| e.is_get()),
+        "{:?}",
+        peer.events()
+    );
+}
+
+/// Each fault of the stream: the task still ends in the inline window, found by polling, and is
+/// told once (the tool result; nothing left for the wake).
+fn fault(mode: &str) {
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", mode]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let r = send_json(&home, "w", "slow 1 through", &[]);
+    assert_eq!(r["state"], "completed", "{mode}: {r}");
+    assert_eq!(r["text"], "done: through", "{mode}: {r}");
+    assert_eq!(r["tracked"], false, "{mode}: {r}");
+    let tasks = ok(&home, &["tasks", "--json"]);
+    assert_eq!(tasks.matches("\"task_id\"").count(), 1, "{mode}: {tasks}");
+    assert!(
+        peer.events().iter().any(|e| e.is_get()),
+        "{mode}: polling found the end"
+    );
+}
+
+#[test]
+fn fault_stream_dropped_mid_task() {
+    fault("drop")
+}
+
+#[test]
+fn fault_stream_of_garbage() {
+    fault("garbage")
+}
+
+#[test]
+fn fault_card_claims_streaming_and_404s() {
+    fault("http404")
+}
+
+#[test]
+fn fault_card_claims_streaming_and_rpc_error() {
+    fault("rpc-error")
+}
+
+/// A stream that never says anything: the send cannot learn the task id, so it fails like a send
+/// without an answer (at `poll_timeout_s`), and the next send to that worker goes out plainly.
+#[test]
+fn fault_stream_that_never_sends_an_event() {
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "mute"]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    append_timing(&home.a2a_home(), "poll_timeout_s = 1");
+    let out = crate::workers::a2a(&home, &["send", "w", "hello", "--json"]);
+    assert!(!out.status.success());
+    let err = crate::workers::stderr(&out);
+    assert!(err.contains("no answer within"), "{err}");
+    wait_until("the worker logs the stream call", 5 * SECOND, || {
+        peer.events().iter().any(|e| is_stream_send(&e.method))
+    });
+}
+
+#[test]
+fn a_2s_task_returns_as_it_ends_python_v03() {
+    two_seconds(Kind::PyV03, &[])
+}
