@@ -64,8 +64,6 @@ pub struct Timing {
     /// Use a worker's SSE stream when its card offers one (issue 11); polling stays the safety
     /// net either way. `false`: plain calls only, as before streaming.
     pub streaming: bool,
-    /// At most this many open subscriptions per worker in the background; the rest are polled.
-    pub max_streams_per_worker: u32,
 }
 
 impl Default for Timing {
@@ -77,7 +75,6 @@ impl Default for Timing {
             max_failed_polls: 6,
             done_display_s: 5.0,
             streaming: true,
-            max_streams_per_worker: 32,
         }
     }
 }

@@ -148,3 +148,38 @@ fn fault_stream_that_never_sends_an_event() {
 fn a_2s_task_returns_as_it_ends_python_v03() {
     two_seconds(Kind::PyV03, &[])
 }
+
+/// The same through the MCP tool Claude calls, in process with the embedded fake worker: the
+/// `send` result arrives ≤ 100 ms after the worker's clock ended the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
+    use crate::mcp::{Home, Mcp, structured};
+    use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    let w = FakeWorker::start(FakeWorkerOptions {
+        stream: StreamMode::On,
+        ..Default::default()
+    })
+    .await
+    .expect("fake worker");
+    let home = Home::new(Some(&w.url), "");
+    let mut m = Mcp::start(home.path(), &[("CLAUDE_CODE_SESSION_ID", "stream-mcp")]).await;
+    let r = m
+        .call(
+            "send",
+            serde_json::json!({"worker": "fake", "message": "slow 2 via mcp"}),
+        )
+        .await;
+    let returned = now_ms();
+    let r = structured(&r).clone();
+    assert_eq!(r["state"], "completed", "{r}");
+    let sent = w
+        .events()
+        .into_iter()
+        .find(|e| is_stream_send(&e.method))
+        .expect("a stream send");
+    let late = returned - (sent.at_ms + 2000);
+    assert!(
+        (0..=100).contains(&late),
+        "returned {late} ms after the worker ended the task"
+    );
+}
