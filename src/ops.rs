@@ -299,7 +299,13 @@ impl Session {
                 // The worker may have taken the message, but told no task id: nothing can be
                 // tracked. Its streaming is not to be relied on, so later sends go out plainly.
                 let v = first.map_err(|e| {
-                    worker.stream_failed(&e);
+                    // An A2A error (task not found, invalid params) is the worker speaking.
+                    if matches!(
+                        e,
+                        A2aError::Timeout(_) | A2aError::Protocol(_) | A2aError::Unreachable(_)
+                    ) {
+                        worker.stream_failed(&e);
+                    }
                     worker_error(alias, &worker.config.url, &e)
                 })?;
                 (v, Some(s))
