@@ -7,26 +7,15 @@
 
 use super::bounds;
 use super::fence::{self, TaskFacts};
-use super::task::EndReason;
 
-/// The INTERFACES.md symbols: ✓ completed, ✕ failed/rejected/lost, ⊘ canceled (and a worker
-/// removed: tracking was stopped on purpose), ? input-required/auth-required/unknown.
+/// The INTERFACES.md symbol of an ended task (`core::ending`, the one table).
 pub fn symbol(t: &TaskFacts<'_>) -> &'static str {
-    match t.end {
-        Some(EndReason::Lost | EndReason::Gone) => "✕",
-        Some(EndReason::Removed) => "⊘",
-        _ => t.state.symbol(),
-    }
+    super::ending::of(t.state, t.end, false).symbol
 }
 
 /// What happened, in a word or two: `completed`, `lost contact`, `no longer tracked`.
 pub fn outcome_word(t: &TaskFacts<'_>) -> &'static str {
-    match t.end {
-        Some(EndReason::Lost) => "lost contact",
-        Some(EndReason::Removed) => "no longer tracked",
-        Some(EndReason::Gone) => "gone",
-        _ => t.state.as_str(),
-    }
+    super::ending::of(t.state, t.end, false).word
 }
 
 /// `3f9a…`: enough of the id to tell tasks apart in a line, not the whole uuid.
@@ -124,6 +113,7 @@ pub fn context(notes: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::task::EndReason;
     use crate::core::task::TaskState;
 
     fn ended(worker: &'static str, state: TaskState, end: Option<EndReason>) -> TaskFacts<'static> {

@@ -9,8 +9,9 @@
 use super::server::A2aServer;
 use crate::a2a::Worker;
 use crate::config::Config;
+use crate::core::ending::Standing;
 use crate::core::fence;
-use crate::core::task::{EndReason, TaskState};
+use crate::core::task::TaskState;
 use crate::core::text::one_line;
 use crate::env::now_ms;
 use crate::ops::{BUDGET_RESERVE, Budget, Outcome, Session};
@@ -389,14 +390,8 @@ fn tool_error(e: &anyhow::Error) -> CallToolResult {
 
 const NO_TASKS: &str = "no tasks in this session";
 
-fn status_of(t: &TaskRecord) -> &'static str {
-    match t.end_reason() {
-        Some(EndReason::Lost) => "lost contact",
-        Some(EndReason::Removed) => "no longer tracked",
-        _ if t.is_live() => "running",
-        _ if t.state.is_waiting() => "waiting for input",
-        _ => "ended",
-    }
+fn status_of(t: &TaskRecord) -> crate::core::ending::Ending {
+    crate::core::ending::of(t.state, t.end_reason(), t.is_live())
 }
 
 /// The `tasks` list: live, waiting, recently ended and not-yet-told tasks, newest `MAX_LISTED`.
@@ -419,11 +414,11 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
     let mut rows = Vec::with_capacity(shown.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
     for t in &shown {
-        let status = status_of(t);
-        match status {
-            "running" => running += 1,
-            "waiting for input" => waiting += 1,
-            _ => ended += 1,
+        let ending = status_of(t);
+        match ending.standing {
+            Standing::Running => running += 1,
+            Standing::Waiting => waiting += 1,
+            Standing::Ended => ended += 1,
         }
         let note = (!t.is_live() && t.delivered_ms.is_none()).then(|| {
             let (text, cut) = match t.result.as_deref() {
@@ -451,7 +446,7 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             worker: t.worker.clone(),
             task_id: t.task_id.clone(),
             state: t.state,
-            status: status.to_string(),
+            status: ending.status.to_string(),
             age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
             message: one_line(&t.message, 60),
             question: t

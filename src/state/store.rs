@@ -418,17 +418,20 @@ impl Store {
             )?;
             snap.push_more_running(u32::try_from(live - 1).unwrap_or(u32::MAX));
         }
-        self.push_rows(
-            &mut snap,
-            "WHERE seq IN (
-                SELECT seq FROM tasks WHERE state IN ('input-required', 'auth-required')
-                    AND ended_ms IS NOT NULL
-                UNION SELECT seq FROM tasks WHERE ended_ms = (
-                    SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
-                        AND state NOT IN ('input-required', 'auth-required')
-                    ORDER BY ended_ms DESC LIMIT 1)
-             ) ORDER BY started_ms, seq",
-        )?;
+        // The waiting states come from `core::ending`, the table the line itself draws by.
+        static WAITING_AND_NEWEST: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            let waiting = crate::core::ending::waiting_states_sql();
+            format!(
+                "WHERE seq IN (
+                    SELECT seq FROM tasks WHERE state IN ({waiting}) AND ended_ms IS NOT NULL
+                    UNION SELECT seq FROM tasks WHERE ended_ms = (
+                        SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
+                            AND state NOT IN ({waiting})
+                        ORDER BY ended_ms DESC LIMIT 1)
+                 ) ORDER BY started_ms, seq"
+            )
+        });
+        self.push_rows(&mut snap, &WAITING_AND_NEWEST)?;
         Ok(snap)
     }
 
