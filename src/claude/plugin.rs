@@ -35,4 +35,10 @@ pub const FILES: &[(&str, &str, u32)] = &[
 ];
 
 /// The hook events the plugin must register, as `a2a-mod hook <arg>` arguments (doctor checks).
-pub const HOOK_ARGS: &[&str] = &["session-start", "user-prompt-submit", "post-tool-use"];
+pub const HOOK_ARGS: &[&str] = &[
+    "session-start",
+    "user-prompt-submit",
+    "post-tool-use",
+    "wake",
+    "stop",
+];

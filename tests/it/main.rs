@@ -2,6 +2,7 @@
 //! the way Claude Code, users and workers do.
 
 mod arch;
+mod claude_headless;
 mod claude_smoke;
 mod claude_wake;
 mod cli;
