@@ -928,3 +928,48 @@ fn monitor_killed_before_the_send_the_waiter_still_wakes_claude() {
 fn monitor_killed_while_the_task_runs_the_waiter_still_wakes_claude() {
     monitor_killed_still_wakes(false);
 }
+
+/// The waiter lives while the session has live tasks, not just until its first wake-up: with the
+/// monitor `kill -9`ed, two tasks ending 8 s apart give two wake-ups (the second from the waiter
+/// the wake turn's Stop started), each result once.
+#[test]
+fn monitor_killed_two_batches_each_wake_claude() {
+    let script = Script::new()
+        .rule(Rule::when("a2a wake", is_a2a_wake).text("WOKEN-BY-A2A"))
+        .rule(Rule::when("other notification", is_wake).text("OTHER-NOTIFICATION"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-WILL-WAIT"))
+        .rule(send_on(
+            "GO",
+            vec![
+                json!({"worker": "fake", "message": "slow 5 first"}),
+                json!({"worker": "fake", "message": "slow 12 second"}),
+            ],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    kill_monitor(&rig);
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    let a2a_wakes = |rig: &Rig| -> Vec<Recorded> {
+        rig.model.turns().into_iter().filter(is_a2a_wake).collect()
+    };
+    wait_until("two wake-ups", LONG, || a2a_wakes(&rig).len() >= 2);
+    let w = a2a_wakes(&rig);
+    let all: String = w.iter().map(|r| r.new_text()).collect();
+    assert_eq!(all.matches("done: first").count(), 1, "{all}");
+    assert_eq!(all.matches("done: second").count(), 1, "{all}");
+    rig.claude.send_keys("AFTER");
+    rig.model.wait_for_request("the AFTER turn", LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains("AFTER")
+    });
+    assert_eq!(a2a_wakes(&rig).len(), 2, "{}", rig.model.summary());
+}
