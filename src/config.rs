@@ -345,6 +345,17 @@ mod tests {
     }
 
     #[test]
+    fn headless_max_wait() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.headless.max_wait(), Duration::from_secs(1800));
+        let c = Config::parse("[headless]\nmax_wait_s = 90\n").unwrap();
+        assert_eq!(c.headless.max_wait(), Duration::from_secs(90));
+        let e = Config::parse("[headless]\nmax_wait_s = -1\n").unwrap_err();
+        assert!(e.contains("headless.max_wait_s"), "{e}");
+        assert!(Config::parse("[headless]\nmax_wait = 1\n").is_err());
+    }
+
+    #[test]
     fn unknown_key_is_named() {
         let e = Config::parse("[workers.fake]\nurl = \"http://x\"\ncolour = 1\n").unwrap_err();
         assert!(e.contains("colour"), "{e}");
