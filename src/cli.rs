@@ -207,6 +207,8 @@ pub enum HookEvent {
     UserPromptSubmit,
     PostToolUse,
     Wake,
+    /// The Stop hook: in a headless or SDK run, waits for live tasks and hands their results over
+    Stop,
 }
 
 #[derive(Debug, Args)]

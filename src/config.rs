@@ -15,6 +15,7 @@ pub struct Config {
     pub workers: BTreeMap<String, WorkerConfig>,
     pub timing: Timing,
     pub statusline: StatuslineConfig,
+    pub headless: HeadlessConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -144,6 +145,27 @@ impl Default for StatuslineConfig {
     }
 }
 
+/// `[headless]`: `claude -p` and Agent SDK runs, where the Stop hook waits for live tasks.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeadlessConfig {
+    /// How long one Stop hook waits for a batch to end; below the hook's `timeout` (3600 s in
+    /// hooks/hooks.json), so the hook answers before Claude Code kills it and drops its output.
+    pub max_wait_s: f64,
+}
+
+impl Default for HeadlessConfig {
+    fn default() -> Self {
+        HeadlessConfig { max_wait_s: 1800.0 }
+    }
+}
+
+impl HeadlessConfig {
+    pub fn max_wait(&self) -> Duration {
+        secs(self.max_wait_s)
+    }
+}
+
 impl Config {
     /// `timing.max_failed_polls` for the messages of code that must not fail on a broken config
     /// (hooks): the configured number, else the default.
@@ -172,6 +194,9 @@ impl Config {
         let cfg: Config =
             toml_edit::de::from_str(text).map_err(|e| toml_error_line(&e.to_string()))?;
         cfg.timing.validate()?;
+        if !(cfg.headless.max_wait_s.is_finite() && cfg.headless.max_wait_s >= 0.0) {
+            return Err("headless.max_wait_s: must be a number of seconds, 0 or more".into());
+        }
         for (alias, w) in &cfg.workers {
             validate_alias(alias).map_err(|e| format!("workers.{alias}: {e}"))?;
             validate_url(&w.url).map_err(|e| format!("workers.{alias}.url: {e}"))?;
@@ -355,6 +380,17 @@ mod tests {
         assert_eq!(c.timing.max_failed_polls, 6);
         assert_eq!(c.timing.done_display_s, 5.0);
         assert_eq!(c.statusline, StatuslineConfig::default());
+    }
+
+    #[test]
+    fn headless_max_wait() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.headless.max_wait(), Duration::from_secs(1800));
+        let c = Config::parse("[headless]\nmax_wait_s = 90\n").unwrap();
+        assert_eq!(c.headless.max_wait(), Duration::from_secs(90));
+        let e = Config::parse("[headless]\nmax_wait_s = -1\n").unwrap_err();
+        assert!(e.contains("headless.max_wait_s"), "{e}");
+        assert!(Config::parse("[headless]\nmax_wait = 1\n").is_err());
     }
 
     #[test]

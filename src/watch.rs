@@ -12,9 +12,7 @@ use anyhow::Result;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-pub(crate) const TICK: Duration = Duration::from_millis(250);
-/// Tasks ending within this of each other share one line.
-pub const SETTLE: Duration = Duration::from_millis(1000);
+use crate::core::wake::{MONITOR_LOCK, SETTLE, TICK};
 const ENSURE_EVERY: Duration = Duration::from_secs(2);
 
 pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
@@ -29,6 +27,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         ctx,
         session_id,
         store: None,
+        alive_lock: None,
         settle_since: None,
         last_ensure: Instant::now() - ENSURE_EVERY,
     };
@@ -67,6 +66,10 @@ struct Watcher {
     ctx: Ctx,
     session_id: String,
     store: Option<Store>,
+    /// `<owner>.monitor.lock`, held while we run: it tells the asyncRewake waiter (and doctor)
+    /// that a monitor will announce the next batch. Taken again after `/clear` moves the owner;
+    /// a second monitor of the same session simply does not get it.
+    alive_lock: Option<(String, std::fs::File)>,
     settle_since: Option<Instant>,
     last_ensure: Instant,
 }
@@ -75,6 +78,13 @@ impl Watcher {
     /// One tick: follow `/clear` links, keep the poller alive, and print a batch once it settled.
     fn step(&mut self) -> Result<Flow> {
         let owner = session::resolve(&self.ctx, &self.session_id);
+        if self.alive_lock.as_ref().is_none_or(|(o, _)| *o != owner) {
+            let lock = session::lock_path(&self.ctx, &owner, MONITOR_LOCK);
+            self.alive_lock = crate::fsx::try_lock(&lock)
+                .ok()
+                .flatten()
+                .map(|f| (owner.clone(), f));
+        }
         let path = session::db_path(&self.ctx, &owner);
         if self.store.as_ref().is_none_or(|s| s.path() != path) {
             self.store = None;

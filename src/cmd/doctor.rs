@@ -199,6 +199,7 @@ fn check_install() -> Vec<Check> {
         Some(dir) => {
             let dir = Path::new(dir);
             checks.push(check_plugin_files(dir));
+            checks.push(check_wake_hooks(dir));
             checks.push(check_launcher(dir, bin_env.as_deref()));
         }
     }
@@ -270,6 +271,43 @@ fn check_plugin_files(dir: &Path) -> Check {
         crate::claude::plugin::HOOK_ARGS.join(", "),
         dir.display()
     ))
+}
+
+/// The wake-ups besides the monitor: the asyncRewake waiter (`hook wake`, when the monitor is not
+/// running) and the Stop hook (`hook stop`, headless and SDK runs); and that the binary the
+/// installed files name still exists.
+fn check_wake_hooks(dir: &Path) -> Check {
+    let fix = "run `a2a-mod install` to rewrite the plugin files";
+    let hooks = std::fs::read_to_string(dir.join("hooks/hooks.json")).unwrap_or_default();
+    let missing: Vec<&str> = crate::claude::plugin::WAKE_HOOK_ARGS
+        .iter()
+        .copied()
+        .filter(|h| !hooks.contains(&format!("hook {h}")))
+        .collect();
+    if !missing.is_empty() {
+        return fail(
+            format!("plugin wake-up hooks missing: {}", missing.join(", ")),
+            fix,
+        );
+    }
+    let v: Value = serde_json::from_str(&hooks).unwrap_or_default();
+    let stop = v["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap_or_default();
+    if let Some(cmd) = stop.strip_suffix(" hook stop")
+        && !cmd.contains(crate::claude::plugin::LAUNCHER)
+    {
+        let path = cmd.trim_matches('\'');
+        if !Path::new(path).is_file() {
+            return fail(
+                format!("the plugin's hooks run {path}, which no longer exists"),
+                "run `a2a-mod install` again with the binary Claude Code should use",
+            );
+        }
+    }
+    pass(
+        "plugin wake-ups: asyncRewake waiter (hook wake) and headless Stop hook (hook stop) present",
+    )
 }
 
 fn check_launcher(dir: &Path, bin_env: Option<&str>) -> Check {
@@ -440,6 +478,7 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
             continue;
         }
         live_sessions += 1;
+        checks.push(check_wake_path(ctx, &id, &live));
         if crate::poller::is_running(ctx, &id) {
             checks.push(pass(format!(
                 "poller alive for session {id} ({} live task(s))",
@@ -462,6 +501,39 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
         checks.push(pass("pollers: no session has a live task"));
     }
     checks
+}
+
+/// Which path will wake Claude for this live session: the monitor, the asyncRewake waiter, or a
+/// headless run's waiting Stop hook (each holds its lock while it runs).
+fn check_wake_path(ctx: &Ctx, id: &str, live: &[crate::state::TaskRecord]) -> Check {
+    use crate::core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
+    use crate::hook::mode::{self, Mode};
+    let held = |what: &str| crate::fsx::is_locked(&session::lock_path(ctx, id, what));
+    let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);
+    match mode::recorded(ctx, id) {
+        Some(Mode::Headless) if held(STOP_LOCK) => pass(format!(
+            "wake path for session {id}: headless wait (the run's Stop hook holds it open)"
+        )),
+        Some(Mode::Headless) => fail(
+            format!(
+                "wake path for session {id} (headless): no run is waiting for its {} live task(s)",
+                live.len()
+            ),
+            &format!("fetch a result later with `{fetch}`"),
+        ),
+        _ if held(MONITOR_LOCK) => pass(format!(
+            "wake path for session {id}: monitor (a2a-mod watch)"
+        )),
+        _ if held(WAITER_LOCK) => pass(format!(
+            "wake path for session {id}: fallback (the asyncRewake waiter; no monitor runs)"
+        )),
+        _ => fail(
+            format!("no wake path for session {id}: neither the monitor nor the waiter runs"),
+            &format!(
+                "its results reach Claude at the session's next prompt, or fetch one with `{fetch}`"
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -112,12 +112,12 @@ fn this_exe() -> Result<String> {
 }
 
 /// What writing the plugin folder would do.
-fn plugin_files_action(dir: &Path) -> Action {
+fn plugin_files_action(dir: &Path, exe: &str) -> Action {
     let mut any_missing = false;
     let mut any_diff = false;
-    for (rel, text, _) in crate::claude::plugin::FILES {
+    for (rel, text, _) in crate::claude::plugin::installed_files(exe) {
         match std::fs::read_to_string(dir.join(rel)) {
-            Ok(t) if t == *text => {}
+            Ok(t) if t == text => {}
             Ok(_) => any_diff = true,
             Err(_) => any_missing = true,
         }
@@ -129,13 +129,14 @@ fn plugin_files_action(dir: &Path) -> Action {
     }
 }
 
-fn write_plugin_files(dir: &Path) -> Result<()> {
-    for (rel, text, mode) in crate::claude::plugin::FILES {
+/// The plugin files with the hooks, monitor and MCP server naming `exe` directly.
+fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
+    for (rel, text, mode) in crate::claude::plugin::installed_files(exe) {
         let p = dir.join(rel);
-        if std::fs::read_to_string(&p).is_ok_and(|t| t == *text) {
+        if std::fs::read_to_string(&p).is_ok_and(|t| t == text) {
             continue;
         }
-        crate::fsx::write_atomic(&p, text.as_bytes(), Some(*mode))
+        crate::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
             .with_context(|| format!("cannot write the plugin file {}", p.display()))?;
     }
     Ok(())
@@ -299,7 +300,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let plan = settings::install(before.clone(), &opts).map_err(refuse)?;
     let files = Change {
         entry: "plugin files",
-        action: plugin_files_action(&plugin_dir),
+        action: plugin_files_action(&plugin_dir, &exe),
         detail: plugin_dir_s.clone(),
     };
     let mut changes = vec![files];
@@ -338,7 +339,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
         return out(&lines.join("\n"));
     }
 
-    write_plugin_files(&plugin_dir)?;
+    write_plugin_files(&plugin_dir, &exe)?;
     let settings_changed = plan.changes.iter().any(|c| c.action.changes());
     let bak = if settings_changed {
         backup(&path)?

@@ -7,6 +7,22 @@
 
 use super::bounds;
 use super::fence::{self, TaskFacts};
+use std::time::Duration;
+
+/// How often the monitor and the waiters look at the store.
+pub const TICK: Duration = Duration::from_millis(250);
+/// Tasks ending within this of each other share one wake-up (one line, one turn).
+pub const SETTLE: Duration = Duration::from_millis(1000);
+/// How long an ended batch may stay unannounced while the monitor holds its lock before the
+/// asyncRewake waiter decides the monitor is stuck and announces it itself. Well above what the
+/// monitor needs (SETTLE + one TICK), so a live monitor always wins.
+pub const MONITOR_GRACE: Duration = Duration::from_millis(4000);
+/// The per-session lock a running monitor holds (`<session>.monitor.lock`): how the waiter and
+/// `doctor` know a monitor is alive. The OS drops it with the process, `kill -9` included.
+pub const MONITOR_LOCK: &str = "monitor";
+/// The locks the asyncRewake waiter and the headless Stop hook hold while they wait.
+pub const WAITER_LOCK: &str = "waker";
+pub const STOP_LOCK: &str = "stop";
 
 /// The INTERFACES.md symbol of an ended task (`core::ending`, the one table).
 pub fn symbol(t: &TaskFacts<'_>) -> &'static str {

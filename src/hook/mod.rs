@@ -2,8 +2,11 @@
 //! `error.rs`. They run on every prompt and tool call, so: no runtime, no network, a read-only
 //! look first, and silence with exit 0 when there is nothing to say or anything goes wrong —
 //! a hook of ours must never block the user's turn. The one deliberate non-zero exit is `wake`
-//! (asyncRewake: exit 2 wakes Claude with stderr).
+//! (asyncRewake: exit 2 wakes Claude with stderr); the one that may wait is `stop`, and only in a
+//! session nobody attends (`mode.rs`).
 
+pub mod mode;
+mod stop;
 mod wait;
 
 use crate::cli::HookEvent;
@@ -48,11 +51,13 @@ pub fn run(event: HookEvent) -> i32 {
     match event {
         HookEvent::SessionStart => {
             session_start(&ctx, &input);
+            record_mode(&ctx, &input.session_id);
             emit(&ctx, &input.session_id, "SessionStart")
         }
         HookEvent::UserPromptSubmit => emit(&ctx, &input.session_id, "UserPromptSubmit"),
         HookEvent::PostToolUse => emit(&ctx, &input.session_id, "PostToolUse"),
         HookEvent::Wake => wait::run(&ctx, &input.session_id),
+        HookEvent::Stop => stop::run(&ctx, &input.session_id),
     }
 }
 
@@ -73,6 +78,17 @@ fn session_start(ctx: &Ctx, input: &WireHookInput) {
         if let Ok(Some(s)) = Store::open_read(&session::db_path(ctx, &owner)) {
             crate::poller::ensure_if_live(ctx, &owner, &s);
         }
+    }
+}
+
+/// For the MCP server, which cannot tell a terminal from `claude -p` by its own environment: the
+/// mode under the hook's id and under the store owner it resolves to (after `/clear`'s link).
+fn record_mode(ctx: &Ctx, session_id: &str) {
+    let m = mode::from_env();
+    mode::record(ctx, session_id, m);
+    let owner = session::resolve(ctx, session_id);
+    if owner != session_id {
+        mode::record(ctx, &owner, m);
     }
 }
 

@@ -1,15 +1,22 @@
-//! `a2a-mod hook wake`: the fallback where the plugin's monitor is not installed. Claude Code
-//! runs it as an `asyncRewake` PostToolUse hook after `send`; it waits until the session has no
-//! live task, then exits 2 with the wake line and the results on stderr, which wakes Claude
-//! (claude-code-facts.md E2). One waiter per session: a second one exits 0 at once. On its own
-//! timeout or a signal it still wakes Claude, saying what is still running.
+//! `a2a-mod hook wake`: the asyncRewake waiter, so that no wake-up depends on the monitor alone.
+//! Claude Code runs it as an `asyncRewake` hook after `send` and at every turn end (Stop), so a new
+//! one takes over after each wake turn (the plugin ships it next to the monitor; without the
+//! plugin, on `send`, it is the only wake path); exit 2 with the wake line and
+//! the results on stderr wakes Claude (claude-code-facts.md E2). One waiter per session (a lock):
+//! a second one exits 0 at once. It lives while the session has live tasks or an unannounced
+//! batch and leaves each batch to the monitor while the monitor holds its lock (`watch.rs`),
+//! announcing it itself only when it stays unannounced past `SETTLE` with no monitor, or past
+//! `MONITOR_GRACE` with a stuck one. The claim decides who announces, so a monitor dying at any
+//! moment still leaves Claude woken exactly once. On its own timeout or a signal it still wakes
+//! Claude, saying what is still running. Not in headless runs: asyncRewake does not wake there
+//! and `-p` waits for the hook to end, so the Stop hook (`stop.rs`) serves them.
 
 use crate::config::Config;
 use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
 use crate::state::{Store, session};
 // The monitor's rhythm: a wake from either path batches tasks the same way.
-use crate::watch::{SETTLE, TICK};
+use crate::core::wake::{MONITOR_GRACE, MONITOR_LOCK, SETTLE, TICK, WAITER_LOCK};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -24,6 +31,9 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
+    if super::mode::from_env() == super::mode::Mode::Headless {
+        return EXIT_OK;
+    }
     let owner = session::resolve(ctx, session_id);
     // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
@@ -32,7 +42,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
     }
-    let lock = session::lock_path(ctx, &owner, "waker");
+    let lock = session::lock_path(ctx, &owner, WAITER_LOCK);
     let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
         return EXIT_OK;
     };
@@ -42,18 +52,30 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     let Ok(store) = Store::open(&path) else {
         return EXIT_OK;
     };
+    let monitor = session::lock_path(ctx, &owner, MONITOR_LOCK);
     loop {
         let live = store.live_count().unwrap_or(0);
         let pending = store.has_unannounced().unwrap_or(false);
         let stopping = STOP.load(Ordering::SeqCst) || start.elapsed() >= MAX_WAIT;
-        if pending && live == 0 {
+        if pending {
             let since = *settle_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= SETTLE || stopping {
+            // A live monitor announces a batch after SETTLE; give it that and more before
+            // deciding it is stuck. Without one, announce like it would.
+            let patience = if crate::fsx::is_locked(&monitor) {
+                MONITOR_GRACE
+            } else {
+                SETTLE
+            };
+            if since.elapsed() >= patience || stopping {
                 return wake(ctx, &owner, &store, None);
             }
-        } else if live == 0 && !pending {
-            // Nothing ended and nothing runs (e.g. the result came back inline): no wake.
-            return EXIT_OK;
+        } else {
+            settle_since = None;
+            if live == 0 {
+                // Nothing ended unannounced and nothing runs (the result came back inline, or
+                // the monitor announced the last batch): no wake.
+                return EXIT_OK;
+            }
         }
         if stopping {
             let note = format!(

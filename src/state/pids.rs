@@ -14,11 +14,11 @@ fn path(ctx: &Ctx, pid: u32) -> PathBuf {
 /// that process still runs (a pid reused after a reboot gets the new session).
 pub fn record(ctx: &Ctx, pid: u32, session: &str) {
     let p = path(ctx, pid);
-    if let Some(old) = lookup(ctx, pid)
-        && old != session
-        && started_after_record(&p, pid)
-    {
-        return;
+    match lookup(ctx, pid) {
+        // Already recorded: no rewrite (and no fsync) on every SessionStart and monitor start.
+        Some(old) if old == session => return,
+        Some(_) if started_after_record(&p, pid) => return,
+        _ => {}
     }
     // Private like the rest of the state; an older, looser folder is tightened here.
     if let Some(dir) = p.parent() {

@@ -777,6 +777,21 @@ impl Store {
         )
     }
 
+    /// Like [`Store::take_undelivered`], running `deliver` (the Stop hook printing its answer)
+    /// before the claim commits, so outcomes that could not be handed over stay undelivered.
+    pub fn take_undelivered_with(
+        &self,
+        now: i64,
+        deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
+    ) -> Result<Vec<TaskRecord>> {
+        self.claim(
+            "delivered_ms",
+            now,
+            Some(crate::core::bounds::NOTES_PER_HOOK),
+            deliver,
+        )
+    }
+
     /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
     pub fn has_undelivered(&self) -> Result<bool> {
         self.has_unclaimed("delivered_ms")

@@ -74,7 +74,11 @@ pub fn wait_until(what: &str, deadline: Duration, mut pred: impl FnMut() -> bool
 
 /// The `a2a-mod` binary cargo built for this test run.
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_a2a-mod"))
+    // A copy of this build's binary may be named instead: in a target dir shared by several
+    // checkouts, `target/debug/a2a-mod` is whichever checkout linked last.
+    std::env::var_os("A2A_MOD_IT_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a-mod")))
 }
 
 /// Reports a skipped peer test. Call as `return skip("...")`. With `A2A_MOD_REQUIRE_PEERS=1`
