@@ -150,18 +150,16 @@ impl Session {
         let (question, more) =
             self.bounded(worker, &v.task_id, Saved::Question, v.question.as_deref());
         extra.push_str(&more);
-        let mut note = fence::note(
-            &TaskFacts {
-                worker,
-                task_id: &v.task_id,
-                state: v.state,
-                end: None,
-                text: text.as_deref(),
-                question: question.as_deref(),
-                last_error: None,
-            },
-            self.config.timing.max_failed_polls,
-        );
+        let mut note = fence::note(&TaskFacts {
+            worker,
+            task_id: &v.task_id,
+            state: v.state,
+            end: None,
+            text: text.as_deref(),
+            question: question.as_deref(),
+            last_error: None,
+            failed_checks: 0,
+        });
         note.push_str(&extra);
         note
     }

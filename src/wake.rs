@@ -22,6 +22,7 @@ pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
         text: t.result.as_deref(),
         question: t.question.as_deref(),
         last_error: t.last_error.as_deref(),
+        failed_checks: t.failed_polls,
     }
 }
 
@@ -35,7 +36,7 @@ pub fn line(batch: &[TaskRecord]) -> String {
 /// cap however many ended ([`bounds::HOOK_CONTEXT_CHARS`]): each task gets an equal share, its
 /// result and question cut to fit (the whole saved under the state folder, the note says where),
 /// and notes that still do not fit are counted at the end, pointing to the tasks tool.
-pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls: u32) -> String {
+pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord]) -> String {
     if batch.is_empty() {
         return String::new();
     }
@@ -47,7 +48,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls:
             // characters): start from half the share, and shrink once more if still too long.
             let mut allow = MAX_CONTEXT_CHARS.min(share / 2);
             loop {
-                let n = note_within(ctx, session, t, allow, max_failed_polls);
+                let n = note_within(ctx, session, t, allow);
                 let len = wake::json_len(&n);
                 if len <= share || allow == 0 {
                     return n;
@@ -60,13 +61,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], max_failed_polls:
 }
 
 /// One task's note with its worker text (result and question) cut to `allow` characters each.
-fn note_within(
-    ctx: &Ctx,
-    session: &str,
-    t: &TaskRecord,
-    allow: usize,
-    max_failed_polls: u32,
-) -> String {
+fn note_within(ctx: &Ctx, session: &str, t: &TaskRecord, allow: usize) -> String {
     let mut e = facts(t);
     let mut extra = String::new();
     let task = (t.worker.as_str(), t.task_id.as_str());
@@ -87,7 +82,7 @@ fn note_within(
         e.question = Some(kept);
         extra.push_str(&more);
     }
-    fence::note(&e, max_failed_polls) + &extra
+    fence::note(&e) + &extra
 }
 
 /// Which of a task's worker texts a saved file holds.

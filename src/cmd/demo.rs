@@ -152,12 +152,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
     say("\nThe monitor wakes Claude with one line (what the transcript shows):");
     say(&indent(&crate::wake::line(&announced)));
     say("\nand a hook attaches the result as hidden context (what Claude reads, you do not see):");
-    let context = crate::wake::context(
-        &ctx,
-        &session.id,
-        &delivered,
-        session.config.timing.max_failed_polls,
-    );
+    let context = crate::wake::context(&ctx, &session.id, &delivered);
     say(&indent(&context));
     say(
         "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",

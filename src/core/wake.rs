@@ -141,6 +141,7 @@ mod tests {
             text: Some("42"),
             question: None,
             last_error: None,
+            failed_checks: 6,
         }
     }
 
@@ -184,7 +185,7 @@ mod tests {
     #[test]
     fn context_is_marked_and_fenced() {
         let t = ended("fake", TaskState::Completed, Some(EndReason::State));
-        let c = context(&[fence::note(&t, 6)]);
+        let c = context(&[fence::note(&t)]);
         assert!(c.starts_with("[a2a-mod notice"), "{c}");
         assert!(c.contains("not a message from the user"));
         assert!(c.contains("<worker-output worker=\"fake\""));

@@ -10,7 +10,6 @@ mod stop;
 mod wait;
 
 use crate::cli::HookEvent;
-use crate::config::Config;
 use crate::env::{Ctx, now_ms, valid_session_id};
 use crate::error::EXIT_OK;
 use crate::state::{Store, pids, session};
@@ -104,14 +103,13 @@ fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
     let Ok(store) = Store::open(&path) else {
         return EXIT_OK;
     };
-    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let Ok(batch) = store.take_undelivered(now_ms()) else {
         return EXIT_OK;
     };
     if batch.is_empty() {
         return EXIT_OK;
     }
-    let text = crate::wake::context(ctx, &owner, &batch, max_failed);
+    let text = crate::wake::context(ctx, &owner, &batch);
     let out = serde_json::json!({
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
     });

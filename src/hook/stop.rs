@@ -129,10 +129,9 @@ fn answer(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
     // Announced now too: a monitor of this session (after `claude --resume` in a terminal) must
     // not wake Claude again for what this answer carries.
     let _ = store.claim_unannounced(now);
-    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let mut printed = false;
     let taken = store.take_undelivered_with(now, |batch| {
-        print_block(&reason(ctx, owner, batch, note.as_deref(), max_failed))?;
+        print_block(&reason(ctx, owner, batch, note.as_deref()))?;
         printed = true;
         Ok(())
     });
@@ -140,19 +139,13 @@ fn answer(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
         && !printed
         && let Some(n) = note.as_deref()
     {
-        let _ = print_block(&reason(ctx, owner, &[], Some(n), max_failed));
+        let _ = print_block(&reason(ctx, owner, &[], Some(n)));
     }
     EXIT_OK
 }
 
 /// The wake line, the note, then the hidden-context text (marked, results fenced).
-fn reason(
-    ctx: &Ctx,
-    owner: &str,
-    batch: &[TaskRecord],
-    note: Option<&str>,
-    max_failed: u32,
-) -> String {
+fn reason(ctx: &Ctx, owner: &str, batch: &[TaskRecord], note: Option<&str>) -> String {
     let mut text = crate::wake::line(batch);
     if let Some(n) = note {
         if !text.is_empty() {
@@ -162,7 +155,7 @@ fn reason(
     }
     if !batch.is_empty() {
         text.push_str("\n\n");
-        text.push_str(&crate::wake::context(ctx, owner, batch, max_failed));
+        text.push_str(&crate::wake::context(ctx, owner, batch));
     }
     text
 }

@@ -11,7 +11,6 @@
 //! Claude, saying what is still running. Not in headless runs: asyncRewake does not wake there
 //! and `-p` waits for the hook to end, so the Stop hook (`stop.rs`) serves them.
 
-use crate::config::Config;
 use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
 use crate::state::{Store, session};
@@ -104,9 +103,7 @@ fn wake(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
     if text.is_empty() && delivered.is_empty() {
         return EXIT_OK;
     }
-    // Read only now: most runs of this hook end with nothing to say.
-    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
-    let context = crate::wake::context(ctx, owner, &delivered, max_failed);
+    let context = crate::wake::context(ctx, owner, &delivered);
     let mut e = std::io::stderr().lock();
     let _ = write!(e, "{text}\n\n{context}");
     let _ = e.flush();

@@ -409,7 +409,6 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
     if shown.len() > MAX_LISTED {
         shown.drain(..shown.len() - MAX_LISTED);
     }
-    let max_failed = session.config.timing.max_failed_polls;
     let mut told = Vec::new();
     let mut rows = Vec::with_capacity(shown.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
@@ -430,7 +429,7 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             };
             let mut facts = crate::wake::facts(t);
             facts.text = text;
-            let mut n = fence::note(&facts, max_failed);
+            let mut n = fence::note(&facts);
             if cut > 0 {
                 n.push_str(&format!(
                     "\n[{cut} more characters: the task tool with taskId \"{}\" gives the whole result]",

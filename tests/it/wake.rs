@@ -66,7 +66,8 @@ fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Option<&str>) 
             .filter(|_| state == TaskState::InputRequired)
             .map(str::to_owned),
         context_id: None,
-        failed_polls: 0,
+        // As the poller leaves a lost task: its count of failed checks in a row.
+        failed_polls: if end == EndReason::Lost { 6 } else { 0 },
         last_error: None,
         end: Some(end),
         next_poll_ms: None,
