@@ -167,14 +167,6 @@ impl HeadlessConfig {
 }
 
 impl Config {
-    /// `timing.max_failed_polls` for the messages of code that must not fail on a broken config
-    /// (hooks): the configured number, else the default.
-    pub fn max_failed_polls_at(path: &Path) -> u32 {
-        Config::load(path).map_or(Timing::default().max_failed_polls, |c| {
-            c.timing.max_failed_polls
-        })
-    }
-
     /// A missing file is an empty config; a bad one is an error naming the file and the key.
     pub fn load(path: &Path) -> Result<Config> {
         let text = match std::fs::read_to_string(path) {
