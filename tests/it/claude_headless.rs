@@ -12,8 +12,8 @@
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, Headless, HeadlessRun, run_headless};
-use crate::util::{TempHome, bin};
-use crate::workers::{Kind, Peer, ok, repo};
+use crate::util::{TempHome, append_config, bin, ok};
+use crate::workers::{Kind, Peer, repo};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -133,10 +133,7 @@ fn run(
     let worker = Peer::start(kind, &[])?;
     ok(&home, &["worker", "add", alias, &worker.url]);
     if !config.is_empty() {
-        let cfg = home.a2a_home().join("config.toml");
-        let mut text = std::fs::read_to_string(&cfg).unwrap_or_default();
-        text.push_str(config);
-        std::fs::write(cfg, text).unwrap();
+        append_config(&home.a2a_home(), config);
     }
     let model = FakeModelApi::start(script(alias, messages));
     let bin = bin();

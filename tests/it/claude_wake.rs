@@ -17,8 +17,8 @@
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession};
-use crate::util::{TempHome, bin, wait_until};
-use crate::workers::{Kind, Peer, fast_timing, ok, repo};
+use crate::util::{TempHome, bin, fast_timing, ok, wait_until};
+use crate::workers::{Kind, Peer, repo};
 use a2a_mod::env::now_ms;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -2,8 +2,8 @@
 //! fake worker and the Python `a2a-sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
 //! times as the worker saw them; OAuth expiry; one-line errors for bad input.
 
-use crate::util::{TempHome, wait_until};
-use crate::workers::*;
+use crate::util::*;
+use crate::workers::{Event, Kind, Peer};
 use serde_json::Value;
 
 fn task_state(home: &TempHome, id: &str) -> Option<String> {

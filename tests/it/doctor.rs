@@ -4,11 +4,11 @@
 
 use crate::install::{Cli, run, run_ok, settings_path};
 use crate::peers::claude::missing_tools;
-use crate::util::{TempHome, bin, skip};
-use crate::workers::{Kind, Peer, ok};
+use crate::util::{TempHome, TestCommand, ok, skip};
+use crate::workers::{Kind, Peer};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn doctor(home: &TempHome, cli: Cli) -> (i32, String, String) {
     let o = run(home, cli, None, &["doctor"]);
@@ -64,14 +64,11 @@ impl Drop for AuthWorker {
 }
 
 fn auth_worker() -> AuthWorker {
-    let mut child = Command::new(bin())
+    let mut child = TestCommand::bare()
         .args(["fake-worker", "--bearer-env", "DOCTOR_WORKER_TOKEN"])
         .env("DOCTOR_WORKER_TOKEN", "right")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
+        .spawn();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)

@@ -4,11 +4,11 @@
 //! Covers batching, exactly-once across `kill -9` and concurrent monitors, the hooks' JSON byte
 //! for byte, and the hooks' silence when there is nothing to say or the input is bad.
 
-use crate::util::{TempHome, bin, wait_until};
+use crate::util::{TempHome, wait_until};
 use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
 use a2a_mod::env::Ctx;
 use a2a_mod::state::{NewTask, Store, session};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -83,15 +83,13 @@ struct Watch {
 
 impl Watch {
     fn start(home: &TempHome) -> Watch {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        let mut child = home
+            .command()
             .env_remove("CLAUDE_PID")
-            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .session(SESSION)
             .arg("watch")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = cmd.spawn().expect("start watch");
+            .stderr(Stdio::inherit())
+            .spawn();
         let out = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -282,14 +280,12 @@ fn watch_exits_on_sigterm_and_when_claude_is_gone() {
         .join("pids")
         .join(stand_in.id().to_string());
     let watch = |home: &TempHome| {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        home.command()
             .env("CLAUDE_PID", stand_in.id().to_string())
-            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .session(SESSION)
             .arg("watch")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped());
-        cmd.spawn().expect("watch")
+            .stderr(Stdio::inherit())
+            .spawn()
     };
     let mut child = watch(&home);
     // The pid is recorded once the signal handlers are in place.
@@ -318,18 +314,10 @@ fn watch_exits_on_sigterm_and_when_claude_is_gone() {
 
 /// Runs `a2a-mod hook <event>` with `stdin`; returns (exit code, stdout, stderr, time taken).
 fn hook(home: &TempHome, event: &str, stdin: &[u8]) -> (i32, String, String, Duration) {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = home.command();
+    cmd.args(["hook", event]).stdin(stdin);
     let t = Instant::now();
-    let mut child = cmd.spawn().expect("hook");
-    let mut input = child.stdin.take().expect("stdin");
-    let _ = input.write_all(stdin);
-    drop(input);
-    let out = child.wait_with_output().expect("hook output");
+    let out = cmd.output();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -509,17 +497,10 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
     let s = store(&home);
     live(&s, "fake", "abcd1234");
     let spawn = || {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        home.command()
             .args(["hook", "wake"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut c = cmd.spawn().expect("hook wake");
-        let mut i = c.stdin.take().unwrap();
-        i.write_all(&prompt_input(SESSION)).unwrap();
-        drop(i);
-        c
+            .stdin(prompt_input(SESSION))
+            .spawn()
     };
     let mut first = spawn();
     let lock = session::lock_path(&ctx(&home), SESSION, "waker");
@@ -563,20 +544,13 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
 /// Spawns `a2a-mod hook <event>` for SESSION with `envs` (the mode variables Claude Code sets);
 /// the mode variables of the environment the tests run in are dropped first.
 fn spawn_hook(home: &TempHome, event: &str, envs: &[(&str, &str)]) -> Child {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
+    home.command()
         .env_remove("CLAUDE_CODE_SESSION_ATTENDED")
         .env_remove("CLAUDE_CODE_ENTRYPOINT")
         .envs(envs.iter().copied())
         .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut c = cmd.spawn().expect("spawn hook");
-    let mut i = c.stdin.take().unwrap();
-    i.write_all(&prompt_input(SESSION)).unwrap();
-    drop(i);
-    c
+        .stdin(prompt_input(SESSION))
+        .spawn()
 }
 
 const HEADLESS: [(&str, &str); 2] = [
