@@ -140,7 +140,7 @@ fn main() {
     println!("worst installed hook: {worst:.2}× a bare spawn (goal ≤ 2×)");
 }
 
-/// Claude Code's hook stdin for `event` (claude-code-facts.md E2), plus `extra` string keys.
+/// Claude Code's hook stdin for `event` (docs/claude-code.md "Hooks and hidden context"), plus `extra` string keys.
 fn input(event: &str, extra: &[(&str, &str)]) -> Vec<u8> {
     let mut v = serde_json::json!({
         "session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",

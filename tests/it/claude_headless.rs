@@ -25,7 +25,7 @@ const TOOLS: [&str; 5] = [
     "mcp__plugin_a2a-mod_a2a__tasks",
     "mcp__plugin_a2a-mod_a2a__workers",
 ];
-/// What Claude Code puts before a Stop hook's block reason (claude-code-facts.md).
+/// What Claude Code puts before a Stop hook's block reason (docs/claude-code.md).
 const FEEDBACK: &str = "Stop hook feedback:";
 const DEADLINE: Duration = Duration::from_secs(120);
 

@@ -716,7 +716,7 @@ fn clear_mid_task_keeps_status_wake_and_result() {
         [format!("a2a: fake task {short}… completed")]
     );
     // The first request after /clear carries hook context inside its leading system text
-    // (claude-code-facts.md Round 2 Q1), so look at the whole body.
+    // (docs/claude-code.md "Hooks and hidden context"), so look at the whole body.
     let body = wake.body.to_string();
     assert!(body.contains("[a2a-mod notice"), "no context after /clear");
     assert!(body.contains("done: build"));

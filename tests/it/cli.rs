@@ -31,7 +31,7 @@ fn verbs(kind: Kind) {
     assert_eq!(r["tracked"], false);
     assert!(r["text"].as_str().unwrap().contains("hello there"), "{r}");
     assert_eq!(r["worker"], "w");
-    // `--json` is the tool's structured result, note included (INTERFACES.md).
+    // `--json` is the tool's structured result, note included (docs/commands-and-tools.md).
     assert!(r["note"].as_str().unwrap().contains("completed"), "{r}");
 
     // A slow task that ends inside the window.

@@ -17,7 +17,7 @@ const SESSION: &str = "b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f";
 /// Deadline for any one answer the test waits for (generous: debug build, 2 shared cores).
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The probe Claude Code 2.1.332 sends first (claude-code-facts.md E3).
+/// The probe Claude Code 2.1.332 sends first (docs/claude-code.md "MCP server").
 fn discover_probe() -> Value {
     json!({"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{"_meta":{
         "io.modelcontextprotocol/protocolVersion":"2026-07-28",

@@ -344,7 +344,7 @@ const QUICK: &str =
     "inline_polls_s = [0.2]\npoll_interval_s = 0.3\npoll_timeout_s = 0.5\nmax_failed_polls = 6";
 
 /// The worker dies mid-task: exactly 6 failed polls later the task ends as lost, and the exact
-/// message of INTERFACES.md reaches Claude through the hidden-context hook, once.
+/// message of docs/commands-and-tools.md reaches Claude through the hidden-context hook, once.
 fn lost_contact(kind: Kind) {
     let Some(mut peer) = Peer::start(kind, &[]) else {
         return;

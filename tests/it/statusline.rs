@@ -99,7 +99,7 @@ impl Home {
         }
     }
 
-    /// Runs with the idle payload of claude-code-facts.md E1 and the default config.
+    /// Runs with the idle payload of docs/claude-code.md "Status line" and the default config.
     fn run(&self, now: i64) -> Out {
         self.run_with(&fixture("idle.json"), now, &[], &[])
     }
@@ -416,7 +416,7 @@ fn newlines_and_tabs_become_one_line() {
     );
 }
 
-/// After `/clear` the status line sees a new session id (claude-code-facts.md, Round 2 Q3); the
+/// After `/clear` the status line sees a new session id (docs/claude-code.md "Sessions across /clear, --resume and /exit"); the
 /// SessionStart hook links it to the old store, and the line must follow the link.
 #[test]
 fn follows_the_clear_link() {

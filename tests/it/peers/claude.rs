@@ -1,7 +1,7 @@
 //! The real Claude Code CLI, run interactively in a private tmux server against `FakeModelApi`.
 //!
 //! Owns: the isolated Claude Code home (`~/.claude.json` that skips every start-up dialog, see
-//! claude-code-facts.md "Setup facts"), the environment (fake API key and base URL, no telemetry or
+//! docs/claude-code.md), the environment (fake API key and base URL, no telemetry or
 //! updates, nothing inherited from a Claude Code the tests may themselves run under), the tmux
 //! session (fixed size, own `-L` socket so parallel tests never share a server), keystrokes and
 //! screen captures, and clean-up: every process started under the session carries a tag in its
