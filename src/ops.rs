@@ -12,7 +12,7 @@ use crate::core::fence::{self, TaskFacts};
 use crate::core::task::TaskState;
 use crate::core::{inline, schedule};
 use crate::env::{Ctx, now_ms};
-use crate::state::{NewTask, Store, TaskRecord, session};
+use crate::state::{NewTask, SessionPaths, Store, TaskRecord};
 use anyhow::{Result, anyhow};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -107,12 +107,16 @@ pub struct Session {
 
 impl Session {
     pub fn open(ctx: &Ctx, config: Config, session_id: &str) -> Result<Session> {
-        let id = session::resolve(ctx, session_id);
-        let store = Store::open(&session::db_path(ctx, &id))?;
+        Session::open_at(ctx, config, SessionPaths::locate(ctx, session_id))
+    }
+
+    /// [`Session::open`] for a session already located (links followed once, by the caller).
+    pub fn open_at(ctx: &Ctx, config: Config, paths: SessionPaths) -> Result<Session> {
+        let store = Store::open(&paths.db)?;
         Ok(Session {
             ctx: ctx.clone(),
             config,
-            id,
+            id: paths.owner,
             store: Mutex::new(store),
             workers: Mutex::new(HashMap::new()),
             http: crate::a2a::http_client(),
@@ -145,7 +149,7 @@ impl Session {
     }
 
     fn note(&self, v: &TaskView, worker: &str) -> String {
-        use crate::wake::Saved;
+        use crate::overflow::Saved;
         let (text, mut extra) = self.bounded(worker, &v.task_id, Saved::Result, v.text.as_deref());
         let (question, more) =
             self.bounded(worker, &v.task_id, Saved::Question, v.question.as_deref());
@@ -170,13 +174,13 @@ impl Session {
         &self,
         worker: &str,
         task_id: &str,
-        kind: crate::wake::Saved,
+        kind: crate::overflow::Saved,
         text: Option<&str>,
     ) -> (Option<String>, String) {
         let Some(text) = text else {
             return (None, String::new());
         };
-        let (kept, extra) = crate::wake::bound_result(
+        let (kept, extra) = crate::overflow::bound_result(
             &self.ctx,
             &self.id,
             (worker, task_id),

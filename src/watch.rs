@@ -7,7 +7,7 @@
 //! when the Claude Code process (`CLAUDE_PID`) is gone.
 
 use crate::env::{Ctx, now_ms};
-use crate::state::{Store, pids, session};
+use crate::state::{SessionPaths, Store, pids};
 use anyhow::Result;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // After the handlers: once the pid is recorded, a SIGTERM is a clean stop (tests rely on it).
     let claude_pid = pids::claude_pid_from_env();
     if let Some(pid) = claude_pid {
-        pids::record(&ctx, pid, &session::resolve(&ctx, &session_id));
+        pids::record(&ctx, pid, &SessionPaths::locate(&ctx, &session_id).owner);
     }
     let mut w = Watcher {
         ctx,
@@ -77,15 +77,16 @@ struct Watcher {
 impl Watcher {
     /// One tick: follow `/clear` links, keep the poller alive, and print a batch once it settled.
     fn step(&mut self) -> Result<Flow> {
-        let owner = session::resolve(&self.ctx, &self.session_id);
+        let paths = SessionPaths::locate(&self.ctx, &self.session_id);
+        let owner = paths.owner.clone();
         if self.alive_lock.as_ref().is_none_or(|(o, _)| *o != owner) {
-            let lock = session::lock_path(&self.ctx, &owner, MONITOR_LOCK);
+            let lock = paths.lock(MONITOR_LOCK);
             self.alive_lock = crate::fsx::try_lock(&lock)
                 .ok()
                 .flatten()
                 .map(|f| (owner.clone(), f));
         }
-        let path = session::db_path(&self.ctx, &owner);
+        let path = paths.db;
         if self.store.as_ref().is_none_or(|s| s.path() != path) {
             self.store = None;
             if !path.exists() {

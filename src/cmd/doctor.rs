@@ -4,13 +4,14 @@
 //! worker for its card and makes one harmless authenticated call, and checks the state folder and
 //! the pollers of sessions with live tasks. It changes nothing.
 
+use super::Run;
 use super::install::{read_settings, settings_path, which};
-use super::{load, out};
+use super::shell::{load, out, run_with_deadline, runtime, user_command};
 use crate::a2a::{A2aError, Worker};
 use crate::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
-use crate::cli::Scope;
+use crate::cli::{DoctorArgs, Scope};
 use crate::env::Ctx;
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store, session};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -44,7 +45,15 @@ fn fail(what: impl Into<String>, fix: &str) -> Check {
     }
 }
 
-pub fn run(ctx: &Ctx) -> Result<()> {
+impl Run for DoctorArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = user_command()?;
+        doctor(&ctx)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
+fn doctor(ctx: &Ctx) -> Result<()> {
     let mut checks = vec![pass(format!(
         "a2a-mod {} ({})",
         env!("CARGO_PKG_VERSION"),
@@ -84,7 +93,7 @@ fn run_timed(
     stdin: &[u8],
     deadline: Duration,
 ) -> Result<(String, Duration), String> {
-    let (o, elapsed) = super::run_with_deadline(cmd, stdin, deadline)?;
+    let (o, elapsed) = run_with_deadline(cmd, stdin, deadline)?;
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     if o.status.success() {
         Ok((stdout, elapsed))
@@ -396,7 +405,7 @@ fn check_workers(ctx: &Ctx) -> Vec<Check> {
             "workers: none configured yet (add one: a2a-mod worker add <alias> <url>)",
         )];
     }
-    let rt = match super::runtime() {
+    let rt = match runtime() {
         Ok(r) => r,
         Err(e) => return vec![fail(format!("workers: {e:#}"), "try again")],
     };
@@ -469,7 +478,7 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut live_sessions = 0;
     for id in session::list(ctx) {
-        let live = Store::open_read(&session::db_path(ctx, &id))
+        let live = Store::open_read(&SessionPaths::of_owner(ctx, &id).db)
             .ok()
             .flatten()
             .and_then(|s| s.live_tasks().ok())
@@ -508,7 +517,8 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
 fn check_wake_path(ctx: &Ctx, id: &str, live: &[crate::state::TaskRecord]) -> Check {
     use crate::core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
     use crate::hook::mode::{self, Mode};
-    let held = |what: &str| crate::fsx::is_locked(&session::lock_path(ctx, id, what));
+    let paths = SessionPaths::of_owner(ctx, id);
+    let held = |what: &str| crate::fsx::is_locked(&paths.lock(what));
     let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);
     match mode::recorded(ctx, id) {
         Some(Mode::Headless) if held(STOP_LOCK) => pass(format!(

@@ -9,7 +9,8 @@
 //! `state/install.json` so `--uninstall` restores it exactly (its command is also kept in our
 //! command's `--then`, the fallback when that record is gone).
 
-use super::out;
+use super::Run;
+use super::shell::{out, run_with_deadline, user_command};
 use crate::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
 use crate::cli::{InstallArgs, Scope};
 use crate::env::Ctx;
@@ -144,9 +145,8 @@ fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
 
 /// Runs `claude <args>`; its last output line on success, else why not.
 fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
-    let (out, _) =
-        super::run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
-            .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
+    let (out, _) = run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
+        .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -219,7 +219,15 @@ fn report_line(c: &Change, dry_run: bool) -> String {
     }
 }
 
-pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
+impl Run for InstallArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = user_command()?;
+        install(&ctx, &self)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
+fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let path = settings_path(args.scope)?;
     let before = read_settings_or_empty(&path)?;
     let key = path.to_string_lossy().into_owned();

@@ -3,7 +3,7 @@
 //! `ask <question>`, `fail <why>`, `reject`, `auth`, `silent`, anything else echoes).
 //!
 //! Used in process by tests and `a2a-mod demo` ([`FakeWorker::start`]), and as the
-//! `a2a-mod fake-worker` command ([`run_command`]). Every request is recorded as a
+//! `a2a-mod fake-worker` command (`src/cmd/fake_worker.rs`). Every request is recorded as a
 //! [`RequestEvent`] (and appended as a JSON line to the `log` file) so tests can check what the
 //! client did and when.
 //!
@@ -22,15 +22,12 @@
 //!   token after the exact ttl.
 //! - When both a bearer token and OAuth are set, either credential is accepted.
 
-mod command;
 mod script;
 mod server;
 mod wire;
 
 #[cfg(test)]
 mod tests;
-
-pub use command::run_command;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};

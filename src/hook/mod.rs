@@ -6,13 +6,13 @@
 //! session nobody attends (`mode.rs`).
 
 pub mod mode;
+mod rewake;
 mod stop;
-mod wait;
 
 use crate::cli::HookEvent;
 use crate::env::{Ctx, now_ms, valid_session_id};
 use crate::error::EXIT_OK;
-use crate::state::{Store, pids, session};
+use crate::state::{SessionPaths, Store, pids, session};
 use serde::Deserialize;
 use std::io::{Read, Write};
 
@@ -55,7 +55,7 @@ pub fn run(event: HookEvent) -> i32 {
         }
         HookEvent::UserPromptSubmit => emit(&ctx, &input.session_id, "UserPromptSubmit"),
         HookEvent::PostToolUse => emit(&ctx, &input.session_id, "PostToolUse"),
-        HookEvent::Wake => wait::run(&ctx, &input.session_id),
+        HookEvent::Wake => rewake::run(&ctx, &input.session_id),
         HookEvent::Stop => stop::run(&ctx, &input.session_id),
     }
 }
@@ -71,11 +71,11 @@ fn session_start(ctx: &Ctx, input: &WireHookInput) {
             let _ = session::link(ctx, &input.session_id, &owner);
         }
     } else {
-        let owner = session::resolve(ctx, &input.session_id);
-        pids::record(ctx, pid, &owner);
+        let paths = SessionPaths::locate(ctx, &input.session_id);
+        pids::record(ctx, pid, &paths.owner);
         // Resumed with tasks still live: make sure they are polled.
-        if let Ok(Some(s)) = Store::open_read(&session::db_path(ctx, &owner)) {
-            crate::poller::ensure_if_live(ctx, &owner, &s);
+        if let Ok(Some(s)) = Store::open_read(&paths.db) {
+            crate::poller::ensure_if_live(ctx, &paths.owner, &s);
         }
     }
 }
@@ -85,7 +85,7 @@ fn session_start(ctx: &Ctx, input: &WireHookInput) {
 fn record_mode(ctx: &Ctx, session_id: &str) {
     let m = mode::from_env();
     mode::record(ctx, session_id, m);
-    let owner = session::resolve(ctx, session_id);
+    let owner = SessionPaths::locate(ctx, session_id).owner;
     if owner != session_id {
         mode::record(ctx, &owner, m);
     }
@@ -93,8 +93,9 @@ fn record_mode(ctx: &Ctx, session_id: &str) {
 
 /// Attaches, as `additionalContext`, every ended task's outcome Claude has not been given.
 fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
-    let owner = session::resolve(ctx, session_id);
-    let path = session::db_path(ctx, &owner);
+    let SessionPaths {
+        owner, db: path, ..
+    } = SessionPaths::locate(ctx, session_id);
     // The common case, nothing to say, costs one read-only query and no write.
     match Store::open_read(&path) {
         Ok(Some(s)) if s.has_undelivered().unwrap_or(false) => {}

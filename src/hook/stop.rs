@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::core::wake::{SETTLE, STOP_LOCK, TICK};
 use crate::env::{Ctx, now_ms};
 use crate::error::EXIT_OK;
-use crate::state::{Store, TaskRecord, session};
+use crate::state::{SessionPaths, Store, TaskRecord};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,10 +35,10 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     if super::mode::from_env() == super::mode::Mode::Attended {
         return EXIT_OK;
     }
-    let owner = session::resolve(ctx, session_id);
-    let path = session::db_path(ctx, &owner);
+    let paths = SessionPaths::locate(ctx, session_id);
+    let (owner, path) = (paths.owner.as_str(), &paths.db);
     // The common case (a turn end with no delegated work) costs one read-only look.
-    match Store::open_read(&path) {
+    match Store::open_read(path) {
         Ok(Some(s)) => {
             let live = s.live_count().unwrap_or(0);
             if live == 0 && !s.has_undelivered().unwrap_or(false) {
@@ -55,17 +55,17 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
     }
-    let lock = session::lock_path(ctx, &owner, STOP_LOCK);
+    let lock = paths.lock(STOP_LOCK);
     let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
         return EXIT_OK;
     };
-    let Ok(store) = Store::open(&path) else {
+    let Ok(store) = Store::open(path) else {
         return EXIT_OK;
     };
     let max_wait = Config::load(&ctx.config_path())
         .map(|c| c.headless.max_wait())
         .unwrap_or_else(|_| crate::config::HeadlessConfig::default().max_wait());
-    wait(ctx, &owner, &store, max_wait)
+    wait(ctx, owner, &store, max_wait)
 }
 
 fn wait(ctx: &Ctx, owner: &str, store: &Store, max_wait: Duration) -> i32 {

@@ -12,7 +12,7 @@ use super::{line_cap, tools};
 use crate::config::Config;
 use crate::env::Ctx;
 use crate::ops::Session;
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store};
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -126,14 +126,14 @@ impl Sessions {
         self.raw_id.as_deref().map_err(|e| anyhow!("{e}"))
     }
 
-    /// The store's session id after following `/clear` links.
-    pub(super) fn resolved_id(&self) -> Result<String> {
-        Ok(session::resolve(&self.ctx, self.raw_id()?))
+    /// This call's session files: its store's owner, after following `/clear` links.
+    pub(super) fn locate(&self) -> Result<SessionPaths> {
+        Ok(SessionPaths::locate(&self.ctx, self.raw_id()?))
     }
 
     /// The session for this call, opened lazily: a session that never uses a2a-mod gets no store.
     pub(super) fn get(&self) -> Result<Arc<Session>> {
-        let id = self.resolved_id()?;
+        let paths = self.locate()?;
         let path = self.ctx.config_path();
         let mtime = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
         let mut cur = self
@@ -141,13 +141,14 @@ impl Sessions {
             .lock()
             .map_err(|_| anyhow!("session cache lock poisoned"))?;
         if let Some(c) = cur.as_ref()
-            && c.id == id
+            && c.id == paths.owner
             && c.config_mtime == mtime
         {
             return Ok(c.session.clone());
         }
         let config = Config::load(&path)?;
-        let s = Arc::new(Session::open(&self.ctx, config, &id)?);
+        let id = paths.owner.clone();
+        let s = Arc::new(Session::open_at(&self.ctx, config, paths)?);
         *cur = Some(Cached {
             id,
             config_mtime: mtime,
@@ -159,9 +160,9 @@ impl Sessions {
     /// Starts the poller when the session has live tasks and none runs. Reads only: a session
     /// without a store is left without one.
     fn keep_poller(&self) {
-        let Ok(id) = self.resolved_id() else { return };
-        match Store::open_read(&session::db_path(&self.ctx, &id)) {
-            Ok(Some(store)) => crate::poller::ensure_if_live(&self.ctx, &id, &store),
+        let Ok(paths) = self.locate() else { return };
+        match Store::open_read(&paths.db) {
+            Ok(Some(store)) => crate::poller::ensure_if_live(&self.ctx, &paths.owner, &store),
             Ok(None) => {}
             Err(e) => tracing::warn!("{e:#}"),
         }

@@ -269,8 +269,7 @@ ended without you being told. No need to call it to wait: a message arrives when
         // SQLite reads and writes are blocking calls.
         let r = tokio::task::spawn_blocking(move || -> anyhow::Result<TasksOut> {
             // A session without a store has no tasks; do not create one just to say so.
-            let id = sessions.resolved_id()?;
-            if !crate::state::session::db_path(&sessions.ctx, &id).exists() {
+            if !sessions.locate()?.db.exists() {
                 return Ok(TasksOut {
                     summary: NO_TASKS.into(),
                     tasks: Vec::new(),

@@ -13,7 +13,7 @@
 
 use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store};
 // The monitor's rhythm: a wake from either path batches tasks the same way.
 use crate::core::wake::{MONITOR_GRACE, MONITOR_LOCK, SETTLE, TICK, WAITER_LOCK};
 use std::io::Write;
@@ -33,7 +33,8 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     if super::mode::from_env() == super::mode::Mode::Headless {
         return EXIT_OK;
     }
-    let owner = session::resolve(ctx, session_id);
+    let paths = SessionPaths::locate(ctx, session_id);
+    let owner = paths.owner.as_str();
     // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
@@ -41,17 +42,17 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
     }
-    let lock = session::lock_path(ctx, &owner, WAITER_LOCK);
+    let lock = paths.lock(WAITER_LOCK);
     let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
         return EXIT_OK;
     };
-    let path = session::db_path(ctx, &owner);
+    let path = &paths.db;
     let start = Instant::now();
     let mut settle_since: Option<Instant> = None;
-    let Ok(store) = Store::open(&path) else {
+    let Ok(store) = Store::open(path) else {
         return EXIT_OK;
     };
-    let monitor = session::lock_path(ctx, &owner, MONITOR_LOCK);
+    let monitor = paths.lock(MONITOR_LOCK);
     loop {
         let live = store.live_count().unwrap_or(0);
         let pending = store.has_unannounced().unwrap_or(false);
@@ -66,7 +67,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
                 SETTLE
             };
             if since.elapsed() >= patience || stopping {
-                return wake(ctx, &owner, &store, None);
+                return wake(ctx, owner, &store, None);
             }
         } else {
             settle_since = None;
@@ -80,10 +81,10 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
             let note = format!(
                 "a2a: {live} task(s) still running; a2a-mod stopped waiting. Use the tasks tool to see them."
             );
-            return wake(ctx, &owner, &store, Some(note));
+            return wake(ctx, owner, &store, Some(note));
         }
         if live > 0 {
-            crate::poller::ensure(ctx, &owner);
+            crate::poller::ensure(ctx, owner);
         }
         std::thread::sleep(TICK);
     }
