@@ -506,3 +506,55 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
     };
     anyhow!("worker {alias:?}: {e} — {fix}")
 }
+
+/// Ended tasks younger than this are in the `tasks` tool's list.
+const RECENT_MS: i64 = 15 * 60 * 1000;
+/// The `tasks` tool lists at most this many tasks (the newest), so a long session stays compact.
+const MAX_LISTED: usize = 30;
+
+/// Which tasks a list holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// The `tasks` tool's: live, waiting, not yet told, or ended in the last 15 minutes; the
+    /// newest 30 of them.
+    Recent,
+    /// Every task (`a2a-mod tasks`).
+    All,
+}
+
+/// One task as a task list shows it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub task: TaskRecord,
+    /// How it stands and what each surface calls that (`core::ending`).
+    pub ending: crate::core::ending::Ending,
+    /// Seconds since it was sent, to its end for an ended task.
+    pub age_s: i64,
+}
+
+/// The task list behind both the `tasks` tool and `a2a-mod tasks`, in store order.
+pub fn task_list(all: Vec<TaskRecord>, now: i64, which: Listing) -> Vec<Listed> {
+    let mut shown: Vec<TaskRecord> = match which {
+        Listing::All => all,
+        Listing::Recent => all
+            .into_iter()
+            .filter(|t| {
+                t.is_live()
+                    || t.state.is_waiting()
+                    || t.delivered_ms.is_none()
+                    || t.ended_ms.is_some_and(|e| now - e < RECENT_MS)
+            })
+            .collect(),
+    };
+    if which == Listing::Recent && shown.len() > MAX_LISTED {
+        shown.drain(..shown.len() - MAX_LISTED);
+    }
+    shown
+        .into_iter()
+        .map(|t| Listed {
+            ending: crate::core::ending::of(t.state, t.end_reason(), t.is_live()),
+            age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
+            task: t,
+        })
+        .collect()
+}

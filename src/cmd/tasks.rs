@@ -55,10 +55,12 @@ fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {
     }
     let now = crate::env::now_ms();
     let mut text = String::new();
-    for (s, t) in &rows {
+    let (sessions, records): (Vec<String>, Vec<TaskRecord>) = rows.into_iter().unzip();
+    let listed = crate::ops::task_list(records, now, crate::ops::Listing::All);
+    for (s, l) in sessions.iter().zip(&listed) {
+        let t = &l.task;
         let what = crate::core::text::one_line(&t.message, 41);
-        let status = crate::core::wake::outcome_word(&crate::wake::facts(t));
-        let age = (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000;
+        let (status, age) = (l.ending.word, l.age_s);
         let prefix = if a.all {
             format!("{s}  ")
         } else {

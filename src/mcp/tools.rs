@@ -32,10 +32,6 @@ use tokio::time::Instant;
 const CARD_DEADLINE: Duration = Duration::from_secs(3);
 /// How often progress is sent while `send` waits, so Claude Code's line under the call moves.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-/// Ended tasks younger than this are listed by `tasks`.
-const RECENT_MS: i64 = 15 * 60 * 1000;
-/// At most this many tasks are listed (the newest), so a long session stays compact.
-const MAX_LISTED: usize = 30;
 const NO_WORKERS: &str =
     "no workers configured — the user can add one with `a2a-mod worker add <alias> <url>`";
 /// Names, descriptions and skills come from the workers' agent cards, which the workers write.
@@ -389,30 +385,16 @@ fn tool_error(e: &anyhow::Error) -> CallToolResult {
 
 const NO_TASKS: &str = "no tasks in this session";
 
-fn status_of(t: &TaskRecord) -> crate::core::ending::Ending {
-    crate::core::ending::of(t.state, t.end_reason(), t.is_live())
-}
-
-/// The `tasks` list: live, waiting, recently ended and not-yet-told tasks, newest `MAX_LISTED`.
+/// The `tasks` tool's list (`ops::task_list`, `Listing::Recent`), with the outcome of each task
+/// Claude has not been told about yet.
 /// Tasks whose outcome is included are marked told, so the wake-up does not repeat them.
 fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
-    let mut shown: Vec<TaskRecord> = all
-        .into_iter()
-        .filter(|t| {
-            t.is_live()
-                || t.state.is_waiting()
-                || t.delivered_ms.is_none()
-                || t.ended_ms.is_some_and(|e| now - e < RECENT_MS)
-        })
-        .collect();
-    if shown.len() > MAX_LISTED {
-        shown.drain(..shown.len() - MAX_LISTED);
-    }
+    let listed = crate::ops::task_list(all, now, crate::ops::Listing::Recent);
     let mut told = Vec::new();
-    let mut rows = Vec::with_capacity(shown.len());
+    let mut rows = Vec::with_capacity(listed.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
-    for t in &shown {
-        let ending = status_of(t);
+    for l in &listed {
+        let (t, ending) = (&l.task, l.ending);
         match ending.standing {
             Standing::Running => running += 1,
             Standing::Waiting => waiting += 1,
@@ -428,6 +410,8 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             };
             let mut facts = crate::wake::facts(t);
             facts.text = text;
+            // A question is the worker's text too: as bounded as the result.
+            facts.question = t.question.as_deref().map(|q| fence::bound(q, LISTED_RESULT_CHARS).0);
             let mut n = fence::note(&facts);
             if cut > 0 {
                 n.push_str(&format!(
@@ -445,7 +429,7 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             task_id: t.task_id.clone(),
             state: t.state,
             status: ending.status.to_string(),
-            age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
+            age_s: l.age_s,
             message: one_line(&t.message, 60),
             question: t
                 .state
