@@ -13,4 +13,4 @@ pub mod session;
 pub mod snapshot;
 mod store;
 
-pub use store::{NewTask, Store, TaskRecord};
+pub use store::{ClaimError, NewTask, Store, TaskRecord};
