@@ -1,6 +1,6 @@
 //! Claude Code's hook stdin (claude-code-facts.md), read tolerantly and reduced to the few domain
 //! events `src/hook/` acts on (as atuin's `hook/wire.rs` → `hook/event.rs`). Also the one
-//! null-tolerant field reader, [`tolerant`], that every wire type of Claude Code's stdin uses
+//! null-tolerant field reader, `tolerant`, that every wire type of Claude Code's stdin uses
 //! (the status line's too, `statusline_input.rs`).
 //!
 //! Hot path: one small struct parsed straight from the bytes already read; the fields we do not
