@@ -7,7 +7,7 @@
 //! when the Claude Code process (`CLAUDE_PID`) is gone.
 
 use crate::env::{Ctx, now_ms};
-use crate::state::{SessionPaths, Store, pids};
+use crate::state::{ClaimError, SessionPaths, Store, pids};
 use anyhow::Result;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -119,8 +119,8 @@ impl Watcher {
             Ok(_) => Ok(Flow::Go),
             // Claude Code closed our stdout: the session is gone. The claim was rolled back, so
             // the batch waits for the next monitor of this session (after `--resume`).
-            Err(e) if line_not_written(&e) => Ok(Flow::StdoutGone),
-            Err(e) => Err(e),
+            Err(ClaimError::Deliver(_)) => Ok(Flow::StdoutGone),
+            Err(ClaimError::Store(e)) => Err(e),
         }
     }
 }
@@ -145,13 +145,4 @@ fn process_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence and permission; it sends nothing.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// The claim failed in its delivery (writing the line), not in SQLite: the store carries a
-/// delivery error as `ToSqlConversionFailure` (broken pipe included).
-fn line_not_written(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<rusqlite::Error>()
-            .is_some_and(|r| matches!(r, rusqlite::Error::ToSqlConversionFailure(_)))
-    })
 }

@@ -177,7 +177,8 @@ impl Worker {
     }
 
     async fn fetch_card(&self, budget: &Budget) -> Result<Card, A2aError> {
-        let urls = card::candidates(&self.config.url).map_err(A2aError::Protocol)?;
+        let urls =
+            card::candidates(&self.config.url).map_err(|e| A2aError::Protocol(e.to_string()))?;
         let mut first_err: Option<String> = None;
         for url in &urls {
             let (mut ans, mut got) = self.get_card(url, None, budget).await?;
@@ -225,7 +226,8 @@ impl Worker {
             } else {
                 match ans.json() {
                     Some(v) if card::looks_like_card(&v) => {
-                        return Card::parse(v, &got.url, self.forced()).map_err(A2aError::Protocol);
+                        return Card::parse(v, &got.url, self.forced())
+                            .map_err(|e| A2aError::Protocol(e.to_string()));
                     }
                     _ => format!("no agent card at {url} ({via}not an agent card)"),
                 }

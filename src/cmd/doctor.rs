@@ -88,18 +88,14 @@ fn doctor(ctx: &Ctx) -> Result<()> {
 }
 
 /// Runs a command with a deadline: `(stdout, elapsed)` on exit 0.
-fn run_timed(
-    cmd: &mut Command,
-    stdin: &[u8],
-    deadline: Duration,
-) -> Result<(String, Duration), String> {
+fn run_timed(cmd: &mut Command, stdin: &[u8], deadline: Duration) -> Result<(String, Duration)> {
     let (o, elapsed) = run_with_deadline(cmd, stdin, deadline)?;
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     if o.status.success() {
         Ok((stdout, elapsed))
     } else {
         let err = String::from_utf8_lossy(&o.stderr);
-        Err(err.lines().next().unwrap_or("failed").trim().to_string())
+        bail!("{}", err.lines().next().unwrap_or("failed").trim())
     }
 }
 

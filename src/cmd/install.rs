@@ -144,9 +144,9 @@ fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
 }
 
 /// Runs `claude <args>`; its last output line on success, else why not.
-fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
+fn run_claude(claude: &Path, args: &[&str]) -> Result<String> {
     let (out, _) = run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
-        .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
+        .map_err(|e| anyhow!("cannot run {}: {e}", claude.display()))?;
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -161,7 +161,7 @@ fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
     if out.status.success() {
         Ok(last)
     } else {
-        Err(last)
+        Err(anyhow!(last))
     }
 }
 
@@ -233,7 +233,7 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let key = path.to_string_lossy().into_owned();
     let scope = scope_name(args.scope);
     let claude = which("claude");
-    let refuse = |e: String| {
+    let refuse = |e: settings::Refused| {
         anyhow!(
             "cannot edit {}: {e} — fix that key by hand, then run again; nothing was changed",
             path.display()

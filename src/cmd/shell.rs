@@ -67,7 +67,7 @@ pub fn run_with_deadline(
     cmd: &mut std::process::Command,
     stdin: &[u8],
     deadline: std::time::Duration,
-) -> Result<(std::process::Output, std::time::Duration), String> {
+) -> Result<(std::process::Output, std::time::Duration)> {
     use std::io::Read;
     use std::process::Stdio;
     let start = std::time::Instant::now();
@@ -75,8 +75,7 @@ pub fn run_with_deadline(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
+        .spawn()?;
     if let Some(mut i) = child.stdin.take() {
         let _ = i.write_all(stdin);
     }
@@ -107,10 +106,10 @@ pub fn run_with_deadline(
             Ok(None) if start.elapsed() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("no answer within {deadline:?}"));
+                anyhow::bail!("no answer within {deadline:?}");
             }
             Ok(None) => std::thread::sleep(std::time::Duration::from_millis(2)),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
     };
     let elapsed = start.elapsed();

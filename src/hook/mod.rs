@@ -9,69 +9,56 @@ pub mod mode;
 mod rewake;
 mod stop;
 
-use crate::cli::HookEvent;
+use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use crate::env::{Ctx, now_ms, valid_session_id};
 use crate::error::EXIT_OK;
 use crate::state::{SessionPaths, Store, pids, session};
-use serde::Deserialize;
 use std::io::{Read, Write};
-
-/// The fields we use of every hook's stdin; anything missing or null is defaulted.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct WireHookInput {
-    #[serde(deserialize_with = "null_default")]
-    pub session_id: String,
-    #[serde(deserialize_with = "null_default")]
-    pub source: String,
-}
-
-fn null_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(
-    d: D,
-) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
 
 /// Reads the hook's stdin: at most 4 MiB (a PostToolUse payload carries the tool's whole output).
 fn read_input() -> WireHookInput {
     let mut buf = Vec::new();
     let _ = std::io::stdin().take(4 << 20).read_to_end(&mut buf);
-    serde_json::from_slice(&buf).unwrap_or_default()
+    WireHookInput::parse(&buf)
 }
 
-pub fn run(event: HookEvent) -> i32 {
-    let input = read_input();
+pub fn run(hook: crate::cli::HookEvent) -> i32 {
+    let input = HookInput::from((hook, read_input()));
     let Ok(ctx) = Ctx::from_env() else {
         return EXIT_OK;
     };
-    if !valid_session_id(&input.session_id) {
+    let id = &input.session_id;
+    if !valid_session_id(id) {
         return EXIT_OK;
     }
-    match event {
-        HookEvent::SessionStart => {
-            session_start(&ctx, &input);
-            record_mode(&ctx, &input.session_id);
-            emit(&ctx, &input.session_id, "SessionStart")
+    match input.event {
+        HookEvent::SessionStart { source } => {
+            session_start(&ctx, id, source);
+            record_mode(&ctx, id);
+            emit(&ctx, id, "SessionStart")
         }
-        HookEvent::UserPromptSubmit => emit(&ctx, &input.session_id, "UserPromptSubmit"),
-        HookEvent::PostToolUse => emit(&ctx, &input.session_id, "PostToolUse"),
-        HookEvent::Wake => rewake::run(&ctx, &input.session_id),
-        HookEvent::Stop => stop::run(&ctx, &input.session_id),
+        HookEvent::UserPromptSubmit => emit(&ctx, id, "UserPromptSubmit"),
+        HookEvent::PostToolUse => emit(&ctx, id, "PostToolUse"),
+        HookEvent::Wake => rewake::run(&ctx, id),
+        // Our own block answer makes Claude Code run Stop again with `stop_hook_active`; the
+        // wait already never loops (nothing live and nothing undelivered exits at once), so the
+        // flag changes nothing.
+        HookEvent::Stop { .. } => stop::run(&ctx, id),
     }
 }
 
 /// `/clear` starts a new session id in the same Claude Code process: link it to the store the
 /// MCP server and monitor keep using. Startup and resume record who owns this process's store.
-fn session_start(ctx: &Ctx, input: &WireHookInput) {
+fn session_start(ctx: &Ctx, session_id: &str, source: SessionSource) {
     let Some(pid) = pids::claude_pid_from_env() else {
         return;
     };
-    if input.source == "clear" {
+    if source == SessionSource::Clear {
         if let Some(owner) = pids::lookup(ctx, pid) {
-            let _ = session::link(ctx, &input.session_id, &owner);
+            let _ = session::link(ctx, session_id, &owner);
         }
     } else {
-        let paths = SessionPaths::locate(ctx, &input.session_id);
+        let paths = SessionPaths::locate(ctx, session_id);
         pids::record(ctx, pid, &paths.owner);
         // Resumed with tasks still live: make sure they are polled.
         if let Ok(Some(s)) = Store::open_read(&paths.db) {

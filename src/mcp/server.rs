@@ -44,7 +44,7 @@ pub struct A2aServer {
 }
 
 impl A2aServer {
-    pub fn new(ctx: Ctx, session_id: Result<String, String>) -> A2aServer {
+    pub fn new(ctx: Ctx, session_id: Result<String>) -> A2aServer {
         A2aServer {
             sessions: Arc::new(Sessions {
                 ctx,
@@ -111,7 +111,8 @@ fn too_long_message(bytes: Option<u64>, limit: Option<u64>) -> String {
 /// the session runs).
 pub(super) struct Sessions {
     pub(super) ctx: Ctx,
-    raw_id: Result<String, String>,
+    /// The session id, or why there is none: kept to answer every tool call with it.
+    raw_id: Result<String>,
     current: Mutex<Option<Cached>>,
 }
 
@@ -123,7 +124,7 @@ struct Cached {
 
 impl Sessions {
     fn raw_id(&self) -> Result<&str> {
-        self.raw_id.as_deref().map_err(|e| anyhow!("{e}"))
+        self.raw_id.as_deref().map_err(|e| anyhow!("{e:#}"))
     }
 
     /// This call's session files: its store's owner, after following `/clear` links.
@@ -180,9 +181,9 @@ fn stdio_transport() -> impl rmcp::transport::Transport<RoleServer, Error = std:
 
 /// Serves MCP on stdin/stdout until Claude Code closes stdin.
 pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
-    let session_id = crate::env::cli_session(None).map_err(|e| format!("{e:#}"));
+    let session_id = crate::env::cli_session(None);
     if let Err(e) = &session_id {
-        tracing::warn!("{e}");
+        tracing::warn!("{e:#}");
     }
     let server = A2aServer::new(ctx, session_id);
     let sessions = server.sessions.clone();

@@ -14,4 +14,4 @@ pub mod snapshot;
 mod store;
 
 pub use session::SessionPaths;
-pub use store::{NewTask, Store, TaskRecord};
+pub use store::{ClaimError, NewTask, Store, TaskRecord};
