@@ -1,4 +1,4 @@
-//! `config.toml`: workers, `[timing]`, `[statusline]` (INTERFACES.md). Read strictly: an unknown
+//! `config.toml`: workers, `[timing]`, `[statusline]` (docs/commands-and-tools.md). Read strictly: an unknown
 //! key or a bad value is a one-line error naming the key and the file. Written surgically through
 //! `toml_edit`, so a user's comments and order survive `worker add`/`remove`; always 0600, because
 //! it names where secrets come from.
@@ -52,7 +52,7 @@ pub struct OAuthConfig {
     pub scope: Option<String>,
 }
 
-/// The seed's numbers (how-it-works.md) are the defaults; tests shorten them.
+/// The seed's numbers (docs/how-it-works.md) are the defaults; tests shorten them.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timing {

@@ -1,5 +1,5 @@
 //! send / task / cancel / tasks: one implementation behind Claude's tools, the user's commands and
-//! the demo, so all three behave exactly alike (INTERFACES.md: "`send`, `task`, `cancel` behave
+//! the demo, so all three behave exactly alike (docs/commands-and-tools.md: "`send`, `task`, `cancel` behave
 //! exactly like the tools").
 //!
 //! IO shell around `core::schedule` and `core::fence`: talks to workers through `a2a::Worker`,
@@ -26,7 +26,7 @@ pub const MAX_RESULT_CHARS: usize = crate::core::bounds::TOOL_TEXT_CHARS;
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 pub use crate::core::inline::BUDGET_RESERVE;
 
-/// The structured result of `send`, `task` and `cancel`: INTERFACES.md's fields plus `note`.
+/// The structured result of `send`, `task` and `cancel`: docs/commands-and-tools.md's fields plus `note`.
 /// The tools return it as `structuredContent` and `--json` prints it, so both are the same.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -4,7 +4,7 @@
 //! [`crate::core::status::render_snapshot`] → one line.
 //!
 //! HOT PATH: Claude Code runs this every second for the whole session, and a run slower than the
-//! interval is never shown (claude-code-facts.md, E1). So: no tokio runtime, no network, no writes
+//! interval is never shown (docs/claude-code.md "Status line"). So: no tokio runtime, no network, no writes
 //! (a warning reaches the log only when `A2A_MOD_LOG` is set), no config parsing beyond
 //! `[statusline]` and `timing.done_display_s`, and an early exit before reading config when the
 //! session has no store. No SQLite either while the snapshot is fresh: one small file read and two

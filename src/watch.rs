@@ -1,5 +1,5 @@
 //! `a2a-mod watch`: the plugin's monitor. Claude Code starts one per session and turns each line
-//! it prints into a wake-up (claude-code-facts.md E5): so stdout carries exactly one line per
+//! it prints into a wake-up (docs/claude-code.md "Plugins and monitors"): so stdout carries exactly one line per
 //! batch of ended tasks and nothing else. Batches are claimed and marked in one transaction,
 //! committed only once the line is written, so no task is announced twice or skipped across
 //! restarts. It also keeps the session's poller alive (a `kill -9`ed poller is replaced).

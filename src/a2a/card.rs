@@ -1,5 +1,5 @@
-//! Agent cards: where to look for one, which endpoint and dialect to use (a2a-facts.md "Hybrid
-//! cards" rule), and what the card says about auth. Cards are read as loose JSON rather than typed
+//! Agent cards: where to look for one, which endpoint and dialect to use (docs/a2a.md "Versions":
+//! the hybrid-card rule), and what the card says about auth. Cards are read as loose JSON rather than typed
 //! structs because v1, v0.3 and the merged hybrid documents must all parse, and a worker's
 //! unexpected field must never make discovery fail.
 

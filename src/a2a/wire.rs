@@ -1,5 +1,5 @@
 //! The A2A wire format in both dialects and both bindings: request bodies we write (strictly, in
-//! exactly the shape a2a-facts.md records, checked against `a2a-lf` in the tests) and task/message
+//! exactly the shape docs/a2a.md records, checked against `a2a-lf` in the tests) and task/message
 //! answers we read (tolerantly: any dialect's part and field spellings, unknown states kept as
 //! `Unknown`). Pure functions over `serde_json::Value`; no IO.
 
@@ -62,7 +62,7 @@ fn message(
             m.insert("role".into(), "user".into());
             m.insert("parts".into(), json!([{ "kind": "text", "text": text }]));
         }
-        // v0.3 REST is proto-JSON: parts in `content`, proto role names (a2a-facts.md).
+        // v0.3 REST is proto-JSON: parts in `content`, proto role names (docs/a2a.md).
         (Dialect::V03, Binding::Rest) => {
             m.insert("role".into(), "ROLE_USER".into());
             m.insert("content".into(), json!([{ "text": text }]));

@@ -1,4 +1,4 @@
-//! Claude Code's hook stdin (claude-code-facts.md), read tolerantly and reduced to the few domain
+//! Claude Code's hook stdin (docs/claude-code.md), read tolerantly and reduced to the few domain
 //! events `src/hook/` acts on (as atuin's `hook/wire.rs` → `hook/event.rs`). Also the one
 //! null-tolerant field reader, `tolerant`, that every wire type of Claude Code's stdin uses
 //! (the status line's too, `statusline_input.rs`).

@@ -21,7 +21,7 @@ pub const PLUGIN_ID: &str = "a2a-mod@a2a-mod";
 /// The MCP server of the plugin as permission rules and tool names see it.
 pub const PERMISSION_RULE: &str = "mcp__plugin_a2a-mod_a2a";
 pub const BIN_ENV: &str = "A2A_MOD_BIN";
-/// Claude Code runs the status line every second with this (claude-code-facts.md, E1).
+/// Claude Code runs the status line every second with this (docs/claude-code.md "Status line").
 pub const REFRESH_INTERVAL: u64 = 1;
 
 /// What one entry went through.

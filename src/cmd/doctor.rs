@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The Claude Code release a2a-mod is tested with (claude-code-facts.md). Plugin monitors and
+/// The Claude Code release a2a-mod is tested with (docs/claude-code.md). Plugin monitors and
 /// `refreshInterval` are recent; older releases may lack them.
 pub const TESTED_CLAUDE: &str = "2.1.332";
 /// Per worker: the card, then one GetTask.

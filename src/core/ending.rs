@@ -22,7 +22,7 @@ pub struct Ending {
     pub standing: Standing,
     /// The wake line's and `a2a-mod tasks`' word: `completed`, `lost contact`, `gone`, …
     pub word: &'static str,
-    /// The wake line's symbol (INTERFACES.md): ✓ completed, ✕ failed/rejected/lost, ⊘ canceled,
+    /// The wake line's symbol (docs/commands-and-tools.md): ✓ completed, ✕ failed/rejected/lost, ⊘ canceled,
     /// ? input-required/auth-required/unknown.
     pub symbol: &'static str,
     /// The `tasks` tool's status: `running`, `waiting for input`, `ended`, `lost contact`, …
@@ -102,7 +102,7 @@ pub fn waiting_states_sql() -> String {
 mod tests {
     use super::*;
 
-    /// The whole table, as the seed and INTERFACES.md name each case.
+    /// The whole table, as the seed and docs/commands-and-tools.md name each case.
     #[test]
     fn every_ending_named_once() {
         use EndReason::*;

@@ -1,4 +1,4 @@
-//! The status line's text: every row of the seed's table (how-it-works.md, "The status line") as
+//! The status line's text: every row of the seed's table (docs/how-it-works.md, "The status line") as
 //! pure functions: [`summarize`] folds the session's tasks into a small [`Snapshot`], and
 //! [`render_snapshot`] draws it at `now`. [`render`] is the two together.
 //!

@@ -180,7 +180,7 @@ pub struct Glyphs {
 }
 
 impl Glyphs {
-    /// The seed's glyphs (how-it-works.md).
+    /// The seed's glyphs (docs/how-it-works.md).
     pub fn unicode() -> Glyphs {
         Glyphs {
             spinner: ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]

@@ -1,4 +1,4 @@
-//! Waking Claude (how-it-works.md "Waking Claude"): the one short line per batch of ended tasks,
+//! Waking Claude (docs/how-it-works.md "Waking Claude"): the one short line per batch of ended tasks,
 //! and the hidden context that carries their outcomes. Pure.
 //!
 //! The line is what the user sees in the transcript, so it names no result; the context is what
@@ -24,7 +24,7 @@ pub const MONITOR_LOCK: &str = "monitor";
 pub const WAITER_LOCK: &str = "waker";
 pub const STOP_LOCK: &str = "stop";
 
-/// The INTERFACES.md symbol of an ended task (`core::ending`, the one table).
+/// The docs/commands-and-tools.md symbol of an ended task (`core::ending`, the one table).
 pub fn symbol(t: &TaskFacts<'_>) -> &'static str {
     super::ending::of(t.state, t.end, false).symbol
 }

@@ -346,7 +346,7 @@ async fn rpc(State(sh): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: 
     }
 }
 
-/// `A2A-Version` from the header, else the `A2A-Version` query parameter (a2a-facts.md).
+/// `A2A-Version` from the header, else the `A2A-Version` query parameter (docs/a2a.md).
 fn requested_version<'a>(uri: &'a Uri, headers: &'a HeaderMap) -> Option<&'a str> {
     if let Some(v) = headers.get("a2a-version").and_then(|v| v.to_str().ok()) {
         return Some(v.trim());

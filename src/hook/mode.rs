@@ -1,6 +1,6 @@
 //! Whether a person attends the session: an interactive terminal (woken by the monitor or the
 //! asyncRewake waiter) or a headless / Agent SDK run (`claude -p`, stream-json), where neither
-//! runs and only the Stop hook can hand Claude a finished task (claude-code-facts.md, "Headless
+//! runs and only the Stop hook can hand Claude a finished task (docs/claude-code.md "Headless
 //! and SDK mode"). Hooks read it from their own environment; the MCP server does not get
 //! `CLAUDE_CODE_SESSION_ATTENDED`, so it reads what the SessionStart hook recorded.
 

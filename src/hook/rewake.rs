@@ -2,7 +2,7 @@
 //! Claude Code runs it as an `asyncRewake` hook after `send` and at every turn end (Stop), so a new
 //! one takes over after each wake turn (the plugin ships it next to the monitor; without the
 //! plugin, on `send`, it is the only wake path); exit 2 with the wake line and
-//! the results on stderr wakes Claude (claude-code-facts.md E2). One waiter per session (a lock):
+//! the results on stderr wakes Claude (docs/claude-code.md "Hooks and hidden context"). One waiter per session (a lock):
 //! a second one exits 0 at once. It lives while the session has live tasks or an unannounced
 //! batch and leaves each batch to the monitor while the monitor holds its lock (`watch.rs`),
 //! announcing it itself only when it stays unannounced past `SETTLE` with no monitor, or past

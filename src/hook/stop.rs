@@ -1,8 +1,8 @@
 //! `a2a-mod hook stop`: the plugin's Stop hook, the wake-up of headless and Agent SDK runs
 //! (`claude -p`, stream-json), where neither the monitor nor asyncRewake runs. A Stop hook that
 //! answers `{"decision":"block","reason":R}` makes Claude Code give the model a new turn with R,
-//! and one that waits holds the run open while it waits (claude-code-facts.md, "A Stop hook can
-//! hold a headless run"). So in a session nobody attends it waits while the session has live
+//! and one that waits holds the run open while it waits (docs/claude-code.md "Hooks and hidden context":
+//! a Stop hook can hold a headless run). So in a session nobody attends it waits while the session has live
 //! tracked tasks and hands over each batch that ends: the wake line and the results, the same text
 //! and fence as the hidden context, since UserPromptSubmit does not run for such turns.
 //!

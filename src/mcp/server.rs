@@ -2,7 +2,7 @@
 //! session a call belongs to, and the keeper that restarts the session's poller.
 //!
 //! Handshake: Claude Code 2.1.332 first sends a `server/discover` probe (protocol 2026-07-28) and,
-//! when it gets `-32601`, falls back to `initialize` with 2025-11-25 (claude-code-facts.md E3).
+//! when it gets `-32601`, falls back to `initialize` with 2025-11-25 (docs/claude-code.md "MCP server").
 //! That fallback is the path observed to work with progress, cancellation and tool results, so we
 //! answer the probe with `-32601` and speak the session lifecycle. rmcp would otherwise answer the
 //! probe and put Claude Code on the stateless 2026-07-28 protocol, which nobody has checked against
@@ -106,7 +106,7 @@ fn too_long_message(bytes: Option<u64>, limit: Option<u64>) -> String {
 }
 
 /// The session a tool call belongs to. Claude Code's `/clear` links a new session id to the old
-/// store while this process keeps the old id (claude-code-facts.md, Round 2 Q3), so the id is
+/// store while this process keeps the old id (docs/claude-code.md "Sessions across /clear, --resume and /exit"), so the id is
 /// resolved on every call; the config is reloaded when `config.toml` changes (`worker add` while
 /// the session runs).
 pub(super) struct Sessions {

@@ -1,4 +1,4 @@
-//! Claude's five tools: `send`, `task`, `cancel`, `tasks`, `workers` (INTERFACES.md).
+//! Claude's five tools: `send`, `task`, `cancel`, `tasks`, `workers` (docs/commands-and-tools.md).
 //!
 //! Claude Code defers MCP tools behind ToolSearch, so each name and description tells the model
 //! the whole flow on its own. Claude Code hands the model `JSON.stringify(structuredContent)` and

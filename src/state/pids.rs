@@ -1,6 +1,6 @@
 //! Claude Code process → the session that owns its store. `/clear` gives hooks a new session id
 //! but keeps the MCP server and the monitor (and their tasks) under the old one; the claude pid is
-//! the key that survives it (claude-code-facts.md, Round 2 Q3). The MCP server and the monitor
+//! the key that survives it (docs/claude-code.md "Sessions across /clear, --resume and /exit"). The MCP server and the monitor
 //! record their session under the pid; the SessionStart hook of a `/clear` links the new id to it.
 
 use crate::env::{Ctx, valid_session_id};

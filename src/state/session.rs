@@ -1,5 +1,5 @@
 //! Which store a session id means. Claude Code's `/clear` gives hooks and the status line a new
-//! session id while the MCP server and the monitor keep the old one (claude-code-facts.md,
+//! session id while the MCP server and the monitor keep the old one (docs/claude-code.md,
 //! Round 2), so the SessionStart hook links the new id to the store of the old: `<new>.link` holds
 //! the old id. Every entry point resolves through links, so all of them meet in one store and a
 //! task sent before `/clear` is still shown, polled and announced after it.
