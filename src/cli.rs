@@ -1,5 +1,5 @@
-//! Every command-line type, and no logic (zoxide `src/cmd/cmd.rs`). The doors are INTERFACES.md's;
-//! extend them, never change them.
+//! Every command-line type, and no logic (zoxide `src/cmd/cmd.rs`); each command's `Run` is in
+//! `src/cmd/<command>.rs`. The doors are docs/commands-and-tools.md's; extend them, never change them.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -25,19 +25,19 @@ pub enum Command {
     /// Fetch a task's state and result now (re-tracks a dropped live task)
     Task(TaskArgs),
     /// Cancel a task
-    Cancel(TaskArgs),
+    Cancel(CancelArgs),
     /// List this session's tasks
     Tasks(TasksArgs),
     /// Run the embedded scripted A2A worker (for the demo and tests)
     FakeWorker(FakeWorkerArgs),
     /// Show the whole loop with the embedded fake worker, no set-up needed
-    Demo,
+    Demo(DemoArgs),
     /// Register the Claude Code plugin, status line and permissions (or remove them)
     Install(InstallArgs),
     /// Check the set-up, one line per check, each failure with its fix
-    Doctor,
+    Doctor(DoctorArgs),
     /// The MCP stdio server Claude Code starts (server name `a2a`)
-    Mcp,
+    Mcp(McpArgs),
     /// Print the status line for the session named in Claude Code's JSON on stdin
     Statusline(StatuslineArgs),
     /// Claude Code hook entry points (JSON on stdin)
@@ -134,6 +134,13 @@ pub struct TaskArgs {
     pub json: bool,
 }
 
+/// `cancel` takes what `task` takes; a type of its own so each command has one `Run`.
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    #[command(flatten)]
+    pub task: TaskArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct TasksArgs {
     /// Session id (default: $CLAUDE_CODE_SESSION_ID, else `cli`)
@@ -203,6 +210,16 @@ pub struct InstallArgs {
     pub uninstall: bool,
 }
 
+/// `demo`, `doctor` and `mcp` take no arguments; each has a type so it has a `Run`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {}
+
 #[derive(Debug, Args)]
 pub struct StatuslineArgs {
     /// Run this status-line command first (same stdin) and print its output above ours
@@ -222,6 +239,8 @@ pub enum HookEvent {
     UserPromptSubmit,
     PostToolUse,
     Wake,
+    /// The Stop hook: in a headless or SDK run, waits for live tasks and hands their results over
+    Stop,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `config.toml`: workers, `[timing]`, `[statusline]` (INTERFACES.md). Read strictly: an unknown
+//! `config.toml`: workers, `[timing]`, `[statusline]` (docs/commands-and-tools.md). Read strictly: an unknown
 //! key or a bad value is a one-line error naming the key and the file. Written surgically through
 //! `toml_edit`, so a user's comments and order survive `worker add`/`remove`; always 0600, because
 //! it names where secrets come from.
@@ -15,6 +15,7 @@ pub struct Config {
     pub workers: BTreeMap<String, WorkerConfig>,
     pub timing: Timing,
     pub statusline: StatuslineConfig,
+    pub headless: HeadlessConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -51,7 +52,7 @@ pub struct OAuthConfig {
     pub scope: Option<String>,
 }
 
-/// The seed's numbers (how-it-works.md) are the defaults; tests shorten them.
+/// The seed's numbers (docs/how-it-works.md) are the defaults; tests shorten them.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Timing {
@@ -93,10 +94,10 @@ impl Timing {
         (self.done_display_s * 1000.0) as i64
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<()> {
         let ok = |v: f64| (0.0..=86_400.0).contains(&v);
         if let Some(v) = self.inline_polls_s.iter().find(|v| !ok(**v)) {
-            return Err(format!(
+            return Err(anyhow!(
                 "timing.inline_polls_s: {v} is not a number of seconds between 0 and 86400"
             ));
         }
@@ -106,16 +107,16 @@ impl Timing {
             ("done_display_s", self.done_display_s),
         ] {
             if !ok(v) {
-                return Err(format!(
+                return Err(anyhow!(
                     "timing.{k}: {v} is not a number of seconds between 0 and 86400"
                 ));
             }
         }
         if self.poll_interval_s < 0.05 {
-            return Err("timing.poll_interval_s: must be at least 0.05".into());
+            return Err(anyhow!("timing.poll_interval_s: must be at least 0.05"));
         }
         if self.max_failed_polls == 0 {
-            return Err("timing.max_failed_polls: must be at least 1".into());
+            return Err(anyhow!("timing.max_failed_polls: must be at least 1"));
         }
         Ok(())
     }
@@ -148,15 +149,28 @@ impl Default for StatuslineConfig {
     }
 }
 
-impl Config {
-    /// `timing.max_failed_polls` for the messages of code that must not fail on a broken config
-    /// (hooks): the configured number, else the default.
-    pub fn max_failed_polls_at(path: &Path) -> u32 {
-        Config::load(path).map_or(Timing::default().max_failed_polls, |c| {
-            c.timing.max_failed_polls
-        })
-    }
+/// `[headless]`: `claude -p` and Agent SDK runs, where the Stop hook waits for live tasks.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeadlessConfig {
+    /// How long one Stop hook waits for a batch to end; below the hook's `timeout` (3600 s in
+    /// hooks/hooks.json), so the hook answers before Claude Code kills it and drops its output.
+    pub max_wait_s: f64,
+}
 
+impl Default for HeadlessConfig {
+    fn default() -> Self {
+        HeadlessConfig { max_wait_s: 1800.0 }
+    }
+}
+
+impl HeadlessConfig {
+    pub fn max_wait(&self) -> Duration {
+        secs(self.max_wait_s)
+    }
+}
+
+impl Config {
     /// A missing file is an empty config; a bad one is an error naming the file and the key.
     pub fn load(path: &Path) -> Result<Config> {
         let text = match std::fs::read_to_string(path) {
@@ -172,13 +186,18 @@ impl Config {
         })
     }
 
-    pub fn parse(text: &str) -> Result<Config, String> {
+    pub fn parse(text: &str) -> Result<Config> {
         let cfg: Config =
-            toml_edit::de::from_str(text).map_err(|e| toml_error_line(&e.to_string()))?;
+            toml_edit::de::from_str(text).map_err(|e| anyhow!(toml_error_line(&e.to_string())))?;
         cfg.timing.validate()?;
+        if !(cfg.headless.max_wait_s.is_finite() && cfg.headless.max_wait_s >= 0.0) {
+            return Err(anyhow!(
+                "headless.max_wait_s: must be a number of seconds, 0 or more"
+            ));
+        }
         for (alias, w) in &cfg.workers {
-            validate_alias(alias).map_err(|e| format!("workers.{alias}: {e}"))?;
-            validate_url(&w.url).map_err(|e| format!("workers.{alias}.url: {e}"))?;
+            validate_alias(alias).map_err(|e| anyhow!("workers.{alias}: {e}"))?;
+            validate_url(&w.url).map_err(|e| anyhow!("workers.{alias}.url: {e}"))?;
             let auths = [
                 w.bearer_env.is_some(),
                 w.api_key_env.is_some(),
@@ -186,21 +205,21 @@ impl Config {
                 w.oauth.is_some(),
             ];
             if auths.iter().filter(|b| **b).count() > 1 {
-                return Err(format!(
+                return Err(anyhow!(
                     "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth"
                 ));
             }
             for o in &w.allow_origins {
-                validate_url(o).map_err(|e| format!("workers.{alias}.allow_origins: {e}"))?;
+                validate_url(o).map_err(|e| anyhow!("workers.{alias}.allow_origins: {e}"))?;
             }
             if let Some(u) = w.oauth.as_ref().and_then(|o| o.token_url.as_deref()) {
-                validate_url(u).map_err(|e| format!("workers.{alias}.oauth.token_url: {e}"))?;
+                validate_url(u).map_err(|e| anyhow!("workers.{alias}.oauth.token_url: {e}"))?;
             }
             if let Some(p) = &w.protocol
                 && p != "1.0"
                 && p != "0.3"
             {
-                return Err(format!(
+                return Err(anyhow!(
                     "workers.{alias}.protocol: {p:?} is not \"1.0\" or \"0.3\""
                 ));
             }
@@ -215,14 +234,14 @@ impl Config {
     }
 }
 
-pub fn validate_alias(alias: &str) -> Result<(), String> {
+pub fn validate_alias(alias: &str) -> Result<()> {
     if alias.is_empty()
         || alias.len() > 64
         || !alias
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        return Err(format!(
+        return Err(anyhow!(
             "alias {alias:?} must be 1-64 letters, digits, '-', '_' or '.'"
         ));
     }
@@ -231,19 +250,19 @@ pub fn validate_alias(alias: &str) -> Result<(), String> {
 
 /// An http(s) URL with a host and no user name or password. A URL's userinfo is a secret sent as
 /// Basic auth and shown wherever the URL is, so it is refused and never echoed back.
-pub fn validate_url(url: &str) -> Result<(), String> {
+pub fn validate_url(url: &str) -> Result<()> {
     match url::Url::parse(url) {
-        Ok(u) if has_userinfo(&u) => Err(format!(
+        Ok(u) if has_userinfo(&u) => Err(anyhow!(
             "{:?} has a user name or password in it; a2a-mod takes secrets only from the \
              environment or a command (bearer_env, api_key_env, token_cmd, oauth)",
             without_userinfo(&u)
         )),
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
-        Ok(u) => Err(format!("{:?} is not an http(s) URL", without_userinfo(&u))),
+        Ok(u) => Err(anyhow!("{:?} is not an http(s) URL", without_userinfo(&u))),
         // The parser failed, so the userinfo cannot be cut out reliably: the text is not shown
         // when it may hold one.
-        Err(e) if url.contains('@') => Err(format!("the URL is not a URL ({e})")),
-        Err(e) => Err(format!("{url:?} is not a URL ({e})")),
+        Err(e) if url.contains('@') => Err(anyhow!("the URL is not a URL ({e})")),
+        Err(e) => Err(anyhow!("{url:?} is not a URL ({e})")),
     }
 }
 
@@ -362,11 +381,28 @@ mod tests {
     }
 
     #[test]
+    fn headless_max_wait() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.headless.max_wait(), Duration::from_secs(1800));
+        let c = Config::parse("[headless]\nmax_wait_s = 90\n").unwrap();
+        assert_eq!(c.headless.max_wait(), Duration::from_secs(90));
+        let e = Config::parse("[headless]\nmax_wait_s = -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("headless.max_wait_s"), "{e}");
+        assert!(Config::parse("[headless]\nmax_wait = 1\n").is_err());
+    }
+
+    #[test]
     fn unknown_key_is_named() {
-        let e = Config::parse("[workers.fake]\nurl = \"http://x\"\ncolour = 1\n").unwrap_err();
+        let e = Config::parse("[workers.fake]\nurl = \"http://x\"\ncolour = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("colour"), "{e}");
         assert!(!e.contains('\n'), "{e}");
-        let e = Config::parse("[timing]\npoll_interval_s = -1\n").unwrap_err();
+        let e = Config::parse("[timing]\npoll_interval_s = -1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("poll_interval_s"), "{e}");
     }
 

@@ -1,5 +1,5 @@
 //! Where a2a-mod keeps its files. `A2A_MOD_HOME`, when set, holds everything (`config.toml`,
-//! `state/`); otherwise XDG config and state dirs (INTERFACES.md). Read once at start-up and passed
+//! `state/`); otherwise XDG config and state dirs (docs/commands-and-tools.md). Read once at start-up and passed
 //! down, so nothing else reads the environment for paths (starship's `Env`).
 
 use anyhow::{Result, bail};

@@ -1,7 +1,7 @@
 //! Exit codes and one-line error rendering (STYLE.md conventions 1 and 4).
 //!
 //! User commands: 0 success, 1 failure (one line on stderr saying what to do), 2 bad usage
-//! (INTERFACES.md). Claude Code hooks: 0 = success (stdout JSON read), 2 = blocking / asyncRewake
+//! (docs/commands-and-tools.md). Claude Code hooks: 0 = success (stdout JSON read), 2 = blocking / asyncRewake
 //! wake (stderr is the payload); our own failures in a hook or the status line exit 0 quietly.
 
 pub const EXIT_OK: i32 = 0;

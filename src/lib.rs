@@ -1,5 +1,6 @@
 //! a2a-mod: Claude Code hands work to remote A2A agents ("workers") and is woken when it ends.
-//! The lib exists so `tests/` and `benches/` reach internals; `main.rs` only routes.
+//! The lib exists so `tests/` and `benches/` reach internals; `main.rs` only parses and runs a
+//! `cmd::Run`.
 
 pub mod a2a;
 pub mod claude;
@@ -16,6 +17,7 @@ pub mod ids;
 pub mod log;
 pub mod mcp;
 pub mod ops;
+pub mod overflow;
 pub mod poller;
 pub mod secret;
 pub mod state;

@@ -1,5 +1,5 @@
 //! send / task / cancel / tasks: one implementation behind Claude's tools, the user's commands and
-//! the demo, so all three behave exactly alike (INTERFACES.md: "`send`, `task`, `cancel` behave
+//! the demo, so all three behave exactly alike (docs/commands-and-tools.md: "`send`, `task`, `cancel` behave
 //! exactly like the tools").
 //!
 //! IO shell around `core::schedule` and `core::fence`: talks to workers through `a2a::Worker`,
@@ -12,7 +12,7 @@ use crate::core::fence::{self, TaskFacts};
 use crate::core::task::TaskState;
 use crate::core::{inline, schedule};
 use crate::env::{Ctx, now_ms};
-use crate::state::{NewTask, Store, TaskRecord, session};
+use crate::state::{NewTask, SessionPaths, Store, TaskRecord};
 use anyhow::{Result, anyhow};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ pub const MAX_RESULT_CHARS: usize = crate::core::bounds::TOOL_TEXT_CHARS;
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 pub use crate::core::inline::BUDGET_RESERVE;
 
-/// The structured result of `send`, `task` and `cancel`: INTERFACES.md's fields plus `note`.
+/// The structured result of `send`, `task` and `cancel`: docs/commands-and-tools.md's fields plus `note`.
 /// The tools return it as `structuredContent` and `--json` prints it, so both are the same.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -107,12 +107,16 @@ pub struct Session {
 
 impl Session {
     pub fn open(ctx: &Ctx, config: Config, session_id: &str) -> Result<Session> {
-        let id = session::resolve(ctx, session_id);
-        let store = Store::open(&session::db_path(ctx, &id))?;
+        Session::open_at(ctx, config, SessionPaths::locate(ctx, session_id))
+    }
+
+    /// [`Session::open`] for a session already located (links followed once, by the caller).
+    pub fn open_at(ctx: &Ctx, config: Config, paths: SessionPaths) -> Result<Session> {
+        let store = Store::open(&paths.db)?;
         Ok(Session {
             ctx: ctx.clone(),
             config,
-            id,
+            id: paths.owner,
             store: Mutex::new(store),
             workers: Mutex::new(HashMap::new()),
             http: crate::a2a::http_client(),
@@ -151,23 +155,21 @@ impl Session {
     }
 
     fn note(&self, v: &TaskView, worker: &str) -> String {
-        use crate::wake::Saved;
+        use crate::overflow::Saved;
         let (text, mut extra) = self.bounded(worker, &v.task_id, Saved::Result, v.text.as_deref());
         let (question, more) =
             self.bounded(worker, &v.task_id, Saved::Question, v.question.as_deref());
         extra.push_str(&more);
-        let mut note = fence::note(
-            &TaskFacts {
-                worker,
-                task_id: &v.task_id,
-                state: v.state,
-                end: None,
-                text: text.as_deref(),
-                question: question.as_deref(),
-                last_error: None,
-            },
-            self.config.timing.max_failed_polls,
-        );
+        let mut note = fence::note(&TaskFacts {
+            worker,
+            task_id: &v.task_id,
+            state: v.state,
+            end: None,
+            text: text.as_deref(),
+            question: question.as_deref(),
+            last_error: None,
+            failed_checks: 0,
+        });
         note.push_str(&extra);
         note
     }
@@ -178,13 +180,13 @@ impl Session {
         &self,
         worker: &str,
         task_id: &str,
-        kind: crate::wake::Saved,
+        kind: crate::overflow::Saved,
         text: Option<&str>,
     ) -> (Option<String>, String) {
         let Some(text) = text else {
             return (None, String::new());
         };
-        let (kept, extra) = crate::wake::bound_result(
+        let (kept, extra) = crate::overflow::bound_result(
             &self.ctx,
             &self.id,
             (worker, task_id),
@@ -601,4 +603,56 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         }
     };
     anyhow!("worker {alias:?}: {e} — {fix}")
+}
+
+/// Ended tasks younger than this are in the `tasks` tool's list.
+const RECENT_MS: i64 = 15 * 60 * 1000;
+/// The `tasks` tool lists at most this many tasks (the newest), so a long session stays compact.
+const MAX_LISTED: usize = 30;
+
+/// Which tasks a list holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// The `tasks` tool's: live, waiting, not yet told, or ended in the last 15 minutes; the
+    /// newest 30 of them.
+    Recent,
+    /// Every task (`a2a-mod tasks`).
+    All,
+}
+
+/// One task as a task list shows it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub task: TaskRecord,
+    /// How it stands and what each surface calls that (`core::ending`).
+    pub ending: crate::core::ending::Ending,
+    /// Seconds since it was sent, to its end for an ended task.
+    pub age_s: i64,
+}
+
+/// The task list behind both the `tasks` tool and `a2a-mod tasks`, in store order.
+pub fn task_list(all: Vec<TaskRecord>, now: i64, which: Listing) -> Vec<Listed> {
+    let mut shown: Vec<TaskRecord> = match which {
+        Listing::All => all,
+        Listing::Recent => all
+            .into_iter()
+            .filter(|t| {
+                t.is_live()
+                    || t.state.is_waiting()
+                    || t.delivered_ms.is_none()
+                    || t.ended_ms.is_some_and(|e| now - e < RECENT_MS)
+            })
+            .collect(),
+    };
+    if which == Listing::Recent && shown.len() > MAX_LISTED {
+        shown.drain(..shown.len() - MAX_LISTED);
+    }
+    shown
+        .into_iter()
+        .map(|t| Listed {
+            ending: crate::core::ending::of(t.state, t.end_reason(), t.is_live()),
+            age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
+            task: t,
+        })
+        .collect()
 }

@@ -1,9 +1,10 @@
-//! `a2a-mod statusline`: Claude Code's status-line command. stdin JSON → the session's status
-//! snapshot (`state::snapshot`; the store itself, read-only, when the snapshot is missing or stale)
-//! → [`crate::core::status::render_snapshot`] → one line on stdout.
+//! Claude Code's status line, what `a2a-mod statusline` (`cmd/statusline.rs`, which reads stdin,
+//! runs `--then` and prints) shows: stdin JSON → the session's status snapshot (`state::snapshot`;
+//! the store itself, read-only, when the snapshot is missing or stale) →
+//! [`crate::core::status::render_snapshot`] → one line.
 //!
 //! HOT PATH: Claude Code runs this every second for the whole session, and a run slower than the
-//! interval is never shown (claude-code-facts.md, E1). So: no tokio runtime, no network, no writes
+//! interval is never shown (docs/claude-code.md "Status line"). So: no tokio runtime, no network, no writes
 //! (a warning reaches the log only when `A2A_MOD_LOG` is set), no config parsing beyond
 //! `[statusline]` and `timing.done_display_s`, and an early exit before reading config when the
 //! session has no store. No SQLite either while the snapshot is fresh: one small file read and two
@@ -27,66 +28,14 @@ use crate::claude::statusline_input::WireStatuslineInput;
 use crate::core::status::{self, Row, Snapshot};
 use crate::env::{Ctx, valid_session_id};
 use crate::state::snapshot::{self, Loaded};
-use crate::state::{Store, TaskRecord, session};
+use crate::state::{SessionPaths, Store, TaskRecord};
 use crate::theme::{self, Theme};
-use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long `--then`'s command may take; well under Claude Code's one-second interval, so the
 /// whole run still fits with our own line.
 pub const THEN_DEADLINE: Duration = Duration::from_millis(300);
-/// Claude Code's payload is a few kB; anything past this is not a status-line payload.
-const MAX_STDIN: u64 = 1 << 20;
-
-/// Runs the command: reads stdin, prints the other status line (`then`) and ours. Returns the
-/// exit code, always 0: a status line that fails loudly helps no one.
-pub fn run(then: Option<&str>) -> i32 {
-    let mut input = Vec::new();
-    let _ = std::io::stdin().take(MAX_STDIN).read_to_end(&mut input);
-    let env = Env::from_process();
-    // Theirs runs while we render ours.
-    let other = then.and_then(|cmd| Then::spawn(cmd, &input));
-    let mut warnings = Vec::new();
-    let line = line_for(&input, &env, &mut warnings);
-    let mut out = Vec::with_capacity(256);
-    if let Some(other) = other {
-        out = other.collect(env.then_deadline);
-        if !out.is_empty() && !out.ends_with(b"\n") {
-            out.push(b'\n');
-        }
-    }
-    if !line.is_empty() {
-        out.extend_from_slice(line.as_bytes());
-        out.push(b'\n');
-    }
-    // A closed stdout (EPIPE) is not our failure; nothing else to do about it.
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(&out).and_then(|()| stdout.flush());
-    if !warnings.is_empty() {
-        log_warnings(&env, &warnings);
-    }
-    0
-}
-
-/// `statusline`, `statusline --then CMD` or `statusline --then=CMD` without clap: `Some(then)`
-/// for those exact shapes, `None` for anything else (clap then parses it and reports errors).
-pub fn fast_args(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<Option<String>> {
-    if args.next()? != "statusline" {
-        return None;
-    }
-    let rest: Vec<_> = args.take(3).collect();
-    match rest.as_slice() {
-        [] => Some(None),
-        [flag, cmd] if flag == "--then" => cmd.to_str().map(|c| Some(c.to_string())),
-        [one] => one
-            .to_str()
-            .and_then(|s| s.strip_prefix("--then="))
-            .map(|c| Some(c.to_string())),
-        _ => None,
-    }
-}
 
 /// What the status line reads from the environment, read once.
 #[derive(Debug, Clone, Default)]
@@ -139,7 +88,7 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
     let Some(ctx) = &env.ctx else {
         return String::new();
     };
-    let path = session::db_path(ctx, &session::resolve(ctx, session));
+    let path = SessionPaths::locate(ctx, session).db;
     let loaded = snapshot::load(&path);
     // The common case for a session that never sent anything: done before reading config.
     if matches!(loaded, Loaded::Missing) && std::fs::symlink_metadata(&path).is_err() {
@@ -276,127 +225,9 @@ impl HotConfig {
     }
 }
 
-/// Appends warnings to the log, only when logging is on: off, the status line writes nothing.
-fn log_warnings(env: &Env, warnings: &[String]) {
-    if !env.log {
-        return;
-    }
-    let Some(ctx) = &env.ctx else { return };
-    let mut text = String::new();
-    for w in warnings {
-        let one = crate::core::text::sanitize(w);
-        text.push_str(&format!("{} WARN a2a_mod::statusline: {one}\n", env.now_ms));
-    }
-    if let Some(mut f) = crate::log::open_append(ctx) {
-        let _ = f.write_all(text.as_bytes());
-    }
-}
-
-/// The user's other status-line command (`--then`), run with the same stdin while ours renders.
-struct Then {
-    pid: u32,
-    chunks: mpsc::Receiver<Vec<u8>>,
-}
-
-impl Then {
-    fn spawn(cmd: &str, input: &[u8]) -> Option<Then> {
-        use std::process::{Command, Stdio};
-        let mut c = Command::new("sh");
-        c.arg("-c")
-            .arg(cmd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        // Its own process group, so a late command is killed with everything it started.
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut c, 0);
-        let mut child = c.spawn().ok()?;
-        if let Some(mut stdin) = child.stdin.take() {
-            let input = input.to_vec();
-            // A thread: a command that never reads stdin must not block us on a full pipe.
-            std::thread::spawn(move || {
-                let _ = stdin.write_all(&input);
-            });
-        }
-        let mut stdout = child.stdout.take()?;
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            loop {
-                match stdout.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-        // Not waited for: it is reaped by init after we exit, and waiting would cost time.
-        Some(Then {
-            pid: child.id(),
-            chunks: rx,
-        })
-    }
-
-    /// Its output, read until it closes stdout or the deadline passes. A late command is killed
-    /// and only its complete lines are kept, so a half-drawn escape sequence never reaches the
-    /// terminal before our line.
-    fn collect(self, deadline: Duration) -> Vec<u8> {
-        let end = Instant::now() + deadline;
-        let mut out = Vec::new();
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.chunks.recv_timeout(left) {
-                Ok(chunk) => {
-                    out.extend_from_slice(&chunk);
-                    if out.len() > 64 * 1024 {
-                        break;
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return out,
-                Err(mpsc::RecvTimeoutError::Timeout) => break,
-            }
-        }
-        self.kill();
-        match out.iter().rposition(|b| *b == b'\n') {
-            Some(i) => out.truncate(i + 1),
-            None => out.clear(),
-        }
-        out
-    }
-
-    fn kill(&self) {
-        #[cfg(unix)]
-        if let Ok(pid) = i32::try_from(self.pid) {
-            // SAFETY: kill(2) on the process group we created for the child; no memory involved.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fast_args_take_only_the_plain_shapes() {
-        let f = |a: &[&str]| fast_args(a.iter().map(std::ffi::OsString::from));
-        assert_eq!(f(&["statusline"]), Some(None));
-        assert_eq!(
-            f(&["statusline", "--then", "x y"]),
-            Some(Some("x y".into()))
-        );
-        assert_eq!(f(&["statusline", "--then=x"]), Some(Some("x".into())));
-        assert_eq!(f(&["statusline", "--help"]), None);
-        assert_eq!(f(&["statusline", "--then"]), None);
-        assert_eq!(f(&["statusline", "--then", "a", "b"]), None);
-        assert_eq!(f(&["tasks"]), None);
-        assert_eq!(f(&[]), None);
-    }
 
     #[test]
     fn hot_config_is_lenient() {

@@ -7,7 +7,10 @@
 //! when the name is not a built-in. Parsing is pure; [`load`] is the one function here that reads
 //! a file.
 
-pub use crate::core::theme::{Colour, Glyphs, Powerline, Role, Style, Styles, Theme};
+pub use crate::core::theme::{Colour, ColourError, Glyphs, Powerline, Role, Style, Styles, Theme};
+// Parse errors are only ever shown (as `load`'s warning): `anyhow`, each message built whole
+// (no `.context()`), so `{e}` prints all of it.
+use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -22,7 +25,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
 /// Parsing and finding themes; the types themselves are pure, in [`crate::core::theme`].
 impl Theme {
     /// A built-in theme by name; `None` when there is no such built-in.
-    pub fn builtin(name: &str) -> Option<Result<Theme, String>> {
+    pub fn builtin(name: &str) -> Option<Result<Theme>> {
         BUILTIN
             .iter()
             .find(|(n, _)| *n == name)
@@ -31,11 +34,11 @@ impl Theme {
 
     /// Parses a theme file. Strict (unknown keys are errors) so a typo is reported rather than
     /// silently ignored; the caller falls back to `default`.
-    pub fn parse(text: &str) -> Result<Theme, String> {
+    pub fn parse(text: &str) -> Result<Theme> {
         let w: WireTheme = toml_edit::de::from_str(text)
-            .map_err(|e| crate::config::toml_error_line(&e.to_string()))?;
-        let style = |k: &str, s: Option<WireStyle>| -> Result<Style, String> {
-            s.map(|s| s.to_style().map_err(|e| format!("style.{k}: {e}")))
+            .map_err(|e| anyhow!(crate::config::toml_error_line(&e.to_string())))?;
+        let style = |k: &str, s: Option<WireStyle>| -> Result<Style> {
+            s.map(|s| s.to_style().map_err(|e| anyhow!("style.{k}: {e}")))
                 .transpose()
                 .map(Option::unwrap_or_default)
         };
@@ -55,7 +58,7 @@ impl Theme {
         };
         let mut glyphs = Glyphs::unicode();
         if let Some(g) = w.glyphs {
-            let one = |k: &str, v: Option<String>, into: &mut String| -> Result<(), String> {
+            let one = |k: &str, v: Option<String>, into: &mut String| -> Result<()> {
                 if let Some(v) = v {
                     *into = check_glyph(k, v)?;
                 }
@@ -63,7 +66,7 @@ impl Theme {
             };
             if let Some(frames) = g.spinner {
                 if frames.is_empty() || frames.len() > 64 {
-                    return Err("glyphs.spinner: needs 1 to 64 frames".into());
+                    bail!("glyphs.spinner: needs 1 to 64 frames");
                 }
                 glyphs.spinner = frames
                     .into_iter()
@@ -100,17 +103,15 @@ impl Theme {
 
 /// Glyphs are drawn as-is, so a theme may not smuggle escape sequences in them; and each is at
 /// most a few columns, so the line's width stays predictable.
-fn check_glyph(key: &str, g: String) -> Result<String, String> {
+fn check_glyph(key: &str, g: String) -> Result<String> {
     if g.is_empty() {
-        return Err(format!("glyphs.{key}: empty"));
+        bail!("glyphs.{key}: empty");
     }
     if crate::core::text::sanitize(&g) != g || g.contains(' ') {
-        return Err(format!(
-            "glyphs.{key}: {g:?} holds control, format or space characters"
-        ));
+        bail!("glyphs.{key}: {g:?} holds control, format or space characters");
     }
     if crate::core::text::width(&g) > 4 {
-        return Err(format!("glyphs.{key}: {g:?} is wider than 4 columns"));
+        bail!("glyphs.{key}: {g:?} is wider than 4 columns");
     }
     Ok(g)
 }
@@ -154,7 +155,7 @@ struct WireStyle {
 }
 
 impl WireStyle {
-    fn to_style(&self) -> Result<Style, String> {
+    fn to_style(&self) -> Result<Style, ColourError> {
         Ok(Style {
             fg: self.fg.as_deref().map(Colour::parse).transpose()?,
             bg: self.bg.as_deref().map(Colour::parse).transpose()?,
@@ -202,7 +203,7 @@ pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
         _ => {}
     }
     let parsed = match Theme::builtin(name) {
-        Some(r) => r,
+        Some(r) => r.map_err(|e| e.to_string()),
         None if !valid_name(name) => Err("not a valid theme name".to_string()),
         None => {
             let path = config_dir.join("themes").join(format!("{name}.toml"));

@@ -1,5 +1,5 @@
 //! `a2a-mod watch`: the plugin's monitor. Claude Code starts one per session and turns each line
-//! it prints into a wake-up (claude-code-facts.md E5): so stdout carries exactly one line per
+//! it prints into a wake-up (docs/claude-code.md "Plugins and monitors"): so stdout carries exactly one line per
 //! batch of ended tasks and nothing else. Batches are claimed and marked in one transaction,
 //! committed only once the line is written, so no task is announced twice or skipped across
 //! restarts. It also keeps the session's poller alive (a `kill -9`ed poller is replaced).
@@ -7,14 +7,12 @@
 //! when the Claude Code process (`CLAUDE_PID`) is gone.
 
 use crate::env::{Ctx, now_ms};
-use crate::state::{Store, pids, session};
+use crate::state::{ClaimError, SessionPaths, Store, pids};
 use anyhow::Result;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-pub(crate) const TICK: Duration = Duration::from_millis(250);
-/// Tasks ending within this of each other share one line.
-pub const SETTLE: Duration = Duration::from_millis(1000);
+use crate::core::wake::{MONITOR_LOCK, SETTLE, TICK};
 const ENSURE_EVERY: Duration = Duration::from_secs(2);
 
 pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
@@ -23,12 +21,13 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // After the handlers: once the pid is recorded, a SIGTERM is a clean stop (tests rely on it).
     let claude_pid = pids::claude_pid_from_env();
     if let Some(pid) = claude_pid {
-        pids::record(&ctx, pid, &session::resolve(&ctx, &session_id));
+        pids::record(&ctx, pid, &SessionPaths::locate(&ctx, &session_id).owner);
     }
     let mut w = Watcher {
         ctx,
         session_id,
         store: None,
+        alive_lock: None,
         settle_since: None,
         last_ensure: Instant::now() - ENSURE_EVERY,
     };
@@ -67,6 +66,10 @@ struct Watcher {
     ctx: Ctx,
     session_id: String,
     store: Option<Store>,
+    /// `<owner>.monitor.lock`, held while we run: it tells the asyncRewake waiter (and doctor)
+    /// that a monitor will announce the next batch. Taken again after `/clear` moves the owner;
+    /// a second monitor of the same session simply does not get it.
+    alive_lock: Option<(String, std::fs::File)>,
     settle_since: Option<Instant>,
     last_ensure: Instant,
 }
@@ -74,8 +77,16 @@ struct Watcher {
 impl Watcher {
     /// One tick: follow `/clear` links, keep the poller alive, and print a batch once it settled.
     fn step(&mut self) -> Result<Flow> {
-        let owner = session::resolve(&self.ctx, &self.session_id);
-        let path = session::db_path(&self.ctx, &owner);
+        let paths = SessionPaths::locate(&self.ctx, &self.session_id);
+        let owner = paths.owner.clone();
+        if self.alive_lock.as_ref().is_none_or(|(o, _)| *o != owner) {
+            let lock = paths.lock(MONITOR_LOCK);
+            self.alive_lock = crate::fsx::try_lock(&lock)
+                .ok()
+                .flatten()
+                .map(|f| (owner.clone(), f));
+        }
+        let path = paths.db;
         if self.store.as_ref().is_none_or(|s| s.path() != path) {
             self.store = None;
             if !path.exists() {
@@ -108,8 +119,8 @@ impl Watcher {
             Ok(_) => Ok(Flow::Go),
             // Claude Code closed our stdout: the session is gone. The claim was rolled back, so
             // the batch waits for the next monitor of this session (after `--resume`).
-            Err(e) if line_not_written(&e) => Ok(Flow::StdoutGone),
-            Err(e) => Err(e),
+            Err(ClaimError::Deliver(_)) => Ok(Flow::StdoutGone),
+            Err(ClaimError::Store(e)) => Err(e),
         }
     }
 }
@@ -134,13 +145,4 @@ fn process_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence and permission; it sends nothing.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// The claim failed in its delivery (writing the line), not in SQLite: the store carries a
-/// delivery error as `ToSqlConversionFailure` (broken pipe included).
-fn line_not_written(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<rusqlite::Error>()
-            .is_some_and(|r| matches!(r, rusqlite::Error::ToSqlConversionFailure(_)))
-    })
 }

@@ -1,4 +1,4 @@
-//! Credentials per worker (INTERFACES.md config keys): a bearer token or API key from the
+//! Credentials per worker (docs/commands-and-tools.md config keys): a bearer token or API key from the
 //! environment, read at each use; a token from `token_cmd`; an OAuth2 client-credentials token.
 //! The last two are cached in memory only, as [`Secret`], behind a generation counter so that a
 //! 401/403 clears exactly the token that failed and concurrent callers fetch one new token, not

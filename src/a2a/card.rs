@@ -1,5 +1,5 @@
-//! Agent cards: where to look for one, which endpoint and dialect to use (a2a-facts.md "Hybrid
-//! cards" rule), and what the card says about auth. Cards are read as loose JSON rather than typed
+//! Agent cards: where to look for one, which endpoint and dialect to use (docs/a2a.md "Versions":
+//! the hybrid-card rule), and what the card says about auth. Cards are read as loose JSON rather than typed
 //! structs because v1, v0.3 and the merged hybrid documents must all parse, and a worker's
 //! unexpected field must never make discovery fail.
 
@@ -151,8 +151,11 @@ impl Untrusted {
 }
 
 /// Where to look for the card of a configured worker URL, in order.
-pub(crate) fn candidates(url: &str) -> Result<Vec<String>, String> {
-    let u = Url::parse(url).map_err(|e| format!("{url:?} is not a url ({e})"))?;
+pub(crate) fn candidates(url: &str) -> Result<Vec<String>, CardError> {
+    let u = Url::parse(url).map_err(|cause| CardError::BadWorkerUrl {
+        url: url.to_string(),
+        cause,
+    })?;
     if u.path().ends_with(".json") {
         return Ok(vec![url.to_string()]);
     }
@@ -190,10 +193,25 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// Why no card can be looked for, or a fetched one cannot be used; the client reports it as a
+/// protocol error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CardError {
+    #[error("{url:?} is not a url ({cause})")]
+    BadWorkerUrl { url: String, cause: url::ParseError },
+    #[error("bad card url {url:?} ({cause})")]
+    BadUrl { url: String, cause: url::ParseError },
+    #[error("agent card at {card_url} names no JSON-RPC or HTTP+JSON endpoint")]
+    NoEndpoint { card_url: String },
+}
+
 impl Card {
     /// `forced` is `WorkerConfig.protocol`; with it there is no fallback.
-    pub fn parse(raw: Value, card_url: &str, forced: Option<Dialect>) -> Result<Card, String> {
-        let url = Url::parse(card_url).map_err(|e| format!("bad card url {card_url:?} ({e})"))?;
+    pub fn parse(raw: Value, card_url: &str, forced: Option<Dialect>) -> Result<Card, CardError> {
+        let url = Url::parse(card_url).map_err(|cause| CardError::BadUrl {
+            url: card_url.to_string(),
+            cause,
+        })?;
         // A card's userinfo would be sent as Basic auth beside ours and printed with the
         // endpoint: it is dropped.
         let resolve = |s: &str| {
@@ -285,8 +303,8 @@ impl Card {
                 (primary, fallback)
             }
         };
-        let primary = primary.ok_or_else(|| {
-            format!("agent card at {card_url} names no JSON-RPC or HTTP+JSON endpoint")
+        let primary = primary.ok_or_else(|| CardError::NoEndpoint {
+            card_url: card_url.to_string(),
         })?;
         Ok(Card {
             raw,

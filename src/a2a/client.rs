@@ -2,7 +2,7 @@
 //! use it. Owns discovery (once per Worker), the dialect choice and the v1 → v0.3 fallback, the
 //! auth retry on 401/403, and the classification of answers into [`A2aError`]. The official
 //! `a2a-client-lf` is not used: it cannot reach v0.3 agents and turns 401/403/5xx/timeouts into one
-//! JSON-RPC error (a2a-facts.md "Which client to build on").
+//! JSON-RPC error (docs/a2a.md "Which client").
 
 use super::auth::{self, Cred, TokenCache};
 use super::card::{self, Binding, Card, Dialect, Endpoint};
@@ -325,7 +325,8 @@ impl Worker {
     }
 
     async fn fetch_card(&self, budget: &Budget) -> Result<Card, A2aError> {
-        let urls = card::candidates(&self.config.url).map_err(A2aError::Protocol)?;
+        let urls =
+            card::candidates(&self.config.url).map_err(|e| A2aError::Protocol(e.to_string()))?;
         let mut first_err: Option<String> = None;
         for url in &urls {
             let (mut ans, mut got) = self.get_card(url, None, budget).await?;
@@ -373,7 +374,8 @@ impl Worker {
             } else {
                 match ans.json() {
                     Some(v) if card::looks_like_card(&v) => {
-                        return Card::parse(v, &got.url, self.forced()).map_err(A2aError::Protocol);
+                        return Card::parse(v, &got.url, self.forced())
+                            .map_err(|e| A2aError::Protocol(e.to_string()));
                     }
                     _ => format!("no agent card at {url} ({via}not an agent card)"),
                 }
@@ -504,7 +506,7 @@ impl Worker {
             }
         };
         if ep.dialect == Dialect::V1 {
-            // The Python v1 handler refuses v1 methods without it (a2a-facts.md).
+            // The Python v1 handler refuses v1 methods without it (docs/a2a.md).
             req = req.header("A2A-Version", "1.0");
         }
         if let Some(c) = cred {

@@ -1,4 +1,4 @@
-//! The A2A client: a thin one of our own on reqwest + serde_json (a2a-facts.md: the official Rust
+//! The A2A client: a thin one of our own on reqwest + serde_json (docs/a2a.md: the official Rust
 //! client cannot reach v0.3 agents, hides the HTTP status, has no per-request timeout or OAuth).
 //!
 //! Contract used by the rest of the crate (ops, poller, MCP, doctor): [`Worker`] with

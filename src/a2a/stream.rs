@@ -185,7 +185,9 @@ impl Assembly {
                     return Ok(Folded::Nothing);
                 }
                 self.done = true;
-                return wire::parse_send_result(&json!({ "message": m })).map(Folded::View);
+                return wire::parse_send_result(&json!({ "message": m }))
+                    .map(Folded::View)
+                    .map_err(|e| e.to_string());
             }
             Event::Status(u) => {
                 let task = self.skeleton(u)?;
@@ -223,7 +225,8 @@ impl Assembly {
         if !has_state {
             return Ok(Folded::Nothing);
         }
-        let view = wire::parse_task_result(&Value::Object(task.clone()))?;
+        let view =
+            wire::parse_task_result(&Value::Object(task.clone())).map_err(|e| e.to_string())?;
         if !view.state.is_live() {
             self.done = true;
         }

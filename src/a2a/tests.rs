@@ -969,7 +969,9 @@ fn card_auth_summary_and_v03_token_url() {
     assert_eq!(s.protocol, "0.3 JSONRPC http://h:1/rpc");
     assert!(c.fallback.is_none());
 
-    let e = Card::parse(json!({"name": "x"}), "http://h:1/c.json", None).unwrap_err();
+    let e = Card::parse(json!({"name": "x"}), "http://h:1/c.json", None)
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "agent card at http://h:1/c.json names no JSON-RPC or HTTP+JSON endpoint"

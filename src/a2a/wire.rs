@@ -1,5 +1,5 @@
 //! The A2A wire format in both dialects and both bindings: request bodies we write (strictly, in
-//! exactly the shape a2a-facts.md records, checked against `a2a-lf` in the tests) and task/message
+//! exactly the shape docs/a2a.md records, checked against `a2a-lf` in the tests) and task/message
 //! answers we read (tolerantly: any dialect's part and field spellings, unknown states kept as
 //! `Unknown`). Pure functions over `serde_json::Value`; no IO.
 
@@ -62,7 +62,7 @@ fn message(
             m.insert("role".into(), "user".into());
             m.insert("parts".into(), json!([{ "kind": "text", "text": text }]));
         }
-        // v0.3 REST is proto-JSON: parts in `content`, proto role names (a2a-facts.md).
+        // v0.3 REST is proto-JSON: parts in `content`, proto role names (docs/a2a.md).
         (Dialect::V03, Binding::Rest) => {
             m.insert("role".into(), "ROLE_USER".into());
             m.insert("content".into(), json!([{ "text": text }]));
@@ -156,9 +156,30 @@ fn encode_segment(s: &str) -> String {
     out
 }
 
+/// Why an answer the worker did give cannot be read as A2A. The client shows it after the
+/// worker's URL as a protocol error (`A2aError::Protocol`); it branches only on whether there is
+/// one, beside the HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Malformed {
+    #[error("send answer holds neither a task nor a message")]
+    NeitherTaskNorMessage,
+    #[error("task is not a JSON object")]
+    TaskNotAnObject,
+    #[error("task has no id")]
+    TaskWithoutId,
+    #[error("message reply has neither taskId nor messageId")]
+    ReplyWithoutId,
+    #[error("answer is JSON but not JSON-RPC")]
+    NotJsonRpc,
+    #[error("answer is for another JSON-RPC request")]
+    OtherRequest,
+    #[error("JSON-RPC answer has neither result nor error")]
+    NeitherResultNorError,
+}
+
 /// A send answer: a task, or a direct message reply. Accepts v1 (`{task}`/`{message}`), v0.3
 /// (`kind`) and bare objects.
-pub(crate) fn parse_send_result(v: &Value) -> Result<TaskView, String> {
+pub(crate) fn parse_send_result(v: &Value) -> Result<TaskView, Malformed> {
     if let Some(t) = v.get("task").filter(|t| t.is_object()) {
         return parse_task(t);
     }
@@ -174,23 +195,23 @@ pub(crate) fn parse_send_result(v: &Value) -> Result<TaskView, String> {
         Some("message") => parse_message_reply(v),
         _ if v.get("status").is_some() => parse_task(v),
         _ if v.get("messageId").is_some() => parse_message_reply(v),
-        _ => Err("send answer holds neither a task nor a message".into()),
+        _ => Err(Malformed::NeitherTaskNorMessage),
     }
 }
 
 /// A task answer (GetTask, CancelTask); a `{task: …}` wrapper is accepted too.
-pub(crate) fn parse_task_result(v: &Value) -> Result<TaskView, String> {
+pub(crate) fn parse_task_result(v: &Value) -> Result<TaskView, Malformed> {
     match v.get("task").filter(|t| t.is_object()) {
         Some(t) => parse_task(t),
         None => parse_task(v),
     }
 }
 
-fn parse_task(t: &Value) -> Result<TaskView, String> {
+fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
     if !t.is_object() {
-        return Err("task is not a JSON object".into());
+        return Err(Malformed::TaskNotAnObject);
     }
-    let task_id = id_of(t.get("id")).ok_or("task has no id")?;
+    let task_id = id_of(t.get("id")).ok_or(Malformed::TaskWithoutId)?;
     let status = t.get("status").unwrap_or(&Value::Null);
     let wire_state = status
         .get("state")
@@ -245,10 +266,10 @@ fn parse_task(t: &Value) -> Result<TaskView, String> {
     })
 }
 
-fn parse_message_reply(m: &Value) -> Result<TaskView, String> {
+fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
     let task_id = id_of(m.get("taskId"))
         .or_else(|| id_of(m.get("messageId")))
-        .ok_or("message reply has neither taskId nor messageId")?;
+        .ok_or(Malformed::ReplyWithoutId)?;
     let text = Some(message_text(m)).filter(|s| !s.is_empty());
     Ok(TaskView {
         task_id,
@@ -380,20 +401,20 @@ pub(crate) enum RpcAnswer {
 }
 
 /// Checks the JSON-RPC 2.0 envelope and that it answers request `id`.
-pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, String> {
-    let obj = v.as_object().ok_or("answer is JSON but not JSON-RPC")?;
+pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, Malformed> {
+    let obj = v.as_object().ok_or(Malformed::NotJsonRpc)?;
     let is_rpc = obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         || obj.contains_key("result")
         || obj.contains_key("error");
     if !is_rpc {
-        return Err("answer is JSON but not JSON-RPC".into());
+        return Err(Malformed::NotJsonRpc);
     }
     let got = obj.get("id").unwrap_or(&Value::Null);
     let matches = got.as_u64() == Some(id) || got.as_str() == Some(id.to_string().as_str());
     if let Some(e) = obj.get("error").filter(|e| !e.is_null()) {
         // A server that could not read our id answers errors with id null (JSON-RPC 2.0 §5).
         if !matches && !got.is_null() {
-            return Err("answer is for another JSON-RPC request".into());
+            return Err(Malformed::OtherRequest);
         }
         let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
         let message = e
@@ -404,11 +425,11 @@ pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, String> {
         return Ok(RpcAnswer::Error { code, message });
     }
     if !matches {
-        return Err("answer is for another JSON-RPC request".into());
+        return Err(Malformed::OtherRequest);
     }
     match obj.get("result") {
         Some(r) if !r.is_null() => Ok(RpcAnswer::Result(r.clone())),
-        _ => Err("JSON-RPC answer has neither result nor error".into()),
+        _ => Err(Malformed::NeitherResultNorError),
     }
 }
 

@@ -2,6 +2,7 @@
 //! STYLE.md convention 6), the settings entries `install` owns, and the embedded plugin files.
 //! Nothing here does IO.
 
+pub mod hook_input;
 pub mod plugin;
 pub mod settings;
 pub mod statusline_input;

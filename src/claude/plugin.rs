@@ -36,3 +36,85 @@ pub const FILES: &[(&str, &str, u32)] = &[
 
 /// The hook events the plugin must register, as `a2a-mod hook <arg>` arguments (doctor checks).
 pub const HOOK_ARGS: &[&str] = &["session-start", "user-prompt-submit", "post-tool-use"];
+
+/// The wake-up hooks next to the monitor: the asyncRewake waiter and the headless Stop hook.
+pub const WAKE_HOOK_ARGS: &[&str] = &["wake", "stop"];
+
+/// How the shipped files start a2a-mod: through the launcher, which searches for the binary.
+pub const LAUNCHER: &str = "${CLAUDE_PLUGIN_ROOT}/bin/a2a-mod-launch";
+
+/// [`FILES`] as `install` writes them: the hooks, the monitor and the MCP server name `exe`
+/// directly instead of the launcher. Hooks run on every tool call and turn end of every session,
+/// and the launcher's `sh` plus its search cost several times the binary's own start (issue 12:
+/// 9.3 ms against 2.9 ms); install knows the path, so only a `--plugin-dir` checkout needs the
+/// search. A moved binary is rewritten by the next `install` (doctor says so).
+pub fn installed_files(exe: &str) -> Vec<(&'static str, String, u32)> {
+    FILES
+        .iter()
+        .map(|(rel, text, mode)| {
+            let text = match *rel {
+                "hooks/hooks.json" | "monitors/monitors.json" => {
+                    // Shell command lines: the path quoted for `sh`, then JSON-escaped.
+                    let quoted = json_escape(&shell_quote(exe));
+                    text.replace(LAUNCHER, &quoted)
+                }
+                // An argv[0], not a shell line.
+                ".mcp.json" => text.replace(LAUNCHER, &json_escape(exe)),
+                _ => (*text).to_owned(),
+            };
+            (*rel, text, *mode)
+        })
+        .collect()
+}
+
+/// `s` as one `sh` word: unchanged when it is only plain path characters, else single-quoted.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The inside of a JSON string literal for `s`.
+fn json_escape(s: &str) -> String {
+    let lit = serde_json::Value::String(s.to_owned()).to_string();
+    lit[1..lit.len() - 1].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installed_files_name_the_binary_and_stay_valid_json() {
+        for exe in [
+            "/usr/local/bin/a2a-mod",
+            "/home/me/my tools/it's \"a2a-mod\"",
+        ] {
+            for (rel, text, _) in installed_files(exe) {
+                assert!(
+                    !text.contains(LAUNCHER) || rel == "bin/a2a-mod-launch",
+                    "{rel}"
+                );
+                if rel.ends_with(".json") {
+                    let v: serde_json::Value = serde_json::from_str(&text).expect(rel);
+                    if rel == ".mcp.json" {
+                        assert_eq!(v["mcpServers"]["a2a"]["command"], exe);
+                    }
+                    if rel == "hooks/hooks.json" {
+                        let stop = &v["hooks"]["Stop"][0]["hooks"][0]["command"];
+                        assert_eq!(
+                            stop.as_str().unwrap(),
+                            format!("{} hook stop", shell_quote(exe))
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+}

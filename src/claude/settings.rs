@@ -21,7 +21,7 @@ pub const PLUGIN_ID: &str = "a2a-mod@a2a-mod";
 /// The MCP server of the plugin as permission rules and tool names see it.
 pub const PERMISSION_RULE: &str = "mcp__plugin_a2a-mod_a2a";
 pub const BIN_ENV: &str = "A2A_MOD_BIN";
-/// Claude Code runs the status line every second with this (claude-code-facts.md, E1).
+/// Claude Code runs the status line every second with this (docs/claude-code.md "Status line").
 pub const REFRESH_INTERVAL: u64 = 1;
 
 /// What one entry went through.
@@ -88,7 +88,7 @@ pub struct Installed {
 
 /// Adds or updates our entries. Fails (one line, naming the key) when a key we must edit holds
 /// something of the wrong type, so nothing of the user's is overwritten.
-pub fn install(settings: Value, opts: &InstallOpts) -> Result<Installed, String> {
+pub fn install(settings: Value, opts: &InstallOpts) -> Result<Installed, Refused> {
     let mut root = into_object(settings)?;
     let mut changes = Vec::new();
 
@@ -119,7 +119,7 @@ pub fn install(settings: Value, opts: &InstallOpts) -> Result<Installed, String>
         .or_insert_with(|| Value::Array(Vec::new()))
     {
         Value::Array(a) => a,
-        _ => return Err("`permissions.allow` is not a list".into()),
+        _ => return Err(Refused::AllowNotAList),
     };
     let action = if allow.iter().any(|r| r.as_str() == Some(PERMISSION_RULE)) {
         Action::Unchanged
@@ -147,7 +147,7 @@ pub fn install(settings: Value, opts: &InstallOpts) -> Result<Installed, String>
 
 /// Removes our entries. `saved` is the status line `install` wrapped, as saved then; it is
 /// restored whole when it is the one our `--then` still names (else just its command comes back).
-pub fn uninstall(settings: Value, saved: Option<&Value>) -> Result<(Value, Vec<Change>), String> {
+pub fn uninstall(settings: Value, saved: Option<&Value>) -> Result<(Value, Vec<Change>), Refused> {
     let mut root = into_object(settings)?;
     let mut changes = vec![
         remove_key(
@@ -261,10 +261,24 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
+/// A settings file whose shape we must not write over: `install`/`uninstall` change nothing
+/// and the caller names the key for the user to fix by hand.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("the file is not a JSON object")]
+    NotAnObject,
+    #[error("`{0}` is not an object")]
+    KeyNotAnObject(String),
+    #[error("`permissions.allow` is not a list")]
+    AllowNotAList,
+    #[error("`statusLine` has no command string")]
+    NoStatusLineCommand,
+}
+
 fn install_statusline(
     root: &mut Map<String, Value>,
     exe: &str,
-) -> Result<(Change, Option<Value>), String> {
+) -> Result<(Change, Option<Value>), Refused> {
     let entry = "status line";
     let Some(current) = root.get("statusLine").cloned() else {
         let cmd = statusline_command(exe, None);
@@ -275,7 +289,7 @@ fn install_statusline(
         return Ok((Change::new(entry, Action::Added, cmd), None));
     };
     let Some(command) = current.get("command").and_then(Value::as_str) else {
-        return Err("`statusLine` has no command string".into());
+        return Err(Refused::NoStatusLineCommand);
     };
     let (then, wrapped) = match parse_statusline(command) {
         Some(then) => (then, None),
@@ -299,20 +313,20 @@ fn install_statusline(
     Ok((Change::new(entry, action, detail), wrapped))
 }
 
-fn into_object(v: Value) -> Result<Map<String, Value>, String> {
+fn into_object(v: Value) -> Result<Map<String, Value>, Refused> {
     match v {
         Value::Object(m) => Ok(m),
-        _ => Err("the file is not a JSON object".into()),
+        _ => Err(Refused::NotAnObject),
     }
 }
 
 fn object_at<'a>(
     root: &'a mut Map<String, Value>,
     key: &str,
-) -> Result<&'a mut Map<String, Value>, String> {
+) -> Result<&'a mut Map<String, Value>, Refused> {
     match root.entry(key).or_insert_with(|| Value::Object(Map::new())) {
         Value::Object(m) => Ok(m),
-        _ => Err(format!("`{key}` is not an object")),
+        _ => Err(Refused::KeyNotAnObject(key.to_string())),
     }
 }
 

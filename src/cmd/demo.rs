@@ -5,6 +5,9 @@
 //! temporary home keeps the user's config and sessions untouched. Plain output, one line per
 //! status change, when stdout is not a terminal.
 
+use super::Run;
+use super::shell::{runtime, user_command};
+use crate::cli::DemoArgs;
 use crate::config::Config;
 use crate::env::{Ctx, now_ms};
 use crate::fake_worker::{FakeWorker, FakeWorkerOptions};
@@ -25,13 +28,23 @@ fn say(text: &str) {
     let _ = o.flush();
 }
 
-pub fn run() -> Result<()> {
+impl Run for DemoArgs {
+    fn run(self) -> Result<i32> {
+        // The demo keeps nothing in the user's folders (it runs in a temporary home), but starts
+        // like every user command.
+        user_command()?;
+        start()?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
+fn start() -> Result<()> {
     let home = tempfile::Builder::new()
         .prefix("a2a-mod-demo-")
         .tempdir()
         .context("cannot create a temporary folder for the demo")?;
     let ctx = Ctx::at(home.path());
-    super::runtime()?.block_on(demo(ctx))
+    runtime()?.block_on(demo(ctx))
 }
 
 async fn demo(ctx: Ctx) -> Result<()> {
@@ -152,12 +165,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
     say("\nThe monitor wakes Claude with one line (what the transcript shows):");
     say(&indent(&crate::wake::line(&announced)));
     say("\nand a hook attaches the result as hidden context (what Claude reads, you do not see):");
-    let context = crate::wake::context(
-        &ctx,
-        &session.id,
-        &delivered,
-        session.config.timing.max_failed_polls,
-    );
+    let context = crate::wake::context(&ctx, &session.id, &delivered);
     say(&indent(&context));
     say(
         "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",

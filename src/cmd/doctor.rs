@@ -4,20 +4,21 @@
 //! worker for its card and makes one harmless authenticated call, and checks the state folder and
 //! the pollers of sessions with live tasks. It changes nothing.
 
+use super::Run;
 use super::install::{read_settings, settings_path, which};
-use super::{load, out};
+use super::shell::{load, out, run_with_deadline, runtime, user_command};
 use crate::a2a::{A2aError, Worker};
 use crate::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
-use crate::cli::Scope;
+use crate::cli::{DoctorArgs, Scope};
 use crate::env::Ctx;
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store, session};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The Claude Code release a2a-mod is tested with (claude-code-facts.md). Plugin monitors and
+/// The Claude Code release a2a-mod is tested with (docs/claude-code.md). Plugin monitors and
 /// `refreshInterval` are recent; older releases may lack them.
 pub const TESTED_CLAUDE: &str = "2.1.332";
 /// Per worker: the card, then one GetTask.
@@ -44,7 +45,15 @@ fn fail(what: impl Into<String>, fix: &str) -> Check {
     }
 }
 
-pub fn run(ctx: &Ctx) -> Result<()> {
+impl Run for DoctorArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = user_command()?;
+        doctor(&ctx)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
+fn doctor(ctx: &Ctx) -> Result<()> {
     let mut checks = vec![pass(format!(
         "a2a-mod {} ({})",
         env!("CARGO_PKG_VERSION"),
@@ -79,18 +88,14 @@ pub fn run(ctx: &Ctx) -> Result<()> {
 }
 
 /// Runs a command with a deadline: `(stdout, elapsed)` on exit 0.
-fn run_timed(
-    cmd: &mut Command,
-    stdin: &[u8],
-    deadline: Duration,
-) -> Result<(String, Duration), String> {
-    let (o, elapsed) = super::run_with_deadline(cmd, stdin, deadline)?;
+fn run_timed(cmd: &mut Command, stdin: &[u8], deadline: Duration) -> Result<(String, Duration)> {
+    let (o, elapsed) = run_with_deadline(cmd, stdin, deadline)?;
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     if o.status.success() {
         Ok((stdout, elapsed))
     } else {
         let err = String::from_utf8_lossy(&o.stderr);
-        Err(err.lines().next().unwrap_or("failed").trim().to_string())
+        bail!("{}", err.lines().next().unwrap_or("failed").trim())
     }
 }
 
@@ -199,6 +204,7 @@ fn check_install() -> Vec<Check> {
         Some(dir) => {
             let dir = Path::new(dir);
             checks.push(check_plugin_files(dir));
+            checks.push(check_wake_hooks(dir));
             checks.push(check_launcher(dir, bin_env.as_deref()));
         }
     }
@@ -270,6 +276,43 @@ fn check_plugin_files(dir: &Path) -> Check {
         crate::claude::plugin::HOOK_ARGS.join(", "),
         dir.display()
     ))
+}
+
+/// The wake-ups besides the monitor: the asyncRewake waiter (`hook wake`, when the monitor is not
+/// running) and the Stop hook (`hook stop`, headless and SDK runs); and that the binary the
+/// installed files name still exists.
+fn check_wake_hooks(dir: &Path) -> Check {
+    let fix = "run `a2a-mod install` to rewrite the plugin files";
+    let hooks = std::fs::read_to_string(dir.join("hooks/hooks.json")).unwrap_or_default();
+    let missing: Vec<&str> = crate::claude::plugin::WAKE_HOOK_ARGS
+        .iter()
+        .copied()
+        .filter(|h| !hooks.contains(&format!("hook {h}")))
+        .collect();
+    if !missing.is_empty() {
+        return fail(
+            format!("plugin wake-up hooks missing: {}", missing.join(", ")),
+            fix,
+        );
+    }
+    let v: Value = serde_json::from_str(&hooks).unwrap_or_default();
+    let stop = v["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap_or_default();
+    if let Some(cmd) = stop.strip_suffix(" hook stop")
+        && !cmd.contains(crate::claude::plugin::LAUNCHER)
+    {
+        let path = cmd.trim_matches('\'');
+        if !Path::new(path).is_file() {
+            return fail(
+                format!("the plugin's hooks run {path}, which no longer exists"),
+                "run `a2a-mod install` again with the binary Claude Code should use",
+            );
+        }
+    }
+    pass(
+        "plugin wake-ups: asyncRewake waiter (hook wake) and headless Stop hook (hook stop) present",
+    )
 }
 
 fn check_launcher(dir: &Path, bin_env: Option<&str>) -> Check {
@@ -358,7 +401,7 @@ fn check_workers(ctx: &Ctx) -> Vec<Check> {
             "workers: none configured yet (add one: a2a-mod worker add <alias> <url>)",
         )];
     }
-    let rt = match super::runtime() {
+    let rt = match runtime() {
         Ok(r) => r,
         Err(e) => return vec![fail(format!("workers: {e:#}"), "try again")],
     };
@@ -431,7 +474,7 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut live_sessions = 0;
     for id in session::list(ctx) {
-        let live = Store::open_read(&session::db_path(ctx, &id))
+        let live = Store::open_read(&SessionPaths::of_owner(ctx, &id).db)
             .ok()
             .flatten()
             .and_then(|s| s.live_tasks().ok())
@@ -440,6 +483,7 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
             continue;
         }
         live_sessions += 1;
+        checks.push(check_wake_path(ctx, &id, &live));
         if crate::poller::is_running(ctx, &id) {
             checks.push(pass(format!(
                 "poller alive for session {id} ({} live task(s))",
@@ -462,6 +506,40 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
         checks.push(pass("pollers: no session has a live task"));
     }
     checks
+}
+
+/// Which path will wake Claude for this live session: the monitor, the asyncRewake waiter, or a
+/// headless run's waiting Stop hook (each holds its lock while it runs).
+fn check_wake_path(ctx: &Ctx, id: &str, live: &[crate::state::TaskRecord]) -> Check {
+    use crate::core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
+    use crate::hook::mode::{self, Mode};
+    let paths = SessionPaths::of_owner(ctx, id);
+    let held = |what: &str| crate::fsx::is_locked(&paths.lock(what));
+    let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);
+    match mode::recorded(ctx, id) {
+        Some(Mode::Headless) if held(STOP_LOCK) => pass(format!(
+            "wake path for session {id}: headless wait (the run's Stop hook holds it open)"
+        )),
+        Some(Mode::Headless) => fail(
+            format!(
+                "wake path for session {id} (headless): no run is waiting for its {} live task(s)",
+                live.len()
+            ),
+            &format!("fetch a result later with `{fetch}`"),
+        ),
+        _ if held(MONITOR_LOCK) => pass(format!(
+            "wake path for session {id}: monitor (a2a-mod watch)"
+        )),
+        _ if held(WAITER_LOCK) => pass(format!(
+            "wake path for session {id}: fallback (the asyncRewake waiter; no monitor runs)"
+        )),
+        _ => fail(
+            format!("no wake path for session {id}: neither the monitor nor the waiter runs"),
+            &format!(
+                "its results reach Claude at the session's next prompt, or fetch one with `{fetch}`"
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]

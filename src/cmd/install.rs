@@ -9,7 +9,8 @@
 //! `state/install.json` so `--uninstall` restores it exactly (its command is also kept in our
 //! command's `--then`, the fallback when that record is gone).
 
-use super::out;
+use super::Run;
+use super::shell::{out, run_with_deadline, user_command};
 use crate::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
 use crate::cli::{InstallArgs, Scope};
 use crate::env::Ctx;
@@ -112,12 +113,12 @@ fn this_exe() -> Result<String> {
 }
 
 /// What writing the plugin folder would do.
-fn plugin_files_action(dir: &Path) -> Action {
+fn plugin_files_action(dir: &Path, exe: &str) -> Action {
     let mut any_missing = false;
     let mut any_diff = false;
-    for (rel, text, _) in crate::claude::plugin::FILES {
+    for (rel, text, _) in crate::claude::plugin::installed_files(exe) {
         match std::fs::read_to_string(dir.join(rel)) {
-            Ok(t) if t == *text => {}
+            Ok(t) if t == text => {}
             Ok(_) => any_diff = true,
             Err(_) => any_missing = true,
         }
@@ -129,23 +130,23 @@ fn plugin_files_action(dir: &Path) -> Action {
     }
 }
 
-fn write_plugin_files(dir: &Path) -> Result<()> {
-    for (rel, text, mode) in crate::claude::plugin::FILES {
+/// The plugin files with the hooks, monitor and MCP server naming `exe` directly.
+fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
+    for (rel, text, mode) in crate::claude::plugin::installed_files(exe) {
         let p = dir.join(rel);
-        if std::fs::read_to_string(&p).is_ok_and(|t| t == *text) {
+        if std::fs::read_to_string(&p).is_ok_and(|t| t == text) {
             continue;
         }
-        crate::fsx::write_atomic(&p, text.as_bytes(), Some(*mode))
+        crate::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
             .with_context(|| format!("cannot write the plugin file {}", p.display()))?;
     }
     Ok(())
 }
 
 /// Runs `claude <args>`; its last output line on success, else why not.
-fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
-    let (out, _) =
-        super::run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
-            .map_err(|e| format!("cannot run {}: {e}", claude.display()))?;
+fn run_claude(claude: &Path, args: &[&str]) -> Result<String> {
+    let (out, _) = run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
+        .map_err(|e| anyhow!("cannot run {}: {e}", claude.display()))?;
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -160,7 +161,7 @@ fn run_claude(claude: &Path, args: &[&str]) -> Result<String, String> {
     if out.status.success() {
         Ok(last)
     } else {
-        Err(last)
+        Err(anyhow!(last))
     }
 }
 
@@ -218,13 +219,21 @@ fn report_line(c: &Change, dry_run: bool) -> String {
     }
 }
 
-pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
+impl Run for InstallArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = user_command()?;
+        install(&ctx, &self)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
+fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let path = settings_path(args.scope)?;
     let before = read_settings_or_empty(&path)?;
     let key = path.to_string_lossy().into_owned();
     let scope = scope_name(args.scope);
     let claude = which("claude");
-    let refuse = |e: String| {
+    let refuse = |e: settings::Refused| {
         anyhow!(
             "cannot edit {}: {e} — fix that key by hand, then run again; nothing was changed",
             path.display()
@@ -299,7 +308,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let plan = settings::install(before.clone(), &opts).map_err(refuse)?;
     let files = Change {
         entry: "plugin files",
-        action: plugin_files_action(&plugin_dir),
+        action: plugin_files_action(&plugin_dir, &exe),
         detail: plugin_dir_s.clone(),
     };
     let mut changes = vec![files];
@@ -338,7 +347,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
         return out(&lines.join("\n"));
     }
 
-    write_plugin_files(&plugin_dir)?;
+    write_plugin_files(&plugin_dir, &exe)?;
     let settings_changed = plan.changes.iter().any(|c| c.action.changes());
     let bak = if settings_changed {
         backup(&path)?

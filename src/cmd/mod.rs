@@ -1,106 +1,57 @@
-//! User commands, one file each (zoxide `src/cmd/`). Each returns `Result`; `main` renders errors
-//! as one line and maps them to exit codes.
+//! Every entry point, one file each (zoxide `src/cmd/`): Claude Code's (`mcp`, `statusline`,
+//! `hook`, `watch`, `poller`) and the user's (`worker`, `send`, `task`, `cancel`, `tasks`,
+//! `install`, `doctor`, `demo`, `fake-worker`). Each file is the thin IO shell of its command: it
+//! implements [`Run`] for the command's clap type (`src/cli.rs`) and calls the logic where it
+//! lives (`ops`, `mcp/`, `hook/`, `watch`, `poller/`, `statusline`, `claude/`, `core/`).
+//! What the shells share is in `shell.rs`.
+//!
+//! HOT PATH: `cmd/statusline.rs` and `cmd/hook.rs` import [`Run`] from here, so this file names
+//! nothing but the trait and the dispatch (`tests/it/arch.rs` checks what the hot paths reach).
 
-pub mod demo;
-pub mod doctor;
-pub mod install;
-pub mod tasks;
-pub mod worker;
+mod cancel;
+mod demo;
+mod doctor;
+mod fake_worker;
+mod hook;
+mod install;
+mod mcp;
+mod poller;
+mod send;
+mod shell;
+pub mod statusline;
+mod task;
+mod tasks;
+mod watch;
+mod worker;
 
-use crate::config::Config;
-use crate::env::Ctx;
+use crate::cli::Command;
 use anyhow::Result;
-use std::io::Write;
 
-/// Loads the config for a user command.
-pub fn load(ctx: &Ctx) -> Result<Config> {
-    Config::load(&ctx.config_path())
+/// One command, run to its end.
+pub trait Run {
+    /// `Ok` carries the exit code (`error.rs`; a hook's 2 wakes Claude); an error is rendered by
+    /// `main` as one line, exit 1.
+    fn run(self) -> Result<i32>;
 }
 
-/// A multi-thread-free runtime for one-shot commands.
-pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
-}
-
-/// Prints to stdout; a closed pipe (`| head`) is not an error.
-#[allow(clippy::print_stdout)]
-pub fn out(text: &str) -> Result<()> {
-    let mut o = std::io::stdout().lock();
-    match o.write_all(text.as_bytes()).and_then(|_| {
-        if text.ends_with('\n') {
-            Ok(())
-        } else {
-            o.write_all(b"\n")
+impl Run for Command {
+    fn run(self) -> Result<i32> {
+        match self {
+            // The hot paths: no runtime, no logging set-up, never a loud failure.
+            Command::Statusline(c) => c.run(),
+            Command::Hook(c) => c.run(),
+            Command::Watch(c) => c.run(),
+            Command::Poller(c) => c.run(),
+            Command::Mcp(c) => c.run(),
+            Command::Worker(c) => c.run(),
+            Command::Send(c) => c.run(),
+            Command::Task(c) => c.run(),
+            Command::Cancel(c) => c.run(),
+            Command::Tasks(c) => c.run(),
+            Command::FakeWorker(c) => c.run(),
+            Command::Demo(c) => c.run(),
+            Command::Install(c) => c.run(),
+            Command::Doctor(c) => c.run(),
         }
-    }) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
     }
-}
-
-pub fn out_json(v: &impl serde::Serialize) -> Result<()> {
-    out(&serde_json::to_string_pretty(v)?)
-}
-
-/// Runs a child to its end, or kills it at `deadline`. Its output is drained while it runs (a full
-/// pipe would otherwise stall it past the deadline). Returns the output and how long it took.
-pub fn run_with_deadline(
-    cmd: &mut std::process::Command,
-    stdin: &[u8],
-    deadline: std::time::Duration,
-) -> Result<(std::process::Output, std::time::Duration), String> {
-    use std::io::Read;
-    use std::process::Stdio;
-    let start = std::time::Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    if let Some(mut i) = child.stdin.take() {
-        let _ = i.write_all(stdin);
-    }
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("no answer within {deadline:?}"));
-            }
-            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(2)),
-            Err(e) => return Err(e.to_string()),
-        }
-    };
-    let elapsed = start.elapsed();
-    let output = std::process::Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    };
-    Ok((output, elapsed))
 }

@@ -1,41 +1,11 @@
-//! `send`, `task`, `cancel`, `tasks`: the tools, from the command line. Same code path as Claude's
-//! tools (`ops::Session`), so a user can reproduce exactly what Claude saw.
+//! `a2a-mod tasks`: this session's tasks (or every session's, `--all`), read from the stores.
 
-use super::{load, out, out_json, runtime};
-use crate::cli::{SendArgs, TaskArgs, TasksArgs};
-use crate::env::{Ctx, cli_session};
-use crate::ops::{Budget, DEFAULT_BUDGET, Outcome, Session};
-use crate::state::{Store, TaskRecord, session};
+use super::Run;
+use super::shell::{out, out_json, user_command};
+use crate::cli::TasksArgs;
+use crate::env::cli_session;
+use crate::state::{SessionPaths, Store, TaskRecord, session};
 use anyhow::Result;
-
-fn print_outcome(o: &Outcome, json: bool) -> Result<()> {
-    if json { out_json(o) } else { out(&o.note) }
-}
-
-pub fn send(ctx: &Ctx, a: SendArgs) -> Result<()> {
-    let s = Session::open(ctx, load(ctx)?, &cli_session(a.session.session.as_deref())?)?;
-    let message = a.message.join(" ");
-    let o = runtime()?.block_on(s.send(
-        &a.alias,
-        &message,
-        a.task_id.as_deref(),
-        Budget::new(DEFAULT_BUDGET),
-        &|_| {},
-    ))?;
-    print_outcome(&o, a.json)
-}
-
-pub fn task(ctx: &Ctx, a: TaskArgs) -> Result<()> {
-    let s = Session::open(ctx, load(ctx)?, &cli_session(a.session.session.as_deref())?)?;
-    let o = runtime()?.block_on(s.task(&a.task_id, Budget::new(DEFAULT_BUDGET)))?;
-    print_outcome(&o, a.json)
-}
-
-pub fn cancel(ctx: &Ctx, a: TaskArgs) -> Result<()> {
-    let s = Session::open(ctx, load(ctx)?, &cli_session(a.session.session.as_deref())?)?;
-    let o = runtime()?.block_on(s.cancel(&a.task_id, Budget::new(DEFAULT_BUDGET)))?;
-    print_outcome(&o, a.json)
-}
 
 #[derive(serde::Serialize)]
 struct Listed<'a> {
@@ -44,16 +14,30 @@ struct Listed<'a> {
     task: &'a TaskRecord,
 }
 
-pub fn tasks(ctx: &Ctx, a: TasksArgs) -> Result<()> {
+impl Run for TasksArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = user_command()?;
+        list(&ctx, self)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
+fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {
     let sessions = if a.all {
         session::list(ctx)
+            .iter()
+            .map(|id| SessionPaths::of_owner(ctx, id))
+            .collect()
     } else {
-        vec![session::resolve(ctx, &cli_session(a.session.as_deref())?)]
+        vec![SessionPaths::locate(
+            ctx,
+            &cli_session(a.session.as_deref())?,
+        )]
     };
     let mut rows = Vec::new();
-    for id in &sessions {
-        if let Some(store) = Store::open_read_wait(&session::db_path(ctx, id))? {
-            rows.extend(store.all()?.into_iter().map(|t| (id.clone(), t)));
+    for paths in &sessions {
+        if let Some(store) = Store::open_read_wait(&paths.db)? {
+            rows.extend(store.all()?.into_iter().map(|t| (paths.owner.clone(), t)));
         }
     }
     if a.json {
@@ -71,10 +55,12 @@ pub fn tasks(ctx: &Ctx, a: TasksArgs) -> Result<()> {
     }
     let now = crate::env::now_ms();
     let mut text = String::new();
-    for (s, t) in &rows {
+    let (sessions, records): (Vec<String>, Vec<TaskRecord>) = rows.into_iter().unzip();
+    let listed = crate::ops::task_list(records, now, crate::ops::Listing::All);
+    for (s, l) in sessions.iter().zip(&listed) {
+        let t = &l.task;
         let what = crate::core::text::one_line(&t.message, 41);
-        let status = crate::core::wake::outcome_word(&crate::wake::facts(t));
-        let age = (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000;
+        let (status, age) = (l.ending.word, l.age_s);
         let prefix = if a.all {
             format!("{s}  ")
         } else {

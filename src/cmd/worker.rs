@@ -1,25 +1,30 @@
 //! `worker add|remove|list|show` over `config.toml`.
 
-use super::{load, out, out_json, runtime};
+use super::Run;
+use super::shell::{load, out, out_json, runtime, user_command};
 use crate::a2a::{CardSummary, Worker};
 use crate::cli::{WorkerAddArgs, WorkerCmd};
 // Card text is the worker's: no escapes or newlines reach the terminal.
 use crate::config::{self, OAuthConfig, WorkerConfig};
 use crate::env::{Ctx, now_ms};
 use crate::ops::worker_error;
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store, session};
 use anyhow::{Result, anyhow};
 use std::time::Duration;
 
 /// How long `worker add` and `worker show` wait for a card.
 const CARD_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn run(ctx: &Ctx, cmd: WorkerCmd) -> Result<()> {
-    match cmd {
-        WorkerCmd::Add(a) => add(ctx, *a),
-        WorkerCmd::Remove { alias } => remove(ctx, &alias),
-        WorkerCmd::List { json } => list(ctx, json),
-        WorkerCmd::Show { alias, json } => show(ctx, &alias, json),
+impl Run for WorkerCmd {
+    fn run(self) -> Result<i32> {
+        let ctx = &user_command()?;
+        match self {
+            WorkerCmd::Add(a) => add(ctx, *a),
+            WorkerCmd::Remove { alias } => remove(ctx, &alias),
+            WorkerCmd::List { json } => list(ctx, json),
+            WorkerCmd::Show { alias, json } => show(ctx, &alias, json),
+        }?;
+        Ok(crate::error::EXIT_OK)
     }
 }
 
@@ -124,7 +129,7 @@ fn remove(ctx: &Ctx, alias: &str) -> Result<()> {
     let now = now_ms();
     let mut dropped = 0;
     for id in session::list(ctx) {
-        let path = session::db_path(ctx, &id);
+        let path = SessionPaths::of_owner(ctx, &id).db;
         match Store::open(&path).and_then(|s| s.end_removed(alias, now)) {
             Ok(n) => dropped += n,
             Err(e) => tracing::warn!("cannot update {}: {e:#}", path.display()),

@@ -100,11 +100,14 @@ pub struct TaskFacts<'a> {
     pub text: Option<&'a str>,
     pub question: Option<&'a str>,
     pub last_error: Option<&'a str>,
+    /// Failed checks in a row when tracking ended: for lost contact, `max_failed_polls` as it
+    /// was then, carried on the record so no reader needs the config to say it.
+    pub failed_checks: u32,
 }
 
 /// What a task's outcome looks like to Claude: one line that says what happened and what to do,
 /// then the worker's words fenced.
-pub fn note(n: &TaskFacts<'_>, max_failed_polls: u32) -> String {
+pub fn note(n: &TaskFacts<'_>) -> String {
     let (w, id) = (&*shown(n.worker), &*shown(n.task_id));
     let fenced = |t: Option<&str>| {
         t.filter(|t| !t.trim().is_empty())
@@ -112,7 +115,7 @@ pub fn note(n: &TaskFacts<'_>, max_failed_polls: u32) -> String {
             .unwrap_or_default()
     };
     match n.end {
-        Some(EndReason::Lost) => return lost_contact_message(w, id, max_failed_polls),
+        Some(EndReason::Lost) => return lost_contact_message(w, id, n.failed_checks),
         Some(EndReason::Removed) => return removed_message(w, id),
         Some(EndReason::Gone) => return gone_message(w, id),
         _ => {}
@@ -192,19 +195,20 @@ mod tests {
             text: None,
             question: None,
             last_error: None,
+            failed_checks: 6,
         };
-        let s = note(&n, 6);
+        let s = note(&n);
         assert!(s.contains("Do not poll") && s.contains("task tool"), "{s}");
         n.state = TaskState::InputRequired;
         n.question = Some("Which colour?");
-        let s = note(&n, 6);
+        let s = note(&n);
         assert!(
             s.contains("taskId \"t1\"") && s.contains("Which colour?"),
             "{s}"
         );
         n.end = Some(EndReason::Lost);
         assert_eq!(
-            note(&n, 6),
+            note(&n),
             "fake task t1: lost contact with the worker after 6 failed checks. Use the task tool to try again."
         );
     }

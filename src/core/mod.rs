@@ -2,6 +2,7 @@
 //! clock reads; `now` is always a parameter (STYLE.md). `tests/it/arch.rs` keeps it that way.
 
 pub mod bounds;
+pub mod ending;
 pub mod fence;
 pub mod inline;
 #[cfg(test)]

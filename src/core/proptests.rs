@@ -98,7 +98,7 @@ proptest! {
     ) {
         let facts = |t: &'static str| TaskFacts {
             worker: "w", task_id: "t-1", state: st, end: e,
-            text: Some(t), question: Some(t), last_error: None,
+            text: Some(t), question: Some(t), last_error: None, failed_checks: 6,
         };
         // Something visible, so both notes fence it (blank text is not fenced at all).
         let (text, question): (&'static str, &'static str) = (
@@ -108,13 +108,13 @@ proptest! {
         let mut real = facts(text);
         real.question = Some(question);
         real.last_error = Some(Box::leak(error.into_boxed_str()));
-        let n = fence::note(&real, 6);
+        let n = fence::note(&real);
         prop_assert!(!has_controls(&n), "{n:?}");
         let outside = outside_fences(&n);
         prop_assert!(outside.is_some(), "fence broken: {n:?}");
         let mut placeholder = facts("x");
         placeholder.last_error = real.last_error;
-        let expected = outside_fences(&fence::note(&placeholder, 6)).unwrap();
+        let expected = outside_fences(&fence::note(&placeholder)).unwrap();
         // `last_error` is ours (a poll's failure, cleaned to one line), shown for unknown states.
         prop_assert_eq!(outside.unwrap(), expected);
     }
@@ -126,7 +126,7 @@ proptest! {
     ) {
         let facts: Vec<TaskFacts<'_>> = items.iter().map(|(w, id, st, e)| TaskFacts {
             worker: w, task_id: id, state: *st, end: *e,
-            text: None, question: None, last_error: None,
+            text: None, question: None, last_error: None, failed_checks: 6,
         }).collect();
         let line = wake::wake_line(&facts);
         prop_assert!(!has_controls(&line) && !line.contains('\n') && !line.contains('\t'), "{line:?}");
@@ -145,8 +145,8 @@ proptest! {
             let (kept, _) = bounds::cut_chars(&t, wake::note_share(items.len()) / 4);
             fence::note(&TaskFacts {
                 worker: "w", task_id: id, state: *st, end: *e,
-                text: Some(kept), question: Some(kept), last_error: None,
-            }, 6)
+                text: Some(kept), question: Some(kept), last_error: None, failed_checks: 6,
+            })
         }).collect();
         let c = wake::context(&notes);
         prop_assert!(wake::json_len(&c) <= bounds::HOOK_CONTEXT_CHARS, "{}", wake::json_len(&c));

@@ -1,4 +1,4 @@
-//! When to poll, and what a poll's outcome does to a task (how-it-works.md "The inline window",
+//! When to poll, and what a poll's outcome does to a task (docs/how-it-works.md "The inline window",
 //! "Background polling", "Lost contact"). Pure: callers pass the clock in and apply the result.
 
 use super::task::{EndReason, PollUpdate, TaskState};

@@ -1,4 +1,4 @@
-//! The status line's text: every row of the seed's table (how-it-works.md, "The status line") as
+//! The status line's text: every row of the seed's table (docs/how-it-works.md, "The status line") as
 //! pure functions: [`summarize`] folds the session's tasks into a small [`Snapshot`], and
 //! [`render_snapshot`] draws it at `now`. [`render`] is the two together.
 //!
@@ -32,6 +32,7 @@
 //! running, its time still counted from the first send. Newlines and tabs in task text or a
 //! question become single spaces: the status line is one line.
 
+use crate::core::ending::{self, Standing};
 use crate::core::task::{EndReason, TaskState};
 use crate::core::text;
 use crate::core::theme::{Glyphs, Role, Style, Theme};
@@ -60,20 +61,8 @@ pub struct Row<'a> {
     pub question: Option<&'a str>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Running,
-    Waiting,
-    Ended,
-}
-
-fn kind(r: &Row<'_>) -> Kind {
-    match (r.ended_ms, r.end) {
-        (None, _) => Kind::Running,
-        (Some(_), Some(EndReason::Lost | EndReason::Removed | EndReason::Gone)) => Kind::Ended,
-        (Some(_), _) if r.state.is_waiting() => Kind::Waiting,
-        (Some(_), _) => Kind::Ended,
-    }
+fn kind(r: &Row<'_>) -> Standing {
+    ending::of(r.state, r.end, r.ended_ms.is_none()).standing
 }
 
 /// One styled piece of the line; pieces are joined by single spaces.
@@ -151,19 +140,19 @@ impl Snapshot {
     /// Clones only a row that becomes first or newest, so 500 running tasks cost 500 counter bumps.
     pub fn push(&mut self, r: &Row<'_>) {
         match kind(r) {
-            Kind::Running => {
+            Standing::Running => {
                 self.running = self.running.saturating_add(1);
                 if self.first_running.is_none() {
                     self.first_running = Some(SnapRow::of(r));
                 }
             }
-            Kind::Waiting => {
+            Standing::Waiting => {
                 self.waiting = self.waiting.saturating_add(1);
                 if self.first_waiting.is_none() {
                     self.first_waiting = Some(SnapRow::of(r));
                 }
             }
-            Kind::Ended => {
+            Standing::Ended => {
                 let newer = self
                     .last_ended
                     .as_ref()
@@ -305,18 +294,8 @@ pub fn spans<'a>(
 
 /// The style role, the words and whether a duration follows, for a task that ended.
 fn outcome(r: &Row<'_>) -> (Role, &'static str, bool) {
-    match r.end {
-        Some(EndReason::Lost) => (Role::Failed, "lost contact", true),
-        Some(EndReason::Removed) => (Role::Canceled, "no longer tracked", false),
-        Some(EndReason::Gone) => (Role::Failed, "gone", true),
-        _ => match r.state {
-            TaskState::Completed => (Role::Done, "done", true),
-            TaskState::Failed => (Role::Failed, "failed", true),
-            TaskState::Rejected => (Role::Failed, "rejected", true),
-            TaskState::Canceled => (Role::Canceled, "canceled", true),
-            _ => (Role::Waiting, "ended", true),
-        },
-    }
+    let e = ending::of(r.state, r.end, false);
+    (e.role, e.line_word, e.timed)
 }
 
 fn icon(g: &Glyphs, role: Role) -> &str {

@@ -1,7 +1,7 @@
 //! Task states as a2a-mod sees them, whatever the worker's protocol version.
 //!
 //! Pure: no IO. The A2A client maps wire spellings here; the store, the status line and the wake-up
-//! read only this enum. The seed's rule (how-it-works.md): a task is *live* while the worker reports
+//! read only this enum. The seed's rule (docs/how-it-works.md): a task is *live* while the worker reports
 //! submitted or working; any other state, an unrecognised one included, ends tracking.
 
 use serde::{Deserialize, Serialize};
@@ -53,7 +53,7 @@ impl TaskState {
         }
     }
 
-    /// The spelling of INTERFACES.md, used in structured results, the store and messages.
+    /// The spelling of docs/commands-and-tools.md, used in structured results, the store and messages.
     pub fn as_str(self) -> &'static str {
         match self {
             TaskState::Submitted => "submitted",
@@ -91,7 +91,7 @@ impl TaskState {
         )
     }
 
-    /// The wake-line symbol of INTERFACES.md.
+    /// The wake-line symbol of docs/commands-and-tools.md.
     pub fn symbol(self) -> &'static str {
         match self {
             TaskState::Completed => "✓",
@@ -143,7 +143,7 @@ impl EndReason {
     }
 }
 
-/// The exact lost-contact message of INTERFACES.md.
+/// The exact lost-contact message of docs/commands-and-tools.md.
 pub fn lost_contact_message(alias: &str, task_id: &str, max_failed_polls: u32) -> String {
     format!(
         "{alias} task {task_id}: lost contact with the worker after {max_failed_polls} failed checks. Use the task tool to try again."

@@ -10,8 +10,17 @@ pub enum Colour {
     Rgb(u8, u8, u8),
 }
 
+/// Why a theme's colour value was refused (the message names the value and what is accepted).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColourError {
+    #[error("colour {0:?} is not #rrggbb")]
+    NotHex(String),
+    #[error("colour {0:?} is not a name (red, bright-red, ...), 0-255 or #rrggbb")]
+    Unknown(String),
+}
+
 impl Colour {
-    pub fn parse(s: &str) -> Result<Colour, String> {
+    pub fn parse(s: &str) -> Result<Colour, ColourError> {
         const NAMES: [&str; 8] = [
             "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
         ];
@@ -21,7 +30,7 @@ impl Colour {
             let byte = |i: usize| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("x"), 16);
             return match (ok, byte(0), byte(2), byte(4)) {
                 (true, Ok(r), Ok(g), Ok(b)) => Ok(Colour::Rgb(r, g, b)),
-                _ => Err(format!("colour {s:?} is not #rrggbb")),
+                _ => Err(ColourError::NotHex(s.to_string())),
             };
         }
         if let Ok(n) = s.parse::<u8>() {
@@ -37,9 +46,7 @@ impl Colour {
         };
         match NAMES.iter().position(|n| *n == base) {
             Some(i) => Ok(Colour::Palette(i as u8 + bright)),
-            None => Err(format!(
-                "colour {s:?} is not a name (red, bright-red, ...), 0-255 or #rrggbb"
-            )),
+            None => Err(ColourError::Unknown(s.to_string())),
         }
     }
 
@@ -173,7 +180,7 @@ pub struct Glyphs {
 }
 
 impl Glyphs {
-    /// The seed's glyphs (how-it-works.md).
+    /// The seed's glyphs (docs/how-it-works.md).
     pub fn unicode() -> Glyphs {
         Glyphs {
             spinner: ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]

@@ -1,4 +1,4 @@
-//! Waking Claude (how-it-works.md "Waking Claude"): the one short line per batch of ended tasks,
+//! Waking Claude (docs/how-it-works.md "Waking Claude"): the one short line per batch of ended tasks,
 //! and the hidden context that carries their outcomes. Pure.
 //!
 //! The line is what the user sees in the transcript, so it names no result; the context is what
@@ -7,26 +7,31 @@
 
 use super::bounds;
 use super::fence::{self, TaskFacts};
-use super::task::EndReason;
+use std::time::Duration;
 
-/// The INTERFACES.md symbols: ✓ completed, ✕ failed/rejected/lost, ⊘ canceled (and a worker
-/// removed: tracking was stopped on purpose), ? input-required/auth-required/unknown.
+/// How often the monitor and the waiters look at the store.
+pub const TICK: Duration = Duration::from_millis(250);
+/// Tasks ending within this of each other share one wake-up (one line, one turn).
+pub const SETTLE: Duration = Duration::from_millis(1000);
+/// How long an ended batch may stay unannounced while the monitor holds its lock before the
+/// asyncRewake waiter decides the monitor is stuck and announces it itself. Well above what the
+/// monitor needs (SETTLE + one TICK), so a live monitor always wins.
+pub const MONITOR_GRACE: Duration = Duration::from_millis(4000);
+/// The per-session lock a running monitor holds (`<session>.monitor.lock`): how the waiter and
+/// `doctor` know a monitor is alive. The OS drops it with the process, `kill -9` included.
+pub const MONITOR_LOCK: &str = "monitor";
+/// The locks the asyncRewake waiter and the headless Stop hook hold while they wait.
+pub const WAITER_LOCK: &str = "waker";
+pub const STOP_LOCK: &str = "stop";
+
+/// The docs/commands-and-tools.md symbol of an ended task (`core::ending`, the one table).
 pub fn symbol(t: &TaskFacts<'_>) -> &'static str {
-    match t.end {
-        Some(EndReason::Lost | EndReason::Gone) => "✕",
-        Some(EndReason::Removed) => "⊘",
-        _ => t.state.symbol(),
-    }
+    super::ending::of(t.state, t.end, false).symbol
 }
 
 /// What happened, in a word or two: `completed`, `lost contact`, `no longer tracked`.
 pub fn outcome_word(t: &TaskFacts<'_>) -> &'static str {
-    match t.end {
-        Some(EndReason::Lost) => "lost contact",
-        Some(EndReason::Removed) => "no longer tracked",
-        Some(EndReason::Gone) => "gone",
-        _ => t.state.as_str(),
-    }
+    super::ending::of(t.state, t.end, false).word
 }
 
 /// `3f9a…`: enough of the id to tell tasks apart in a line, not the whole uuid.
@@ -124,6 +129,7 @@ pub fn context(notes: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::task::EndReason;
     use crate::core::task::TaskState;
 
     fn ended(worker: &'static str, state: TaskState, end: Option<EndReason>) -> TaskFacts<'static> {
@@ -135,6 +141,7 @@ mod tests {
             text: Some("42"),
             question: None,
             last_error: None,
+            failed_checks: 6,
         }
     }
 
@@ -178,7 +185,7 @@ mod tests {
     #[test]
     fn context_is_marked_and_fenced() {
         let t = ended("fake", TaskState::Completed, Some(EndReason::State));
-        let c = context(&[fence::note(&t, 6)]);
+        let c = context(&[fence::note(&t)]);
         assert!(c.starts_with("[a2a-mod notice"), "{c}");
         assert!(c.contains("not a message from the user"));
         assert!(c.contains("<worker-output worker=\"fake\""));

@@ -1,18 +1,18 @@
-//! The embedded scripted A2A worker (INTERFACES.md "The embedded fake worker"): a real A2A agent
+//! The embedded scripted A2A worker (docs/commands-and-tools.md "The embedded fake worker"): a real A2A agent
 //! on 127.0.0.1 speaking v1 and v0.3 JSON-RPC, whose message text is a script (`slow N <words>`,
 //! `ask <question>`, `fail <why>`, `reject`, `auth`, `silent`, anything else echoes).
 //!
 //! Used in process by tests and `a2a-mod demo` ([`FakeWorker::start`]), and as the
-//! `a2a-mod fake-worker` command ([`run_command`]). Every request is recorded as a
+//! `a2a-mod fake-worker` command (`src/cmd/fake_worker.rs`). Every request is recorded as a
 //! [`RequestEvent`] (and appended as a JSON line to the `log` file) so tests can check what the
 //! client did and when.
 //!
-//! Behaviour worth knowing, beyond INTERFACES.md:
+//! Behaviour worth knowing, beyond docs/commands-and-tools.md:
 //! - A non-blocking send (`returnImmediately: true` / `blocking: false`) answers the task in its
 //!   first state, `submitted`, like the Python and JS SDKs. A blocking send does not wait either:
 //!   it answers the task's state at that instant (`completed` for an echo, `working` for `slow`).
 //!   A follow-up on an `ask`/`auth` task answers the task already `completed`, blocking or not
-//!   (a2a-facts.md: clients must handle any state in a send response).
+//!   (docs/a2a.md: clients must handle any state in a send response).
 //! - `silent`: the send is answered (`submitted`); every GetTask/CancelTask on that task is held
 //!   open until the worker stops, then answered HTTP 503. Such requests are recorded with status 0
 //!   when they start hanging.
@@ -26,15 +26,12 @@
 //!   updates the moment the clock or a follow-up changes them; a subscription starts with the
 //!   whole task and is refused (-32004) for an ended one.
 
-mod command;
 mod script;
 mod server;
 mod wire;
 
 #[cfg(test)]
 mod tests;
-
-pub use command::run_command;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,7 @@
 
 use crate::core::task::TaskState;
 
-/// What a task's first message asks the fake worker to do (INTERFACES.md "The embedded fake worker").
+/// What a task's first message asks the fake worker to do (docs/commands-and-tools.md "The embedded fake worker").
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Script {
     /// Anything unrecognised: completed at once, the artifact echoes the text.
@@ -165,7 +165,7 @@ impl TaskRecord {
         }
     }
 
-    /// The task as a non-blocking send returns it: its first state, before any work (a2a-facts.md:
+    /// The task as a non-blocking send returns it: its first state, before any work (docs/a2a.md:
     /// the Python and JS SDKs answer `submitted`).
     pub(crate) fn submitted(&self) -> Snapshot {
         Snapshot {

@@ -516,7 +516,7 @@ impl Streaming {
     }
 }
 
-/// `A2A-Version` from the header, else the `A2A-Version` query parameter (a2a-facts.md).
+/// `A2A-Version` from the header, else the `A2A-Version` query parameter (docs/a2a.md).
 fn requested_version<'a>(uri: &'a Uri, headers: &'a HeaderMap) -> Option<&'a str> {
     if let Some(v) = headers.get("a2a-version").and_then(|v| v.to_str().ok()) {
         return Some(v.trim());
@@ -679,23 +679,24 @@ fn history_length(v: Option<&Value>) -> Option<usize> {
 }
 
 /// The message's text and id, checked against the dialect's shape: strict enough that a client
-/// sending v0.3 shapes to a v1 method (or the reverse) gets `-32602`, as the SDKs answer.
-fn read_message(d: Dialect, m: &Value) -> Result<(String, String), String> {
+/// sending v0.3 shapes to a v1 method (or the reverse) gets `-32602`, as the SDKs answer. The
+/// error is only shown (after `Invalid params: `), so `anyhow`, each message built whole.
+fn read_message(d: Dialect, m: &Value) -> anyhow::Result<(String, String)> {
     let Some(m) = m.as_object() else {
-        return Err("params.message must be an object".into());
+        return Err(anyhow::anyhow!("params.message must be an object"));
     };
     let message_id = m
         .get("messageId")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or("message.messageId is required")?;
+        .ok_or_else(|| anyhow::anyhow!("message.messageId is required"))?;
     let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
     let want_role = match d {
         Dialect::V1 => "ROLE_USER",
         Dialect::V03 => "user",
     };
     if role != want_role {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "message.role must be \"{want_role}\", got \"{role}\""
         ));
     }
@@ -703,19 +704,23 @@ fn read_message(d: Dialect, m: &Value) -> Result<(String, String), String> {
         && let Some(kind) = m.get("kind")
         && kind != "message"
     {
-        return Err("message.kind must be \"message\"".into());
+        return Err(anyhow::anyhow!("message.kind must be \"message\""));
     }
     let parts = m
         .get("parts")
         .and_then(Value::as_array)
         .filter(|p| !p.is_empty())
-        .ok_or("message.parts must be a non-empty array")?;
+        .ok_or_else(|| anyhow::anyhow!("message.parts must be a non-empty array"))?;
     let mut texts = Vec::new();
     for p in parts {
         let kind = p.get("kind").and_then(Value::as_str);
         match (d, kind) {
-            (Dialect::V1, Some(_)) => return Err("v1 parts have no \"kind\" field".into()),
-            (Dialect::V03, None) => return Err("v0.3 parts need a \"kind\" field".into()),
+            (Dialect::V1, Some(_)) => {
+                return Err(anyhow::anyhow!("v1 parts have no \"kind\" field"));
+            }
+            (Dialect::V03, None) => {
+                return Err(anyhow::anyhow!("v0.3 parts need a \"kind\" field"));
+            }
             _ => {}
         }
         if let Some(t) = p.get("text").and_then(Value::as_str) {

@@ -130,7 +130,7 @@ fn check_task(v: V, task: &Value) {
     }
 }
 
-/// The state in INTERFACES.md's spelling, whatever the dialect.
+/// The state in docs/commands-and-tools.md's spelling, whatever the dialect.
 fn state(task: &Value) -> String {
     crate::core::task::TaskState::from_wire(task["status"]["state"].as_str().unwrap_or(""))
         .as_str()

@@ -1,5 +1,5 @@
 //! The fake worker's JSON on the wire: agent cards, tasks and JSON-RPC errors, in the v1 and v0.3
-//! spellings exactly as a2a-facts.md records real servers emitting them. Also the small helpers
+//! spellings exactly as docs/a2a.md records real servers emitting them. Also the small helpers
 //! that make ids and timestamps without extra crates.
 //!
 //! Pure rendering: callers pass the record, the snapshot and the clock values in.
@@ -93,7 +93,7 @@ fn v03_security(auth: CardAuth, token_url: &str) -> (Value, Value) {
     (Value::Object(schemes), Value::Array(reqs))
 }
 
-/// The hybrid card of the Python a2a-sdk 1.x (a2a-facts.md "Hybrid cards"): v1 fields, then the
+/// The hybrid card of the Python a2a-sdk 1.x (docs/a2a.md "Versions"): v1 fields, then the
 /// v0.3 fields derived from the first interface. One deliberate difference: the Python SDK rewrites
 /// each `securitySchemes` entry into the v0.3 form only, which v1 parsers (a2a-lf) reject; here each
 /// entry carries both forms (`httpAuthSecurityScheme`/`oauth2SecurityScheme` *and* `type`…), so a

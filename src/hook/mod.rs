@@ -2,84 +2,87 @@
 //! `error.rs`. They run on every prompt and tool call, so: no runtime, no network, a read-only
 //! look first, and silence with exit 0 when there is nothing to say or anything goes wrong —
 //! a hook of ours must never block the user's turn. The one deliberate non-zero exit is `wake`
-//! (asyncRewake: exit 2 wakes Claude with stderr).
+//! (asyncRewake: exit 2 wakes Claude with stderr); the one that may wait is `stop`, and only in a
+//! session nobody attends (`mode.rs`).
 
-mod wait;
+pub mod mode;
+mod rewake;
+mod stop;
 
-use crate::cli::HookEvent;
-use crate::config::Config;
+use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use crate::env::{Ctx, now_ms, valid_session_id};
 use crate::error::EXIT_OK;
-use crate::state::{Store, pids, session};
-use serde::Deserialize;
+use crate::state::{SessionPaths, Store, pids, session};
 use std::io::{Read, Write};
-
-/// The fields we use of every hook's stdin; anything missing or null is defaulted.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct WireHookInput {
-    #[serde(deserialize_with = "null_default")]
-    pub session_id: String,
-    #[serde(deserialize_with = "null_default")]
-    pub source: String,
-}
-
-fn null_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(
-    d: D,
-) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
 
 /// Reads the hook's stdin: at most 4 MiB (a PostToolUse payload carries the tool's whole output).
 fn read_input() -> WireHookInput {
     let mut buf = Vec::new();
     let _ = std::io::stdin().take(4 << 20).read_to_end(&mut buf);
-    serde_json::from_slice(&buf).unwrap_or_default()
+    WireHookInput::parse(&buf)
 }
 
-pub fn run(event: HookEvent) -> i32 {
-    let input = read_input();
+pub fn run(hook: crate::cli::HookEvent) -> i32 {
+    let input = HookInput::from((hook, read_input()));
     let Ok(ctx) = Ctx::from_env() else {
         return EXIT_OK;
     };
-    if !valid_session_id(&input.session_id) {
+    let id = &input.session_id;
+    if !valid_session_id(id) {
         return EXIT_OK;
     }
-    match event {
-        HookEvent::SessionStart => {
-            session_start(&ctx, &input);
-            emit(&ctx, &input.session_id, "SessionStart")
+    match input.event {
+        HookEvent::SessionStart { source } => {
+            session_start(&ctx, id, source);
+            record_mode(&ctx, id);
+            emit(&ctx, id, "SessionStart")
         }
-        HookEvent::UserPromptSubmit => emit(&ctx, &input.session_id, "UserPromptSubmit"),
-        HookEvent::PostToolUse => emit(&ctx, &input.session_id, "PostToolUse"),
-        HookEvent::Wake => wait::run(&ctx, &input.session_id),
+        HookEvent::UserPromptSubmit => emit(&ctx, id, "UserPromptSubmit"),
+        HookEvent::PostToolUse => emit(&ctx, id, "PostToolUse"),
+        HookEvent::Wake => rewake::run(&ctx, id),
+        // Our own block answer makes Claude Code run Stop again with `stop_hook_active`; the
+        // wait already never loops (nothing live and nothing undelivered exits at once), so the
+        // flag changes nothing.
+        HookEvent::Stop { .. } => stop::run(&ctx, id),
     }
 }
 
 /// `/clear` starts a new session id in the same Claude Code process: link it to the store the
 /// MCP server and monitor keep using. Startup and resume record who owns this process's store.
-fn session_start(ctx: &Ctx, input: &WireHookInput) {
+fn session_start(ctx: &Ctx, session_id: &str, source: SessionSource) {
     let Some(pid) = pids::claude_pid_from_env() else {
         return;
     };
-    if input.source == "clear" {
+    if source == SessionSource::Clear {
         if let Some(owner) = pids::lookup(ctx, pid) {
-            let _ = session::link(ctx, &input.session_id, &owner);
+            let _ = session::link(ctx, session_id, &owner);
         }
     } else {
-        let owner = session::resolve(ctx, &input.session_id);
-        pids::record(ctx, pid, &owner);
+        let paths = SessionPaths::locate(ctx, session_id);
+        pids::record(ctx, pid, &paths.owner);
         // Resumed with tasks still live: make sure they are polled.
-        if let Ok(Some(s)) = Store::open_read(&session::db_path(ctx, &owner)) {
-            crate::poller::ensure_if_live(ctx, &owner, &s);
+        if let Ok(Some(s)) = Store::open_read(&paths.db) {
+            crate::poller::ensure_if_live(ctx, &paths.owner, &s);
         }
+    }
+}
+
+/// For the MCP server, which cannot tell a terminal from `claude -p` by its own environment: the
+/// mode under the hook's id and under the store owner it resolves to (after `/clear`'s link).
+fn record_mode(ctx: &Ctx, session_id: &str) {
+    let m = mode::from_env();
+    mode::record(ctx, session_id, m);
+    let owner = SessionPaths::locate(ctx, session_id).owner;
+    if owner != session_id {
+        mode::record(ctx, &owner, m);
     }
 }
 
 /// Attaches, as `additionalContext`, every ended task's outcome Claude has not been given.
 fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
-    let owner = session::resolve(ctx, session_id);
-    let path = session::db_path(ctx, &owner);
+    let SessionPaths {
+        owner, db: path, ..
+    } = SessionPaths::locate(ctx, session_id);
     // The common case, nothing to say, costs one read-only query and no write.
     match Store::open_read(&path) {
         Ok(Some(s)) if s.has_undelivered().unwrap_or(false) => {}
@@ -88,14 +91,13 @@ fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
     let Ok(store) = Store::open(&path) else {
         return EXIT_OK;
     };
-    let max_failed = Config::max_failed_polls_at(&ctx.config_path());
     let Ok(batch) = store.take_undelivered(now_ms()) else {
         return EXIT_OK;
     };
     if batch.is_empty() {
         return EXIT_OK;
     }
-    let text = crate::wake::context(ctx, &owner, &batch, max_failed);
+    let text = crate::wake::context(ctx, &owner, &batch);
     let out = serde_json::json!({
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
     });

@@ -2,7 +2,7 @@
 //! session a call belongs to, and the keeper that restarts the session's poller.
 //!
 //! Handshake: Claude Code 2.1.332 first sends a `server/discover` probe (protocol 2026-07-28) and,
-//! when it gets `-32601`, falls back to `initialize` with 2025-11-25 (claude-code-facts.md E3).
+//! when it gets `-32601`, falls back to `initialize` with 2025-11-25 (docs/claude-code.md "MCP server").
 //! That fallback is the path observed to work with progress, cancellation and tool results, so we
 //! answer the probe with `-32601` and speak the session lifecycle. rmcp would otherwise answer the
 //! probe and put Claude Code on the stateless 2026-07-28 protocol, which nobody has checked against
@@ -12,7 +12,7 @@ use super::{line_cap, tools};
 use crate::config::Config;
 use crate::env::Ctx;
 use crate::ops::Session;
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store};
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -44,7 +44,7 @@ pub struct A2aServer {
 }
 
 impl A2aServer {
-    pub fn new(ctx: Ctx, session_id: Result<String, String>) -> A2aServer {
+    pub fn new(ctx: Ctx, session_id: Result<String>) -> A2aServer {
         A2aServer {
             sessions: Arc::new(Sessions {
                 ctx,
@@ -106,12 +106,13 @@ fn too_long_message(bytes: Option<u64>, limit: Option<u64>) -> String {
 }
 
 /// The session a tool call belongs to. Claude Code's `/clear` links a new session id to the old
-/// store while this process keeps the old id (claude-code-facts.md, Round 2 Q3), so the id is
+/// store while this process keeps the old id (docs/claude-code.md "Sessions across /clear, --resume and /exit"), so the id is
 /// resolved on every call; the config is reloaded when `config.toml` changes (`worker add` while
 /// the session runs).
 pub(super) struct Sessions {
     pub(super) ctx: Ctx,
-    raw_id: Result<String, String>,
+    /// The session id, or why there is none: kept to answer every tool call with it.
+    raw_id: Result<String>,
     current: Mutex<Option<Cached>>,
 }
 
@@ -123,17 +124,17 @@ struct Cached {
 
 impl Sessions {
     fn raw_id(&self) -> Result<&str> {
-        self.raw_id.as_deref().map_err(|e| anyhow!("{e}"))
+        self.raw_id.as_deref().map_err(|e| anyhow!("{e:#}"))
     }
 
-    /// The store's session id after following `/clear` links.
-    pub(super) fn resolved_id(&self) -> Result<String> {
-        Ok(session::resolve(&self.ctx, self.raw_id()?))
+    /// This call's session files: its store's owner, after following `/clear` links.
+    pub(super) fn locate(&self) -> Result<SessionPaths> {
+        Ok(SessionPaths::locate(&self.ctx, self.raw_id()?))
     }
 
     /// The session for this call, opened lazily: a session that never uses a2a-mod gets no store.
     pub(super) fn get(&self) -> Result<Arc<Session>> {
-        let id = self.resolved_id()?;
+        let paths = self.locate()?;
         let path = self.ctx.config_path();
         let mtime = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
         let mut cur = self
@@ -141,13 +142,14 @@ impl Sessions {
             .lock()
             .map_err(|_| anyhow!("session cache lock poisoned"))?;
         if let Some(c) = cur.as_ref()
-            && c.id == id
+            && c.id == paths.owner
             && c.config_mtime == mtime
         {
             return Ok(c.session.clone());
         }
         let config = Config::load(&path)?;
-        let s = Arc::new(Session::open(&self.ctx, config, &id)?);
+        let id = paths.owner.clone();
+        let s = Arc::new(Session::open_at(&self.ctx, config, paths)?);
         *cur = Some(Cached {
             id,
             config_mtime: mtime,
@@ -159,9 +161,9 @@ impl Sessions {
     /// Starts the poller when the session has live tasks and none runs. Reads only: a session
     /// without a store is left without one.
     fn keep_poller(&self) {
-        let Ok(id) = self.resolved_id() else { return };
-        match Store::open_read(&session::db_path(&self.ctx, &id)) {
-            Ok(Some(store)) => crate::poller::ensure_if_live(&self.ctx, &id, &store),
+        let Ok(paths) = self.locate() else { return };
+        match Store::open_read(&paths.db) {
+            Ok(Some(store)) => crate::poller::ensure_if_live(&self.ctx, &paths.owner, &store),
             Ok(None) => {}
             Err(e) => tracing::warn!("{e:#}"),
         }
@@ -179,9 +181,9 @@ fn stdio_transport() -> impl rmcp::transport::Transport<RoleServer, Error = std:
 
 /// Serves MCP on stdin/stdout until Claude Code closes stdin.
 pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
-    let session_id = crate::env::cli_session(None).map_err(|e| format!("{e:#}"));
+    let session_id = crate::env::cli_session(None);
     if let Err(e) = &session_id {
-        tracing::warn!("{e}");
+        tracing::warn!("{e:#}");
     }
     let server = A2aServer::new(ctx, session_id);
     let sessions = server.sessions.clone();

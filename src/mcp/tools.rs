@@ -1,4 +1,4 @@
-//! Claude's five tools: `send`, `task`, `cancel`, `tasks`, `workers` (INTERFACES.md).
+//! Claude's five tools: `send`, `task`, `cancel`, `tasks`, `workers` (docs/commands-and-tools.md).
 //!
 //! Claude Code defers MCP tools behind ToolSearch, so each name and description tells the model
 //! the whole flow on its own. Claude Code hands the model `JSON.stringify(structuredContent)` and
@@ -9,8 +9,9 @@
 use super::server::A2aServer;
 use crate::a2a::Worker;
 use crate::config::Config;
+use crate::core::ending::Standing;
 use crate::core::fence;
-use crate::core::task::{EndReason, TaskState};
+use crate::core::task::TaskState;
 use crate::core::text::one_line;
 use crate::env::now_ms;
 use crate::ops::{BUDGET_RESERVE, Budget, Outcome, Session};
@@ -31,10 +32,6 @@ use tokio::time::Instant;
 const CARD_DEADLINE: Duration = Duration::from_secs(3);
 /// How often progress is sent while `send` waits, so Claude Code's line under the call moves.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-/// Ended tasks younger than this are listed by `tasks`.
-const RECENT_MS: i64 = 15 * 60 * 1000;
-/// At most this many tasks are listed (the newest), so a long session stays compact.
-const MAX_LISTED: usize = 30;
 const NO_WORKERS: &str =
     "no workers configured — the user can add one with `a2a-mod worker add <alias> <url>`";
 /// Names, descriptions and skills come from the workers' agent cards, which the workers write.
@@ -268,8 +265,7 @@ ended without you being told. No need to call it to wait: a message arrives when
         // SQLite reads and writes are blocking calls.
         let r = tokio::task::spawn_blocking(move || -> anyhow::Result<TasksOut> {
             // A session without a store has no tasks; do not create one just to say so.
-            let id = sessions.resolved_id()?;
-            if !crate::state::session::db_path(&sessions.ctx, &id).exists() {
+            if !sessions.locate()?.db.exists() {
                 return Ok(TasksOut {
                     summary: NO_TASKS.into(),
                     tasks: Vec::new(),
@@ -389,41 +385,20 @@ fn tool_error(e: &anyhow::Error) -> CallToolResult {
 
 const NO_TASKS: &str = "no tasks in this session";
 
-fn status_of(t: &TaskRecord) -> &'static str {
-    match t.end_reason() {
-        Some(EndReason::Lost) => "lost contact",
-        Some(EndReason::Removed) => "no longer tracked",
-        _ if t.is_live() => "running",
-        _ if t.state.is_waiting() => "waiting for input",
-        _ => "ended",
-    }
-}
-
-/// The `tasks` list: live, waiting, recently ended and not-yet-told tasks, newest `MAX_LISTED`.
+/// The `tasks` tool's list (`ops::task_list`, `Listing::Recent`), with the outcome of each task
+/// Claude has not been told about yet.
 /// Tasks whose outcome is included are marked told, so the wake-up does not repeat them.
 fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
-    let mut shown: Vec<TaskRecord> = all
-        .into_iter()
-        .filter(|t| {
-            t.is_live()
-                || t.state.is_waiting()
-                || t.delivered_ms.is_none()
-                || t.ended_ms.is_some_and(|e| now - e < RECENT_MS)
-        })
-        .collect();
-    if shown.len() > MAX_LISTED {
-        shown.drain(..shown.len() - MAX_LISTED);
-    }
-    let max_failed = session.config.timing.max_failed_polls;
+    let listed = crate::ops::task_list(all, now, crate::ops::Listing::Recent);
     let mut told = Vec::new();
-    let mut rows = Vec::with_capacity(shown.len());
+    let mut rows = Vec::with_capacity(listed.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
-    for t in &shown {
-        let status = status_of(t);
-        match status {
-            "running" => running += 1,
-            "waiting for input" => waiting += 1,
-            _ => ended += 1,
+    for l in &listed {
+        let (t, ending) = (&l.task, l.ending);
+        match ending.standing {
+            Standing::Running => running += 1,
+            Standing::Waiting => waiting += 1,
+            Standing::Ended => ended += 1,
         }
         let note = (!t.is_live() && t.delivered_ms.is_none()).then(|| {
             let (text, cut) = match t.result.as_deref() {
@@ -435,7 +410,9 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             };
             let mut facts = crate::wake::facts(t);
             facts.text = text;
-            let mut n = fence::note(&facts, max_failed);
+            // A question is the worker's text too: as bounded as the result.
+            facts.question = t.question.as_deref().map(|q| fence::bound(q, LISTED_RESULT_CHARS).0);
+            let mut n = fence::note(&facts);
             if cut > 0 {
                 n.push_str(&format!(
                     "\n[{cut} more characters: the task tool with taskId \"{}\" gives the whole result]",
@@ -451,8 +428,8 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             worker: t.worker.clone(),
             task_id: t.task_id.clone(),
             state: t.state,
-            status: status.to_string(),
-            age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
+            status: ending.status.to_string(),
+            age_s: l.age_s,
             message: one_line(&t.message, 60),
             question: t
                 .state

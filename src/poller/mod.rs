@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::core::schedule::{self, PollOutcome};
 use crate::core::task::EndReason;
 use crate::env::{Ctx, now_ms};
-use crate::state::{Store, TaskRecord, session};
+use crate::state::{SessionPaths, Store, TaskRecord};
 use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -35,12 +35,13 @@ const MAX_IN_FLIGHT: usize = 64;
 /// The poller's main loop. Returns when the session has no live task, or at once when another
 /// poller holds the lock.
 pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
-    let session_id = session::resolve(&ctx, &session_id);
+    let paths = SessionPaths::locate(&ctx, &session_id);
+    let session_id = paths.owner;
     let lock_file = lock_path(&ctx, &session_id);
     let Some(mut lock) = crate::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
         return Ok(());
     };
-    let store = Store::open(&session::db_path(&ctx, &session_id))?;
+    let store = Store::open(&paths.db)?;
     store.meta_set("poller_pid", &std::process::id().to_string())?;
     tracing::info!("poller of session {session_id} started");
     let http = crate::a2a::http_client();

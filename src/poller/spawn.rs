@@ -5,7 +5,7 @@
 //! `poller/mod.rs`.
 
 use crate::env::Ctx;
-use crate::state::{Store, session};
+use crate::state::{SessionPaths, Store};
 use anyhow::Result;
 use std::time::Duration;
 
@@ -13,8 +13,9 @@ use std::time::Duration;
 /// holder (see `fsx::try_lock_within`).
 pub const LOCK_PATIENCE: Duration = Duration::from_millis(50);
 
+/// `<owner>.poller.lock`, for a session id that owns its store.
 pub fn lock_path(ctx: &Ctx, session_id: &str) -> std::path::PathBuf {
-    session::lock_path(ctx, session_id, "poller")
+    SessionPaths::of_owner(ctx, session_id).lock("poller")
 }
 
 /// Whether a poller runs for this session now.

@@ -13,4 +13,5 @@ pub mod session;
 pub mod snapshot;
 mod store;
 
-pub use store::{NewTask, Store, TaskRecord};
+pub use session::SessionPaths;
+pub use store::{ClaimError, NewTask, Store, TaskRecord};

@@ -1,6 +1,6 @@
 //! Claude Code process → the session that owns its store. `/clear` gives hooks a new session id
 //! but keeps the MCP server and the monitor (and their tasks) under the old one; the claude pid is
-//! the key that survives it (claude-code-facts.md, Round 2 Q3). The MCP server and the monitor
+//! the key that survives it (docs/claude-code.md "Sessions across /clear, --resume and /exit"). The MCP server and the monitor
 //! record their session under the pid; the SessionStart hook of a `/clear` links the new id to it.
 
 use crate::env::{Ctx, valid_session_id};
@@ -14,11 +14,11 @@ fn path(ctx: &Ctx, pid: u32) -> PathBuf {
 /// that process still runs (a pid reused after a reboot gets the new session).
 pub fn record(ctx: &Ctx, pid: u32, session: &str) {
     let p = path(ctx, pid);
-    if let Some(old) = lookup(ctx, pid)
-        && old != session
-        && started_after_record(&p, pid)
-    {
-        return;
+    match lookup(ctx, pid) {
+        // Already recorded: no rewrite (and no fsync) on every SessionStart and monitor start.
+        Some(old) if old == session => return,
+        Some(_) if started_after_record(&p, pid) => return,
+        _ => {}
     }
     // Private like the rest of the state; an older, looser folder is tightened here.
     if let Some(dir) = p.parent() {

@@ -1,14 +1,50 @@
 //! Which store a session id means. Claude Code's `/clear` gives hooks and the status line a new
-//! session id while the MCP server and the monitor keep the old one (claude-code-facts.md,
+//! session id while the MCP server and the monitor keep the old one (docs/claude-code.md,
 //! Round 2), so the SessionStart hook links the new id to the store of the old: `<new>.link` holds
 //! the old id. Every entry point resolves through links, so all of them meet in one store and a
 //! task sent before `/clear` is still shown, polled and announced after it.
+//!
+//! [`SessionPaths::locate`] is how every entry point finds a session's files: it follows the links
+//! once and names the owner, its store and its locks.
 
 use crate::env::{Ctx, valid_session_id};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
 const MAX_HOPS: usize = 8;
+
+/// Where one session's files are: those of the session that owns its store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPaths {
+    /// The session that owns the store (after following `/clear` links).
+    pub owner: String,
+    /// The owner's store, `<owner>.db`.
+    pub db: PathBuf,
+    dir: PathBuf,
+}
+
+impl SessionPaths {
+    /// The files of the store `session_id` means, following its `/clear` links ([`resolve`]).
+    /// Cheap when there is no link (one failed open), the status line's common case.
+    pub fn locate(ctx: &Ctx, session_id: &str) -> SessionPaths {
+        SessionPaths::of_owner(ctx, &resolve(ctx, session_id))
+    }
+
+    /// The files of `owner` itself, no link followed: for ids that are known to own a store
+    /// ([`list`]) or were already located.
+    pub fn of_owner(ctx: &Ctx, owner: &str) -> SessionPaths {
+        SessionPaths {
+            owner: owner.to_string(),
+            db: db_path(ctx, owner),
+            dir: ctx.sessions_dir(),
+        }
+    }
+
+    /// `<owner>.<what>.lock`: held while the poller, monitor, waiter or Stop hook runs.
+    pub fn lock(&self, what: &str) -> PathBuf {
+        self.dir.join(format!("{}.{what}.lock", self.owner))
+    }
+}
 
 pub fn db_path(ctx: &Ctx, session: &str) -> PathBuf {
     ctx.sessions_dir().join(format!("{session}.db"))
@@ -19,7 +55,7 @@ fn link_path(ctx: &Ctx, session: &str) -> PathBuf {
 }
 
 pub fn lock_path(ctx: &Ctx, session: &str, what: &str) -> PathBuf {
-    ctx.sessions_dir().join(format!("{session}.{what}.lock"))
+    SessionPaths::of_owner(ctx, session).lock(what)
 }
 
 /// Follows `.link` files to the session that owns the store. Cheap when there is no link (one
@@ -95,5 +131,18 @@ mod tests {
         std::fs::write(link_path(&ctx, "y"), "x").unwrap();
         let r = resolve(&ctx, "x");
         assert!(r == "x" || r == "y");
+    }
+
+    #[test]
+    fn located_paths_are_the_owners() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::at(dir.path());
+        link(&ctx, "new", "old").unwrap();
+        let p = SessionPaths::locate(&ctx, "new");
+        assert_eq!(p, SessionPaths::of_owner(&ctx, "old"));
+        assert_eq!(p.owner, "old");
+        assert_eq!(p.db, db_path(&ctx, "old"));
+        assert_eq!(p.lock("poller"), lock_path(&ctx, "old", "poller"));
+        assert_eq!(p.lock("poller"), ctx.sessions_dir().join("old.poller.lock"));
     }
 }

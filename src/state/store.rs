@@ -16,6 +16,36 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Why a claim (`Store::claim_unannounced_with`, `Store::take_undelivered_with`) did not commit.
+/// Either way nothing was marked: the batch is offered again to the next claim.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// The store failed (SQLite, a corrupt file): worth reporting, and retrying next tick.
+    #[error(transparent)]
+    Store(anyhow::Error),
+    /// The caller's `deliver` failed (the wake line or the Stop answer could not be written,
+    /// e.g. Claude Code closed our stdout).
+    #[error("could not hand the claimed tasks over: {0}")]
+    Deliver(std::io::Error),
+}
+
+impl From<rusqlite::Error> for ClaimError {
+    fn from(e: rusqlite::Error) -> ClaimError {
+        ClaimError::Store(e.into())
+    }
+}
+
+impl ClaimError {
+    /// For the claims without a `deliver` step, whose callers only report the error: the store's
+    /// own error as it was (so `Corrupt` still downcasts).
+    fn into_anyhow(self) -> anyhow::Error {
+        match self {
+            ClaimError::Store(e) => e,
+            ClaimError::Deliver(e) => anyhow::Error::new(e),
+        }
+    }
+}
+
 /// Writers wait this long for another writer instead of failing with `database is locked`.
 const WRITE_BUSY: Duration = Duration::from_secs(10);
 /// The status line would rather show nothing than be late.
@@ -418,17 +448,20 @@ impl Store {
             )?;
             snap.push_more_running(u32::try_from(live - 1).unwrap_or(u32::MAX));
         }
-        self.push_rows(
-            &mut snap,
-            "WHERE seq IN (
-                SELECT seq FROM tasks WHERE state IN ('input-required', 'auth-required')
-                    AND ended_ms IS NOT NULL
-                UNION SELECT seq FROM tasks WHERE ended_ms = (
-                    SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
-                        AND state NOT IN ('input-required', 'auth-required')
-                    ORDER BY ended_ms DESC LIMIT 1)
-             ) ORDER BY started_ms, seq",
-        )?;
+        // The waiting states come from `core::ending`, the table the line itself draws by.
+        static WAITING_AND_NEWEST: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            let waiting = crate::core::ending::waiting_states_sql();
+            format!(
+                "WHERE seq IN (
+                    SELECT seq FROM tasks WHERE state IN ({waiting}) AND ended_ms IS NOT NULL
+                    UNION SELECT seq FROM tasks WHERE ended_ms = (
+                        SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
+                            AND state NOT IN ({waiting})
+                        ORDER BY ended_ms DESC LIMIT 1)
+                 ) ORDER BY started_ms, seq"
+            )
+        });
+        self.push_rows(&mut snap, &WAITING_AND_NEWEST)?;
         Ok(snap)
     }
 
@@ -530,16 +563,22 @@ impl Store {
     /// after COMMIT with the publish lock held from before COMMIT: the next writer cannot publish
     /// until this one has, so publications land in commit order.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
-        self.write_tx(f).map_err(|e| explain(e, &self.path))
+        self.write_tx(f)
+            .map_err(|e: rusqlite::Error| explain(e.into(), &self.path))
     }
 
-    fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+    /// [`Store::write`] for a body that can fail on its own terms too (`E`, e.g. a claim whose
+    /// delivery failed): any error of the body rolls the transaction back and comes out as is.
+    fn write_tx<T, E: From<rusqlite::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         let v = match f(&self.conn) {
             Ok(v) => v,
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
-                return Err(e.into());
+                return Err(e);
             }
         };
         let Some(p) = &self.publisher else {
@@ -749,6 +788,7 @@ impl Store {
     /// no task is announced twice by two monitors or skipped across restarts.
     pub fn claim_unannounced(&self, now: i64) -> Result<Vec<TaskRecord>> {
         self.claim("announced_ms", now, None, |_| Ok(()))
+            .map_err(ClaimError::into_anyhow)
     }
 
     /// Like [`Store::claim_unannounced`], running `deliver` (e.g. printing the wake line) before
@@ -758,7 +798,7 @@ impl Store {
         &self,
         now: i64,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
-    ) -> Result<Vec<TaskRecord>> {
+    ) -> Result<Vec<TaskRecord>, ClaimError> {
         self.claim("announced_ms", now, None, deliver)
     }
 
@@ -771,6 +811,22 @@ impl Store {
             now,
             Some(crate::core::bounds::NOTES_PER_HOOK),
             |_| Ok(()),
+        )
+        .map_err(ClaimError::into_anyhow)
+    }
+
+    /// Like [`Store::take_undelivered`], running `deliver` (the Stop hook printing its answer)
+    /// before the claim commits, so outcomes that could not be handed over stay undelivered.
+    pub fn take_undelivered_with(
+        &self,
+        now: i64,
+        deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
+    ) -> Result<Vec<TaskRecord>, ClaimError> {
+        self.claim(
+            "delivered_ms",
+            now,
+            Some(crate::core::bounds::NOTES_PER_HOOK),
+            deliver,
         )
     }
 
@@ -797,7 +853,7 @@ impl Store {
         now: i64,
         limit: Option<usize>,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
-    ) -> Result<Vec<TaskRecord>> {
+    ) -> Result<Vec<TaskRecord>, ClaimError> {
         // The oldest endings first; past `limit`, rows stay unclaimed for the next claim.
         let unclaimed = format!(
             "WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq LIMIT ?1"
@@ -808,13 +864,17 @@ impl Store {
         );
         // SQLite reads a negative LIMIT as none.
         let limit = limit.map_or(-1, |n| n as i64);
-        self.write(|c| {
+        self.write_tx(|c| {
             let rows = select(c, &unclaimed, [limit])?;
             if !rows.is_empty() {
-                deliver(&rows).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+                deliver(&rows).map_err(ClaimError::Deliver)?;
                 c.execute(&sql_upd, params![now, limit])?;
             }
             Ok(rows)
+        })
+        .map_err(|e| match e {
+            ClaimError::Store(e) => ClaimError::Store(explain(e, &self.path)),
+            deliver => deliver,
         })
     }
 
@@ -903,6 +963,32 @@ mod tests {
             end,
             next_poll_ms: end.is_none().then_some(200),
         }
+    }
+
+    /// A delivery that fails comes out as `ClaimError::Deliver` (the monitor's "stdout gone"),
+    /// not as a store error, and rolls the claim back so the batch is offered again.
+    #[test]
+    fn a_failed_delivery_is_its_own_error_and_claims_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Completed), 0)
+            .unwrap();
+        let gone = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        let e = s.claim_unannounced_with(1, |_| Err(gone())).unwrap_err();
+        assert!(
+            matches!(&e, ClaimError::Deliver(io) if io.kind() == std::io::ErrorKind::BrokenPipe),
+            "{e:?}"
+        );
+        let e = s.take_undelivered_with(2, |_| Err(gone())).unwrap_err();
+        assert!(matches!(e, ClaimError::Deliver(_)), "{e:?}");
+        assert!(s.has_unannounced().unwrap() && s.has_undelivered().unwrap());
+        let mut seen = 0;
+        let claimed = s.claim_unannounced_with(3, |b| {
+            seen = b.len();
+            Ok(())
+        });
+        assert_eq!((claimed.unwrap().len(), seen), (1, 1));
+        assert!(s.take_undelivered_with(4, |_| Ok(())).unwrap().len() == 1);
     }
 
     #[test]

@@ -17,8 +17,8 @@
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession};
-use crate::util::{TempHome, bin, wait_until};
-use crate::workers::{Kind, Peer, fast_timing, ok, repo};
+use crate::util::{TempHome, bin, fast_timing, ok, wait_until};
+use crate::workers::{Kind, Peer, repo};
 use a2a_mod::env::now_ms;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -716,7 +716,7 @@ fn clear_mid_task_keeps_status_wake_and_result() {
         [format!("a2a: fake task {short}… completed")]
     );
     // The first request after /clear carries hook context inside its leading system text
-    // (claude-code-facts.md Round 2 Q1), so look at the whole body.
+    // (docs/claude-code.md "Hooks and hidden context"), so look at the whole body.
     let body = wake.body.to_string();
     assert!(body.contains("[a2a-mod notice"), "no context after /clear");
     assert!(body.contains("done: build"));
@@ -824,4 +824,152 @@ fn without_the_plugin_the_async_rewake_hook_wakes_claude() {
     assert_eq!(text.matches("done: build").count(), 1, "given once: {text}");
     rig.claude.wait_for_text("WOKEN-BY-REWAKE", LONG);
     assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
+
+/// Pids of the session's `a2a-mod watch` monitors (the launcher `exec`s the binary).
+fn monitor_pids(rig: &Rig) -> Vec<u32> {
+    rig.claude
+        .processes()
+        .into_iter()
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            args.len() >= 2 && args[0].ends_with(b"a2a-mod") && args[1] == b"watch"
+        })
+        .collect()
+}
+
+/// Waits for the plugin's monitor to run and hold its lock, then `kill -9`s it.
+fn kill_monitor(rig: &Rig) {
+    let sessions = a2a_mod::env::Ctx::at(&rig.home().a2a_home()).sessions_dir();
+    wait_until("the monitor to start and hold its lock", LONG, || {
+        !monitor_pids(rig).is_empty()
+            && std::fs::read_dir(&sessions).is_ok_and(|d| {
+                d.filter_map(Result::ok).any(|e| {
+                    e.file_name().to_string_lossy().ends_with(".monitor.lock")
+                        && a2a_mod::fsx::is_locked(&e.path())
+                })
+            })
+    });
+    for pid in monitor_pids(rig) {
+        // SAFETY: kill(2) on a process of this test's Claude Code session.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    wait_until("the monitor to be gone", LONG, || {
+        monitor_pids(rig).is_empty()
+    });
+}
+
+/// A wake-up from a2a-mod (monitor line or rewake), not another notification: Claude Code also
+/// tells the model when a monitor dies ("Monitor … script failed (exit 137)").
+fn is_a2a_wake(r: &Recorded) -> bool {
+    is_wake(r) && r.new_text().contains("a2a: ")
+}
+
+/// No wake-up depends on the monitor alone: with the plugin's monitor `kill -9`ed before the
+/// send, or while the task runs, the plugin's asyncRewake waiter still wakes the idle session
+/// when the task ends, once.
+fn monitor_killed_still_wakes(before_send: bool) {
+    let script = Script::new()
+        .rule(Rule::when("a2a wake", is_a2a_wake).text("WOKEN-BY-A2A"))
+        .rule(Rule::when("other notification", is_wake).text("OTHER-NOTIFICATION"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-WILL-WAIT"))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "fake", "message": "slow 12 build"})],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    if before_send {
+        kill_monitor(&rig);
+    }
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    if !before_send {
+        kill_monitor(&rig);
+    }
+    let a2a_wakes = |rig: &Rig| rig.model.turns().into_iter().filter(is_a2a_wake).count();
+    assert_eq!(a2a_wakes(&rig), 0, "woken before the task ended");
+    let wake = rig.model.wait_for_request("the wake-up", LONG, is_a2a_wake);
+    let id = rig.task_ids().pop().expect("task");
+    let short: String = id.chars().take(4).collect();
+    let text = wake.new_text();
+    assert!(
+        text.contains(&format!("a2a: fake task {short}… completed")),
+        "{text}"
+    );
+    assert_eq!(text.matches("done: build").count(), 1, "given once: {text}");
+    rig.claude.wait_for_text("WOKEN-BY-A2A", LONG);
+    rig.claude.send_keys("AFTER");
+    let after = rig.model.wait_for_request("the AFTER turn", LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains("AFTER")
+    });
+    assert!(!system_text(&after).contains("a2a-mod notice"));
+    assert_eq!(a2a_wakes(&rig), 1, "{}", rig.model.summary());
+}
+
+#[test]
+fn monitor_killed_before_the_send_the_waiter_still_wakes_claude() {
+    monitor_killed_still_wakes(true);
+}
+
+#[test]
+fn monitor_killed_while_the_task_runs_the_waiter_still_wakes_claude() {
+    monitor_killed_still_wakes(false);
+}
+
+/// The waiter lives while the session has live tasks, not just until its first wake-up: with the
+/// monitor `kill -9`ed, two tasks ending 8 s apart give two wake-ups (the second from the waiter
+/// the wake turn's Stop started), each result once.
+#[test]
+fn monitor_killed_two_batches_each_wake_claude() {
+    let script = Script::new()
+        .rule(Rule::when("a2a wake", is_a2a_wake).text("WOKEN-BY-A2A"))
+        .rule(Rule::when("other notification", is_wake).text("OTHER-NOTIFICATION"))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-WILL-WAIT"))
+        .rule(send_on(
+            "GO",
+            vec![
+                json!({"worker": "fake", "message": "slow 5 first"}),
+                json!({"worker": "fake", "message": "slow 12 second"}),
+            ],
+        ));
+    let Some(mut rig) = Rig::start(
+        Kind::Fake,
+        "fake",
+        script,
+        RigOpts {
+            timing: Some(("[0.2]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    kill_monitor(&rig);
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-WILL-WAIT", LONG);
+    let a2a_wakes = |rig: &Rig| -> Vec<Recorded> {
+        rig.model.turns().into_iter().filter(is_a2a_wake).collect()
+    };
+    wait_until("two wake-ups", LONG, || a2a_wakes(&rig).len() >= 2);
+    let w = a2a_wakes(&rig);
+    let all: String = w.iter().map(|r| r.new_text()).collect();
+    assert_eq!(all.matches("done: first").count(), 1, "{all}");
+    assert_eq!(all.matches("done: second").count(), 1, "{all}");
+    rig.claude.send_keys("AFTER");
+    rig.model.wait_for_request("the AFTER turn", LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains("AFTER")
+    });
+    assert_eq!(a2a_wakes(&rig).len(), 2, "{}", rig.model.summary());
 }

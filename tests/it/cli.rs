@@ -2,8 +2,8 @@
 //! fake worker and the Python `a2a-sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
 //! times as the worker saw them; OAuth expiry; one-line errors for bad input.
 
-use crate::util::{TempHome, wait_until};
-use crate::workers::*;
+use crate::util::*;
+use crate::workers::{Event, Kind, Peer};
 use serde_json::Value;
 
 fn task_state(home: &TempHome, id: &str) -> Option<String> {
@@ -31,7 +31,7 @@ fn verbs(kind: Kind) {
     assert_eq!(r["tracked"], false);
     assert!(r["text"].as_str().unwrap().contains("hello there"), "{r}");
     assert_eq!(r["worker"], "w");
-    // `--json` is the tool's structured result, note included (INTERFACES.md).
+    // `--json` is the tool's structured result, note included (docs/commands-and-tools.md).
     assert!(r["note"].as_str().unwrap().contains("completed"), "{r}");
 
     // A slow task that ends inside the window.

@@ -1,21 +1,14 @@
 //! `a2a-mod demo`, the README's main job: runs non-interactively, exits 0 by itself within 60 s,
 //! and shows the pieces it promises (status line, wake line, hidden context).
 
-use crate::util::{TempHome, bin};
+use crate::util::TempHome;
 use std::io::Read;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[test]
 fn demo_runs_to_the_end_on_its_own() {
     let home = TempHome::new();
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .arg("demo")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
+    let mut child = home.command().arg("demo").spawn();
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {

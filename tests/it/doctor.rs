@@ -4,11 +4,11 @@
 
 use crate::install::{Cli, run, run_ok, settings_path};
 use crate::peers::claude::missing_tools;
-use crate::util::{TempHome, bin, skip};
-use crate::workers::{Kind, Peer, ok};
+use crate::util::{TempHome, TestCommand, ok, skip};
+use crate::workers::{Kind, Peer};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn doctor(home: &TempHome, cli: Cli) -> (i32, String, String) {
     let o = run(home, cli, None, &["doctor"]);
@@ -37,6 +37,7 @@ fn doctor_passes_after_a_real_install() {
         "✓ Claude Code ",
         "✓ plugin a2a-mod@a2a-mod enabled (user settings)",
         "✓ plugin hooks (session-start, user-prompt-submit, post-tool-use) and monitor (watch) present",
+        "✓ plugin wake-ups: asyncRewake waiter (hook wake) and headless Stop hook (hook stop) present",
         "✓ plugin runs a2a-mod ",
         "✓ status line wired (user settings, refreshInterval 1); one render took ",
         "✓ permissions: mcp__plugin_a2a-mod_a2a allowed",
@@ -63,14 +64,11 @@ impl Drop for AuthWorker {
 }
 
 fn auth_worker() -> AuthWorker {
-    let mut child = Command::new(bin())
+    let mut child = TestCommand::bare()
         .args(["fake-worker", "--bearer-env", "DOCTOR_WORKER_TOKEN"])
         .env("DOCTOR_WORKER_TOKEN", "right")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
+        .spawn();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -145,4 +143,76 @@ fn doctor_reports_a_broken_install_with_fixes_and_exit_1() {
     line("✓ permissions: ");
     line("✓ state folder writable");
     assert!(out.contains("check(s) failed."), "{out}");
+}
+
+/// Per live session, doctor names the path that will wake Claude: the monitor, the asyncRewake
+/// waiter, a headless run's Stop hook, or none (✕, with how to get the result anyway).
+#[test]
+fn doctor_names_the_wake_path_of_each_live_session() {
+    use a2a_mod::core::task::TaskState;
+    use a2a_mod::env::Ctx;
+    use a2a_mod::state::{NewTask, Store, session};
+    let home = TempHome::new();
+    let ctx = Ctx::at(&home.a2a_home());
+    let sid = "5e551011-aaaa-bbbb-cccc-00000000d0c7";
+    let s = Store::open(&session::db_path(&ctx, sid)).unwrap();
+    s.record_sent(
+        &NewTask {
+            worker: "fake",
+            task_id: "abcd1234",
+            context_id: None,
+            message: "slow 20 build",
+            state: TaskState::Working,
+            result: None,
+            question: None,
+            next_poll_ms: Some(i64::MAX / 2),
+            told: false,
+        },
+        1_000,
+    )
+    .unwrap();
+    // Holding the poller lock keeps doctor's own view simple (and starts no real poller).
+    let _poller = a2a_mod::fsx::try_lock(&a2a_mod::poller::lock_path(&ctx, sid))
+        .unwrap()
+        .unwrap();
+    let lock = |what: &str| {
+        a2a_mod::fsx::try_lock(&session::lock_path(&ctx, sid, what))
+            .unwrap()
+            .unwrap()
+    };
+    let line = |home: &TempHome| {
+        let (_, out, _) = doctor(home, Cli::Absent);
+        out.lines()
+            .find(|l| l.contains("wake path"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        line(&home),
+        format!(
+            "✕ no wake path for session {sid}: neither the monitor nor the waiter runs — its results reach Claude at the session's next prompt, or fetch one with `a2a-mod task abcd1234 --session {sid}`"
+        )
+    );
+    let waiter = lock("waker");
+    assert_eq!(
+        line(&home),
+        format!(
+            "✓ wake path for session {sid}: fallback (the asyncRewake waiter; no monitor runs)"
+        )
+    );
+    let monitor = lock("monitor");
+    assert_eq!(
+        line(&home),
+        format!("✓ wake path for session {sid}: monitor (a2a-mod watch)")
+    );
+    drop((waiter, monitor));
+    std::fs::write(ctx.sessions_dir().join(format!("{sid}.mode")), "headless\n").unwrap();
+    assert!(line(&home).starts_with(&format!(
+        "✕ wake path for session {sid} (headless): no run is waiting for its 1 live task(s)"
+    )));
+    let _stop = lock("stop");
+    assert_eq!(
+        line(&home),
+        format!("✓ wake path for session {sid}: headless wait (the run's Stop hook holds it open)")
+    );
 }

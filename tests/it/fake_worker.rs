@@ -1,14 +1,11 @@
 //! `a2a-mod fake-worker` as a process: the URL is the first stdout line, the card is served, the
 //! request log is written, SIGTERM exits 0, and bad flags fail with one line on stderr.
 
+use crate::util::TestCommand;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_a2a-mod"))
-}
 
 /// Kills the child on drop so a failed assertion leaves no server behind.
 struct Running(Child);
@@ -49,13 +46,10 @@ fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
 async fn serves_until_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("events.jsonl");
-    let child = bin()
+    let child = TestCommand::bare()
         .args(["fake-worker", "--log"])
         .arg(&log)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a2a-mod");
+        .spawn();
     let mut running = Running(child);
     let url = first_line(&mut running.0);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
@@ -81,15 +75,14 @@ async fn serves_until_sigterm() {
 
 #[test]
 fn unset_bearer_env_is_a_one_line_error() {
-    let out = bin()
+    let out = TestCommand::bare()
         .args([
             "fake-worker",
             "--bearer-env",
             "A2A_MOD_TEST_SURELY_UNSET_VAR",
         ])
         .env_remove("A2A_MOD_TEST_SURELY_UNSET_VAR")
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
@@ -104,10 +97,9 @@ fn unset_bearer_env_is_a_one_line_error() {
 fn busy_port_is_a_one_line_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
-    let out = bin()
+    let out = TestCommand::bare()
         .args(["fake-worker", "--port", &port])
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");

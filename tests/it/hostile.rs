@@ -4,11 +4,9 @@
 //! would, and checks the exact bytes that come out: no escape or control character, one line
 //! where one line is due, every worker text inside one fence, sizes under their bounds.
 
-use crate::util::{TempHome, bin, wait_until};
-use crate::workers::{SECOND, a2a, fails, ok, send_json, stderr, stdout};
+use crate::util::{SECOND, TempHome, a2a, fails, ok, send_json, stderr, stdout, wait_until};
 use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -226,7 +224,7 @@ async fn rpc(
 fn home_with(w: &Hostile, interval: f64, max_failed: u32) -> TempHome {
     let home = TempHome::new();
     ok(&home, &["worker", "add", "h", &w.url]);
-    crate::workers::fast_timing(&home, "[0.1, 0.1]", interval, max_failed);
+    crate::util::fast_timing(&home, "[0.1, 0.1]", interval, max_failed);
     home
 }
 
@@ -238,40 +236,25 @@ fn controls(s: &str) -> Vec<char> {
 }
 
 fn hook(home: &TempHome, event: &str) -> String {
-    let mut child = Command::new(bin());
-    home.apply(&mut child)
+    let out = home
+        .command()
         .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = child.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(br#"{"session_id":"cli","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#)
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .stdin(br#"{"session_id":"cli","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#)
+        .output();
     assert_eq!(out.status.code(), Some(0));
     String::from_utf8(out.stdout).unwrap()
 }
 
 fn statusline(home: &TempHome) -> String {
-    let mut child = Command::new(bin());
-    home.apply(&mut child)
+    let out = home
+        .command()
         .arg("statusline")
         .env("NO_COLOR", "1")
         .env("A2A_MOD_REDUCE_MOTION", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = child.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(br#"{"session_id":"cli"}"#)
-        .unwrap();
-    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+        .stdin(br#"{"session_id":"cli"}"#)
+        .stderr(Stdio::inherit())
+        .output();
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn tasks_json(home: &TempHome) -> Vec<Value> {

@@ -4,8 +4,9 @@
 //! binary (`worker add`, `send`) against small scripted HTTP servers that record every request's
 //! headers, so "no credential reached the other origin" is read off what that server saw.
 
-use crate::util::{TempHome, wait_until};
-use crate::workers::{SECOND, a2a, a2a_env, append_timing, stderr, stdout};
+use crate::util::{
+    SECOND, TempHome, a2a, append_timing, fails, one_line_error, stderr, stdout, wait_until,
+};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -13,7 +14,6 @@ use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 /// One request as a scripted server saw it.
@@ -213,34 +213,12 @@ fn token() -> Reply {
 /// `a2a-mod <args>` that must fail with one `a2a-mod: ` line on stderr; returns it.
 #[track_caller]
 fn fails_with(home: &TempHome, args: &[&str], envs: &[(&str, &str)]) -> String {
-    let o = a2a_env(home, args, envs);
-    one_line_failure(&o, args)
-}
-
-#[track_caller]
-fn one_line_failure(o: &Output, args: &[&str]) -> String {
-    let err = stderr(o);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a2a-mod {args:?}: {}{err}",
-        stdout(o)
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err:?}");
-    assert!(err.starts_with("a2a-mod: "), "{err:?}");
-    err.trim_end().to_string()
+    home.command().envs(envs.iter().copied()).args(args).fails()
 }
 
 #[track_caller]
 fn succeeds(home: &TempHome, args: &[&str], envs: &[(&str, &str)]) -> String {
-    let o = a2a_env(home, args, envs);
-    assert!(
-        o.status.success(),
-        "a2a-mod {args:?}: {}{}",
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
+    home.command().envs(envs.iter().copied()).args(args).ok()
 }
 
 #[track_caller]
@@ -549,8 +527,7 @@ fn userinfo_url_is_refused_without_echoing_it() {
             "--no-check",
         ][..],
     ] {
-        let o = a2a(&home, args);
-        let err = one_line_failure(&o, args);
+        let err = fails(&home, args);
         assert!(!err.contains("hunter2"), "{err}");
         assert!(err.contains("user name or password"), "{err}");
         assert!(err.contains("--bearer-env"), "{err}");
@@ -580,7 +557,7 @@ fn userinfo_in_config_is_never_printed() {
             !all.contains("hunter2") && !all.contains("user:"),
             "{args:?}: {all}"
         );
-        let err = one_line_failure(&o, args);
+        let err = one_line_error(&o, &format!("{args:?}"));
         assert!(err.contains("workers.w.url"), "{err}");
     }
 }

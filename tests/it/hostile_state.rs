@@ -4,41 +4,21 @@
 //! instead of silence; a corrupt session store named with its fix by `tasks`, while the status
 //! line and the hooks stay silent.
 
-use crate::util::{TempHome, bin, wait_until};
-use crate::workers::*;
+use crate::util::*;
+use crate::workers::{Kind, Peer};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 /// `a2a-mod <args>` in `home` under `umask 022`, the common default that made state readable by
 /// every user; what it starts (the poller) inherits the umask.
-fn a2a_umask(home: &TempHome, args: &[&str]) -> Output {
-    let mut cmd = Command::new("sh");
-    home.apply(&mut cmd)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .arg("-c")
-        .arg("umask 022 && exec \"$@\"")
-        .arg("sh")
-        .arg(bin())
-        .args(args)
-        .stdin(Stdio::null());
-    cmd.output().expect("run a2a-mod under umask 022")
-}
-
 #[track_caller]
 fn ok_umask(home: &TempHome, args: &[&str]) -> String {
-    let o = a2a_umask(home, args);
-    assert!(
-        o.status.success(),
-        "a2a-mod {args:?}: {}{}",
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
+    home.command().umask(0o022).args(args).ok()
 }
 
 fn mode(p: &Path) -> u32 {
@@ -137,17 +117,13 @@ struct McpStdio {
 
 impl McpStdio {
     fn start(home: &TempHome) -> McpStdio {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        let mut child = home
+            .command()
             .arg("mcp")
-            .env(
-                "CLAUDE_CODE_SESSION_ID",
-                "b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f",
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("a2a-mod mcp");
+            .session("b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f")
+            .stdin_pipe()
+            .stderr(Stdio::null())
+            .spawn();
         let out = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -240,18 +216,7 @@ fn a_too_long_mcp_request_gets_an_error_reply() {
 }
 
 fn run_with_stdin(home: &TempHome, args: &[&str], input: &[u8]) -> Output {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("run a2a-mod");
-    let mut i = child.stdin.take().unwrap();
-    let _ = i.write_all(input);
-    drop(i);
-    child.wait_with_output().expect("a2a-mod output")
+    home.command().args(args).stdin(input).output()
 }
 
 /// A session store that is not a database: `tasks` says which file and what to do, in one line;

@@ -6,11 +6,11 @@
 
 use crate::fake::model_api::{FakeModelApi, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession, missing_tools};
-use crate::util::{TempHome, bin, skip, wait_until, which};
-use crate::workers::{Kind, Peer, fast_timing, ok};
+use crate::util::{TempHome, TestCommand, bin, fast_timing, ok, skip, wait_until, which};
+use crate::workers::{Kind, Peer};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 /// How `PATH` is set for the child.
@@ -36,8 +36,8 @@ pub fn path_without_claude(home: &TempHome) -> PathBuf {
     dir
 }
 
-/// Runs `a2a-mod <args>` in `home`, in `cwd` (default: the temp root), with PATH per `cli`.
-pub fn run(home: &TempHome, cli: Cli, cwd: Option<&Path>, args: &[&str]) -> Output {
+/// `a2a-mod` in `home`, in the temp root, with PATH per `cli`.
+pub fn command(home: &TempHome, cli: Cli) -> TestCommand {
     let path = match cli {
         Cli::Absent => path_without_claude(home).into_os_string(),
         Cli::Real => {
@@ -47,28 +47,27 @@ pub fn run(home: &TempHome, cli: Cli, cwd: Option<&Path>, args: &[&str]) -> Outp
             std::env::join_paths(dirs).unwrap()
         }
     };
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .env("PATH", path)
+    let mut cmd = home.command();
+    cmd.env("PATH", path)
         .env("DISABLE_AUTOUPDATER", "1")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("A2A_MOD_BIN")
-        .current_dir(cwd.unwrap_or(home.root()))
-        .args(args)
-        .stdin(Stdio::null());
-    cmd.output().expect("run a2a-mod")
+        .current_dir(home.root());
+    cmd
+}
+
+/// Runs `a2a-mod <args>` in `home`, in `cwd` (default: the temp root), with PATH per `cli`.
+pub fn run(home: &TempHome, cli: Cli, cwd: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = command(home, cli);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    cmd.args(args).output()
 }
 
 #[track_caller]
 pub fn run_ok(home: &TempHome, cli: Cli, args: &[&str]) -> String {
-    let o = run(home, cli, None, args);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "a2a-mod {args:?}: {out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
+    command(home, cli).args(args).ok()
 }
 
 pub fn settings_path(home: &TempHome) -> PathBuf {
@@ -143,11 +142,10 @@ fn install_into_an_empty_settings_file_adds_every_entry() {
         assert!(plugin_dir.join(f).is_file(), "{f}");
     }
     // The launcher runs the binary install recorded.
-    let v = Command::new(plugin_dir.join("bin/a2a-mod-launch"))
+    let v = TestCommand::program(plugin_dir.join("bin/a2a-mod-launch"))
         .arg("--version")
         .env("A2A_MOD_BIN", exe())
-        .output()
-        .unwrap();
+        .output();
     assert!(String::from_utf8_lossy(&v.stdout).starts_with("a2a-mod "));
     // The backup holds the file as it was.
     let bak = home.home().join(".claude/settings.json.a2a-mod.bak");
@@ -206,13 +204,11 @@ fn install_cycle(cli: Cli) {
                "padding": 1, "refreshInterval": 1})
     );
     // Our status line runs the user's first.
-    let sl = Command::new("sh")
+    let sl = TestCommand::program("sh")
         .arg("-c")
         .arg(s["statusLine"]["command"].as_str().unwrap())
         .envs(home.envs())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .output();
     assert_eq!(String::from_utf8_lossy(&sl.stdout), "USER-SL\n");
     // The user's keys keep their places.
     let keys: Vec<&String> = s.as_object().unwrap().keys().collect();
@@ -250,16 +246,13 @@ fn install_cycle(cli: Cli) {
 }
 
 fn claude_plugin_list(home: &TempHome) -> Value {
-    let out = Command::new(which("claude").unwrap())
+    TestCommand::program(which("claude").unwrap())
         .args(["plugin", "list", "--json"])
         .env("HOME", home.home())
         .env("DISABLE_AUTOUPDATER", "1")
         .env_remove("CLAUDE_CONFIG_DIR")
         .current_dir(home.root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+        .json()
 }
 
 #[test]

@@ -3,21 +3,21 @@
 //! Covers the handshake, `tools/list`, each tool's happy path and bad inputs, the inline window,
 //! progress, the budget against a `silent` worker, and a cancelled `send`.
 
+use crate::util::{TempHome, append_timing, ok};
 use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions};
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
-const BIN: &str = env!("CARGO_BIN_EXE_a2a-mod");
 const SESSION: &str = "b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f";
 /// Deadline for any one answer the test waits for (generous: debug build, 2 shared cores).
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The probe Claude Code 2.1.332 sends first (claude-code-facts.md E3).
+/// The probe Claude Code 2.1.332 sends first (docs/claude-code.md "MCP server").
 fn discover_probe() -> Value {
     json!({"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{"_meta":{
         "io.modelcontextprotocol/protocolVersion":"2026-07-28",
@@ -26,34 +26,28 @@ fn discover_probe() -> Value {
             "extensions":{"io.modelcontextprotocol/tasks":{}}}}}})
 }
 
-/// A temp `A2A_MOD_HOME` with the fake worker added as `fake` and `[timing]` appended.
+/// A [`TempHome`] with the fake worker added as `fake` and `[timing]` appended.
 pub(crate) struct Home {
-    dir: tempfile::TempDir,
+    home: TempHome,
+    a2a: PathBuf,
 }
 
 impl Home {
     pub(crate) fn new(worker_url: Option<&str>, timing: &str) -> Home {
-        let dir = tempfile::tempdir().unwrap();
+        let home = TempHome::new();
         if let Some(url) = worker_url {
-            let out = std::process::Command::new(BIN)
-                .args(["worker", "add", "fake", url])
-                .env("A2A_MOD_HOME", dir.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "worker add: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            ok(&home, &["worker", "add", "fake", url]);
         }
         if !timing.is_empty() {
-            crate::workers::append_timing(dir.path(), timing);
+            append_timing(&home.a2a_home(), timing);
         }
-        Home { dir }
+        let a2a = home.a2a_home();
+        Home { home, a2a }
     }
 
+    /// `A2A_MOD_HOME`.
     pub(crate) fn path(&self) -> &Path {
-        self.dir.path()
+        &self.a2a
     }
 }
 
@@ -68,20 +62,18 @@ pub(crate) struct Mcp {
 }
 
 impl Mcp {
-    async fn spawn(home: &Path, env: &[(&str, &str)]) -> Mcp {
-        let mut cmd = Command::new(BIN);
+    async fn spawn(home: &Home, env: &[(&str, &str)]) -> Mcp {
+        let mut cmd = home.home.command();
         cmd.arg("mcp")
-            .env("A2A_MOD_HOME", home)
-            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .session(SESSION)
             .env_remove("MCP_TOOL_TIMEOUT")
             .env_remove("A2A_MOD_TOOL_TIMEOUT_MS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+            .envs(env.iter().copied())
+            .stdin_pipe()
+            .stderr(Stdio::inherit());
+        // Spoken to asynchronously: tokio runs the command the harness set up.
+        let mut cmd = Command::from(cmd.into_command());
+        cmd.kill_on_drop(true);
         let mut child = cmd.spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -95,7 +87,7 @@ impl Mcp {
     }
 
     /// Spawns and does Claude Code's handshake: probe, `-32601`, `initialize`, `initialized`.
-    pub(crate) async fn start(home: &Path, env: &[(&str, &str)]) -> Mcp {
+    pub(crate) async fn start(home: &Home, env: &[(&str, &str)]) -> Mcp {
         let mut m = Mcp::spawn(home, env).await;
         m.write(&discover_probe()).await;
         let probe = m.response(&json!("server-discover-probe-1")).await;
@@ -216,7 +208,7 @@ const QUICK_POLLER: &str = "poll_interval_s = 0.2\npoll_timeout_s = 1\nmax_faile
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_handshake_and_tools_list() {
     let home = Home::new(None, "");
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
     let list = m.request("tools/list", json!({})).await;
     let tools = list["result"]["tools"].as_array().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -277,7 +269,7 @@ async fn mcp_tools_happy_paths() {
         .await
         .unwrap();
     let home = Home::new(Some(&fw.url), QUICK_POLLER);
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
 
     let r = m.call("workers", json!({})).await;
     let w = &structured(&r)["workers"][0];
@@ -370,7 +362,7 @@ async fn mcp_hand_over_then_cancel() {
         .unwrap();
     let timing = format!("inline_polls_s = [0.2, 0.2]\n{QUICK_POLLER}");
     let home = Home::new(Some(&fw.url), &timing);
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
 
     let r = m
         .call(
@@ -409,7 +401,7 @@ async fn mcp_bad_inputs_are_one_line_tool_errors() {
         .await
         .unwrap();
     let home = Home::new(Some(&fw.url), "");
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
 
     let r = m
         .call("send", json!({"worker":"nope","message":"hi"}))
@@ -464,7 +456,7 @@ async fn mcp_silent_worker_released_at_budget() {
         .await
         .unwrap();
     let home = Home::new(Some(&fw.url), QUICK_POLLER);
-    let mut m = Mcp::start(home.path(), &[("MCP_TOOL_TIMEOUT", "3000")]).await;
+    let mut m = Mcp::start(&home, &[("MCP_TOOL_TIMEOUT", "3000")]).await;
     let started = Instant::now();
     let r = m
         .call("send", json!({"worker":"fake","message":"silent"}))
@@ -491,7 +483,7 @@ async fn mcp_cancelled_send_keeps_task_tracked() {
         .await
         .unwrap();
     let home = Home::new(Some(&fw.url), QUICK_POLLER);
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
     let token = m.next_id;
     let id = m
         .call_start(
@@ -550,7 +542,7 @@ async fn mcp_cancel_during_send_still_tracks_the_task() {
         .await
         .unwrap();
     let home = Home::new(Some(&fw.url), QUICK_POLLER);
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
     let token = m.next_id;
     let id = m
         .call_start(
@@ -588,7 +580,7 @@ async fn mcp_replaces_a_killed_poller() {
         .unwrap();
     // A slow cadence keeps the poller busy without ending the task.
     let home = Home::new(Some(&fw.url), "inline_polls_s = [0.1]\npoll_interval_s = 1");
-    let mut m = Mcp::start(home.path(), &[]).await;
+    let mut m = Mcp::start(&home, &[]).await;
     let r = m
         .call(
             "send",

@@ -8,14 +8,14 @@
 //! deadlines, and checks at the end that its pollers exited by themselves. A guard kills any that
 //! are left when a test fails, so no run leaves orphans behind.
 
-use crate::util::{TempHome, bin, wait_until};
-use crate::workers::{Event, Kind, Peer, SECOND, stderr, stdout};
+use crate::util::{SECOND, TempHome, TestCommand, bin, stderr, stdout, wait_until};
+use crate::workers::{Event, Kind, Peer};
 use a2a_mod::env::{Ctx, now_ms};
 use a2a_mod::state::{Store, session};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Output, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 /// Deadline for a poller to notice it has nothing left and exit.
@@ -26,16 +26,16 @@ fn sid(tag: &str) -> String {
     format!("it-poller-{tag}-{}", std::process::id())
 }
 
-/// `a2a-mod <args>` in `session` (through `CLAUDE_CODE_SESSION_ID`, as Claude Code's Bash tool
-/// would), with extra environment variables.
+/// `a2a-mod` in `session` (through `CLAUDE_CODE_SESSION_ID`, as Claude Code's Bash tool would),
+/// with extra environment variables.
+fn command(home: &TempHome, session: &str, args: &[&str], envs: &[(&str, &str)]) -> TestCommand {
+    let mut cmd = home.command();
+    cmd.session(session).envs(envs.iter().copied()).args(args);
+    cmd
+}
+
 fn run(home: &TempHome, session: &str, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .env("CLAUDE_CODE_SESSION_ID", session)
-        .envs(envs.iter().copied())
-        .args(args)
-        .stdin(Stdio::null());
-    cmd.output().expect("run a2a-mod")
+    command(home, session, args, envs).output()
 }
 
 #[track_caller]
@@ -45,15 +45,7 @@ fn ok(home: &TempHome, session: &str, args: &[&str]) -> String {
 
 #[track_caller]
 fn ok_env(home: &TempHome, session: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
-    let o = run(home, session, args, envs);
-    assert!(
-        o.status.success(),
-        "a2a-mod {args:?} failed ({:?}): {}{}",
-        o.status.code(),
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
+    command(home, session, args, envs).ok()
 }
 
 /// `send --json` in `session`; the task must be left tracked (live after the inline window).
@@ -101,29 +93,18 @@ fn ids(list: &[Value]) -> BTreeSet<String> {
 
 /// Appends `[timing]` keys to the config.
 fn timing(home: &TempHome, keys: &str) {
-    crate::workers::append_timing(&home.a2a_home(), keys);
+    crate::util::append_timing(&home.a2a_home(), keys);
 }
 
 /// What the UserPromptSubmit hook hands Claude as hidden context right now, if anything.
 fn hook_context(home: &TempHome, session: &str) -> Option<String> {
-    let mut cmd = Command::new(bin());
-    let mut child = home
-        .apply(&mut cmd)
-        .args(["hook", "user-prompt-submit"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the hook");
     let input = json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
                        "prompt": "next", "cwd": "/tmp", "transcript_path": null});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = home
+        .command()
+        .args(["hook", "user-prompt-submit"])
+        .stdin(input.to_string())
+        .output();
     assert!(o.status.success(), "hook failed: {}", stderr(&o));
     let out = stdout(&o);
     if out.trim().is_empty() {
@@ -364,7 +345,7 @@ const QUICK: &str =
     "inline_polls_s = [0.2]\npoll_interval_s = 0.3\npoll_timeout_s = 0.5\nmax_failed_polls = 6";
 
 /// The worker dies mid-task: exactly 6 failed polls later the task ends as lost, and the exact
-/// message of INTERFACES.md reaches Claude through the hidden-context hook, once.
+/// message of docs/commands-and-tools.md reaches Claude through the hidden-context hook, once.
 fn lost_contact(kind: Kind) {
     let Some(mut peer) = Peer::start(kind, &[]) else {
         return;
@@ -519,13 +500,12 @@ fn killed_poller_replaced(kind: Kind, restart_with_watch: bool) {
     assert!(tasks(&home, &s).iter().all(|t| t["ended_ms"].is_null()));
     let mut watch = None;
     if restart_with_watch {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        let child = home
+            .command()
             .args(["watch", "--session", &s])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        watch = Some(Reaped(cmd.spawn().expect("start watch")));
+            .stderr(Stdio::inherit())
+            .spawn();
+        watch = Some(Reaped(child));
     } else {
         let out = ok(&home, &s, &["task", &sent[0], "--json"]);
         let r: Value = serde_json::from_str(&out).unwrap();
@@ -593,14 +573,8 @@ fn one_poller_however_many_sends() {
     timing(&home, "inline_polls_s = [0.2]\npoll_interval_s = 0.5");
     let children: Vec<Reaped> = (0..6)
         .map(|i| {
-            let mut cmd = Command::new(bin());
-            home.apply(&mut cmd)
-                .env("CLAUDE_CODE_SESSION_ID", &s)
-                .args(["send", "w", &format!("slow 10 race {i}"), "--json"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            Reaped(cmd.spawn().expect("start send"))
+            let send = ["send", "w", &format!("slow 10 race {i}"), "--json"];
+            Reaped(command(&home, &s, &send, &[]).spawn())
         })
         .collect();
     let mut owners = BTreeSet::new();
@@ -804,7 +778,7 @@ mod over_mcp {
         let home = Home::new(Some(&peer.url), "streaming = false");
         let s = sid(&format!("mcp-window-{kind:?}"));
         let _guard = NoOrphans(vec![s.clone()]);
-        let mut m = Mcp::start(home.path(), &[("CLAUDE_CODE_SESSION_ID", s.as_str())]).await;
+        let mut m = Mcp::start(&home, &[("CLAUDE_CODE_SESSION_ID", s.as_str())]).await;
         let r = m
             .call("send", json!({"worker":"fake","message":"slow 30 timing"}))
             .await;
@@ -854,7 +828,7 @@ mod over_mcp {
         let s = sid("mcp-silent");
         let _guard = NoOrphans(vec![s.clone()]);
         let mut m = Mcp::start(
-            home.path(),
+            &home,
             &[
                 ("MCP_TOOL_TIMEOUT", "3000"),
                 ("CLAUDE_CODE_SESSION_ID", s.as_str()),

@@ -1,10 +1,18 @@
-//! Regressions, each named after what broke (`r<issue>_<what>`), through the built binary.
+//! Regressions, through the built binary (ripgrep's `tests/regression.rs`).
+//!
+//! The rule, from now on: every bug found gets a test here that fails before its fix, named
+//! after what broke, `r<issue>_<what broke>` (`r9_tasks_failed_while_…`), with a doc comment
+//! that links the issue (its URL once the tracker is public; until then "Issue <n>, item <m>",
+//! as the project numbers them) and says what broke and how it was seen. A regression test sets
+//! up exactly the state that broke, deterministically (a test seam, a FIFO, a file written by
+//! hand), never a timing loop that hopes to hit it. It runs the binary through `crate::util`
+//! like every other module.
 
-use crate::util::{TempHome, bin, wait_until};
-use crate::workers::*;
+use crate::util::{SECOND, TempHome, ok, wait_until};
+use crate::workers::{Kind, Peer};
 use serde_json::Value;
 use std::os::unix::fs::OpenOptionsExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Issue 9, item 10: `a2a-mod tasks`, run while the first write of a session created its store,
 /// failed with "unable to open database file": its read-only open found no file, a writer then
@@ -25,15 +33,11 @@ fn r9_tasks_failed_while_the_first_write_created_the_store() {
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
 
-    let mut reader = Command::new(bin());
-    home.apply(&mut reader)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
+    let reader = home
+        .command()
         .env("A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN", &fifo)
         .args(["tasks", "--session", "race", "--json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let reader = reader.spawn().expect("tasks");
+        .spawn();
 
     // The reader is paused once the FIFO has a reader: a non-blocking open for writing succeeds
     // only then (ENXIO before).

@@ -4,14 +4,13 @@
 //! themes, bad stdin and `--then`, and the status snapshot the line reads instead of SQLite
 //! (that every write publishes it, that stale and missing ones fall back to the store).
 
+use crate::util::{TempHome, TestCommand};
 use a2a_mod::core::status;
 use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
 use a2a_mod::env::Ctx;
 use a2a_mod::state::snapshot::{self, Loaded};
 use a2a_mod::state::{NewTask, Store, session};
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A whole ten seconds, so the spinner shows its first frame, ⠋.
@@ -25,8 +24,9 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// A [`TempHome`] with this module's store, config and `statusline` command.
 struct Home {
-    dir: tempfile::TempDir,
+    home: TempHome,
 }
 
 struct Out {
@@ -44,12 +44,17 @@ impl Out {
 impl Home {
     fn new() -> Home {
         Home {
-            dir: tempfile::tempdir().unwrap(),
+            home: TempHome::new(),
         }
     }
 
+    /// `A2A_MOD_HOME`.
+    fn path(&self) -> PathBuf {
+        self.home.a2a_home()
+    }
+
     fn ctx(&self) -> Ctx {
-        Ctx::at(self.dir.path())
+        Ctx::at(&self.path())
     }
 
     fn store(&self) -> Store {
@@ -61,43 +66,31 @@ impl Home {
     }
 
     fn config(&self, text: &str) {
-        std::fs::write(self.dir.path().join("config.toml"), text).unwrap();
+        std::fs::write(self.path().join("config.toml"), text).unwrap();
     }
 
-    fn cmd(&self, now: i64, env: &[(&str, &str)], args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_a2a-mod"));
+    fn cmd(&self, now: i64, env: &[(&str, &str)], args: &[&str]) -> TestCommand {
+        let mut c = self.home.command();
         c.arg("statusline").args(args);
         // The test may itself run inside Claude Code or a themed terminal: none of that leaks in.
         for k in [
-            "CLAUDE_CODE_SESSION_ID",
             "NO_COLOR",
             "REDUCE_MOTION",
             "A2A_MOD_REDUCE_MOTION",
             "A2A_MOD_ASCII",
             "A2A_MOD_LOG",
             "A2A_MOD_THEN_TIMEOUT_MS",
-            "XDG_CONFIG_HOME",
-            "XDG_STATE_HOME",
         ] {
             c.env_remove(k);
         }
-        c.env("A2A_MOD_HOME", self.dir.path())
-            .env("A2A_MOD_NOW_MS", now.to_string())
-            .env("TERM", "xterm-256color");
-        for (k, v) in env {
-            c.env(k, v);
-        }
+        c.env("A2A_MOD_NOW_MS", now.to_string())
+            .env("TERM", "xterm-256color")
+            .envs(env.iter().copied());
         c
     }
 
     fn run_with(&self, stdin: &[u8], now: i64, env: &[(&str, &str)], args: &[&str]) -> Out {
-        let mut c = self.cmd(now, env, args);
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = self.cmd(now, env, args).stdin(stdin).output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.is_empty(), "stderr: {stderr}");
         Out {
@@ -106,7 +99,7 @@ impl Home {
         }
     }
 
-    /// Runs with the idle payload of claude-code-facts.md E1 and the default config.
+    /// Runs with the idle payload of docs/claude-code.md "Status line" and the default config.
     fn run(&self, now: i64) -> Out {
         self.run_with(&fixture("idle.json"), now, &[], &[])
     }
@@ -423,7 +416,7 @@ fn newlines_and_tabs_become_one_line() {
     );
 }
 
-/// After `/clear` the status line sees a new session id (claude-code-facts.md, Round 2 Q3); the
+/// After `/clear` the status line sees a new session id (docs/claude-code.md "Sessions across /clear, --resume and /exit"); the
 /// SessionStart hook links it to the old store, and the line must follow the link.
 #[test]
 fn follows_the_clear_link() {
@@ -491,7 +484,7 @@ fn no_store_is_an_early_silent_exit_that_creates_nothing() {
     let h = Home::new();
     let out = h.run(NOW);
     assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""));
-    assert_eq!(std::fs::read_dir(h.dir.path()).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(h.path()).unwrap().count(), 0);
     // A broken config is never read on that path, and does not matter on the other.
     h.config("[[[ broken");
     assert_eq!(h.run(NOW).stdout, "");
@@ -509,18 +502,11 @@ fn closed_stdout_exits_0() {
         .unwrap();
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let mut c = h.cmd(NOW, &[], &[]);
-    c.stdin(Stdio::piped())
+    let out = h
+        .cmd(NOW, &[], &[])
+        .stdin(fixture("idle.json"))
         .stdout(writer)
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&fixture("idle.json"))
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .output();
     assert_eq!(out.status.code(), Some(0));
     assert!(
         out.stderr.is_empty(),
@@ -714,16 +700,16 @@ fn a_bad_theme_falls_back_to_default_with_one_warning() {
     let h = Home::new();
     seed_one_running(&h);
     let default = h.run(NOW).stdout;
-    std::fs::create_dir(h.dir.path().join("themes")).unwrap();
+    std::fs::create_dir(h.path().join("themes")).unwrap();
     std::fs::write(
-        h.dir.path().join("themes/mine.toml"),
+        h.path().join("themes/mine.toml"),
         "[style]\nlabel = { fg = \"mauve\" }\n",
     )
     .unwrap();
     for theme in ["nonesuch", "mine", "../../etc/passwd"] {
         h.config(&format!("[statusline]\ntheme = {theme:?}\n"));
         assert_eq!(h.run(NOW).stdout, default, "{theme}");
-        let log = h.dir.path().join("state/a2a-mod.log");
+        let log = h.path().join("state/a2a-mod.log");
         let _ = std::fs::remove_file(&log);
         let out = h.run_with(&fixture("idle.json"), NOW, &[("A2A_MOD_LOG", "warn")], &[]);
         assert_eq!(out.stdout, default);
@@ -732,12 +718,12 @@ fn a_bad_theme_falls_back_to_default_with_one_warning() {
         assert!(text.contains("WARN") && text.contains("default"), "{text}");
     }
     // Logging off: nothing is written.
-    let _ = std::fs::remove_file(h.dir.path().join("state/a2a-mod.log"));
+    let _ = std::fs::remove_file(h.path().join("state/a2a-mod.log"));
     h.run(NOW);
-    assert!(!h.dir.path().join("state/a2a-mod.log").exists());
+    assert!(!h.path().join("state/a2a-mod.log").exists());
     // A good user theme is used.
     std::fs::write(
-        h.dir.path().join("themes/mine.toml"),
+        h.path().join("themes/mine.toml"),
         "[style]\nworker = { fg = \"cyan\" }\n",
     )
     .unwrap();
@@ -763,7 +749,7 @@ fn config_with_other_tables_or_bad_values_still_renders() {
 fn then_prints_theirs_first_with_the_same_stdin() {
     let h = Home::new();
     seed_one_running(&h);
-    let dir = h.dir.path().display().to_string();
+    let dir = h.path().display().to_string();
     let cmd = format!("cat > '{dir}/seen.json'; printf '\\033[32mtheirs\\033[0m'");
     let out = h.run_with(
         &fixture("idle.json"),
@@ -815,7 +801,7 @@ fn then_failing_never_hides_ours() {
 fn then_too_slow_is_cut_off() {
     let h = Home::new();
     seed_one_running(&h);
-    let marker = h.dir.path().join("late");
+    let marker = h.path().join("late");
     // Prints one line at once, then hangs; the late part and its children are killed.
     let cmd = format!(
         "printf 'early\\n'; printf 'partial'; sleep 30; touch '{}'",

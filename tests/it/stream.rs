@@ -162,7 +162,7 @@ async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
     .await
     .expect("fake worker");
     let home = Home::new(Some(&w.url), "");
-    let mut m = Mcp::start(home.path(), &[("CLAUDE_CODE_SESSION_ID", "stream-mcp")]).await;
+    let mut m = Mcp::start(&home, &[("CLAUDE_CODE_SESSION_ID", "stream-mcp")]).await;
     let r = m
         .call(
             "send",

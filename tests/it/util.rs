@@ -1,11 +1,22 @@
-//! Shared helpers for every integration test: a temp home per test, polling with a deadline, the
-//! path of the built binary, and the skip message for peer tests. No test may sleep bare; it waits
-//! on an observable condition through `wait_until`.
+//! The one harness every integration test runs the binary through (ripgrep's `tests/util.rs`
+//! shape): a temp home per test ([`TempHome`]), one builder for a run of `a2a-mod` in it
+//! ([`TestCommand`]: args, env, stdin bytes, cwd; then `output`, `ok`, `fails`, `json` or `spawn`),
+//! the short forms most tests use (`ok`, `fails`, `a2a`, `send_json`), the config's `[timing]`
+//! for fast tests, polling with a deadline, and the skip message for peer tests.
+//!
+//! Module-specific helpers (the worker starter in `workers.rs`, the MCP client in `mcp.rs`, the
+//! status-line fixture loader in `statusline.rs`) are built on these and live with their tests.
+//! No test may sleep bare; it waits on an observable condition through `wait_until`.
 
-use std::ffi::OsString;
+use serde_json::Value;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+pub const SECOND: Duration = Duration::from_secs(1);
 
 /// A per-test home. Child processes get `A2A_MOD_HOME=<root>/a2a` and `HOME=<root>/home`, so
 /// neither a2a-mod nor anything it starts (Claude Code included) touches the real user's files.
@@ -54,6 +65,312 @@ impl TempHome {
             .env_remove("XDG_STATE_HOME")
             .envs(self.envs())
     }
+
+    /// `a2a-mod` run in this home as a user runs it: no session from the environment (the tests
+    /// may themselves run inside Claude Code), empty stdin. Add a session with
+    /// [`TestCommand::session`].
+    pub fn command(&self) -> TestCommand {
+        let mut c = TestCommand::bare();
+        self.apply(&mut c.cmd).env_remove("CLAUDE_CODE_SESSION_ID");
+        c
+    }
+}
+
+/// What the child reads.
+enum Input {
+    /// Nothing: stdin is `/dev/null`.
+    Empty,
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+    /// A pipe the test writes to itself (a server spoken to while it runs).
+    Pipe,
+}
+
+/// One run of a program, the built binary unless said otherwise, set up as a builder and then
+/// run one way: [`output`](Self::output) (anything goes), [`ok`](Self::ok) (must succeed),
+/// [`fails`](Self::fails) (must fail the way every a2a-mod error does), [`json`](Self::json),
+/// or [`spawn`](Self::spawn) for a process the test talks to while it runs.
+pub struct TestCommand {
+    cmd: Command,
+    stdin: Input,
+    stdout: Option<Stdio>,
+    stderr: Option<Stdio>,
+    /// The program and its arguments, for failure messages.
+    shown: Vec<String>,
+}
+
+impl TestCommand {
+    /// The built binary with no home: for what keeps no state (`fake-worker`), or a test that
+    /// sets `A2A_MOD_HOME` itself.
+    pub fn bare() -> TestCommand {
+        TestCommand::program(bin())
+    }
+
+    /// Another program run the same way (the plugin launcher, `sh`).
+    pub fn program(program: impl AsRef<OsStr>) -> TestCommand {
+        let program = program.as_ref();
+        let name = Path::new(program)
+            .file_name()
+            .unwrap_or(program)
+            .to_string_lossy()
+            .into_owned();
+        TestCommand {
+            cmd: Command::new(program),
+            stdin: Input::Empty,
+            stdout: None,
+            stderr: None,
+            shown: vec![name],
+        }
+    }
+
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut TestCommand {
+        self.shown.push(arg.as_ref().to_string_lossy().into_owned());
+        self.cmd.arg(arg);
+        self
+    }
+
+    pub fn args<I, A>(&mut self, args: I) -> &mut TestCommand
+    where
+        I: IntoIterator<Item = A>,
+        A: AsRef<OsStr>,
+    {
+        for a in args {
+            self.arg(a);
+        }
+        self
+    }
+
+    pub fn env(&mut self, key: impl AsRef<OsStr>, val: impl AsRef<OsStr>) -> &mut TestCommand {
+        self.cmd.env(key, val);
+        self
+    }
+
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut TestCommand
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        self.cmd.envs(vars);
+        self
+    }
+
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut TestCommand {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    /// Runs in `session`, through `CLAUDE_CODE_SESSION_ID` as Claude Code's children do.
+    pub fn session(&mut self, id: &str) -> &mut TestCommand {
+        self.env("CLAUDE_CODE_SESSION_ID", id)
+    }
+
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut TestCommand {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    /// What the child reads on stdin; it is closed after, as Claude Code closes a hook's stdin.
+    pub fn stdin(&mut self, bytes: impl Into<Vec<u8>>) -> &mut TestCommand {
+        self.stdin = Input::Bytes(bytes.into());
+        self
+    }
+
+    /// Leaves the child's stdin a pipe for the test to write (take it from the spawned child).
+    pub fn stdin_pipe(&mut self) -> &mut TestCommand {
+        self.stdin = Input::Pipe;
+        self
+    }
+
+    /// Where the child's stdout goes when spawned or run (default: captured).
+    pub fn stdout(&mut self, to: impl Into<Stdio>) -> &mut TestCommand {
+        self.stdout = Some(to.into());
+        self
+    }
+
+    /// Where the child's stderr goes (default: captured). A long-lived child nobody reads
+    /// stderr from should have it inherited, so a full pipe never blocks it.
+    pub fn stderr(&mut self, to: impl Into<Stdio>) -> &mut TestCommand {
+        self.stderr = Some(to.into());
+        self
+    }
+
+    /// Runs the child with this file-mode creation mask, as a shell's `umask` would.
+    pub fn umask(&mut self, mask: libc::mode_t) -> &mut TestCommand {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: umask(2) is async-signal-safe and touches only the child's own process state.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                libc::umask(mask);
+                Ok(())
+            });
+        }
+        self
+    }
+
+    /// The set-up `std` command (stdin, stdout and stderr as configured), for a test that runs
+    /// it another way (tokio's `Command::from`). Stdin bytes are not written: a test that takes
+    /// the command uses [`stdin_pipe`](Self::stdin_pipe) and speaks to stdin itself.
+    pub fn into_command(mut self) -> Command {
+        self.plumb();
+        self.cmd
+    }
+
+    fn plumb(&mut self) {
+        let stdin = match self.stdin {
+            Input::Empty => Stdio::null(),
+            Input::Bytes(_) | Input::Pipe => Stdio::piped(),
+        };
+        self.cmd
+            .stdin(stdin)
+            .stdout(self.stdout.take().unwrap_or_else(Stdio::piped))
+            .stderr(self.stderr.take().unwrap_or_else(Stdio::piped));
+    }
+
+    /// Starts the child, writes the stdin bytes (from a thread, so a child that writes before it
+    /// reads cannot deadlock with the test) and closes its stdin.
+    #[track_caller]
+    pub fn spawn(&mut self) -> Child {
+        self.plumb();
+        let mut child = self
+            .cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {self}: {e}"));
+        if let Input::Bytes(bytes) = &self.stdin {
+            let bytes = bytes.clone();
+            let mut w = child.stdin.take().expect("piped stdin");
+            std::thread::spawn(move || {
+                // A child that exits without reading all of its stdin is its own business; the
+                // test judges what it printed.
+                if let Err(e) = w.write_all(&bytes)
+                    && e.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    panic!("write the child's stdin: {e}");
+                }
+            });
+        }
+        child
+    }
+
+    /// Runs to the end; whatever the exit, returns what it printed.
+    #[track_caller]
+    pub fn output(&mut self) -> Output {
+        let child = self.spawn();
+        child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("wait for {self}: {e}"))
+    }
+
+    /// Runs a command that must succeed and returns its stdout.
+    #[track_caller]
+    pub fn ok(&mut self) -> String {
+        let o = self.output();
+        assert!(
+            o.status.success(),
+            "{self} failed ({:?}): {}{}",
+            o.status.code(),
+            stdout(&o),
+            stderr(&o)
+        );
+        stdout(&o)
+    }
+
+    /// Runs a command that must fail as every a2a-mod error does: exit 1 and one
+    /// `a2a-mod: ` line on stderr, never a panic. Returns that line.
+    #[track_caller]
+    pub fn fails(&mut self) -> String {
+        let o = self.output();
+        one_line_error(&o, &*self)
+    }
+
+    /// Runs a command that must succeed and print one JSON document.
+    #[track_caller]
+    pub fn json(&mut self) -> Value {
+        let out = self.ok();
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{self} printed no JSON ({e}): {out}"))
+    }
+}
+
+impl fmt::Display for TestCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`", self.shown.join(" "))
+    }
+}
+
+/// Checks that the run `what` failed as every a2a-mod error does (exit 1, one `a2a-mod: ` line
+/// on stderr, no panic) and returns that line.
+#[track_caller]
+pub fn one_line_error(o: &Output, what: &dyn fmt::Display) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{what}: {}{err}", stdout(o));
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err:?}");
+    assert!(err.starts_with("a2a-mod: "), "{err:?}");
+    assert!(!err.contains("panicked"), "{err}");
+    err.trim_end().to_string()
+}
+
+/// Runs `a2a-mod <args>` in `home` as a user would, in the `cli` session unless `--session` says.
+pub fn a2a(home: &TempHome, args: &[&str]) -> Output {
+    home.command().args(args).output()
+}
+
+/// Like [`a2a`] with extra environment variables.
+pub fn a2a_env(home: &TempHome, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    home.command()
+        .envs(envs.iter().copied())
+        .args(args)
+        .output()
+}
+
+/// `a2a-mod <args>` in `home` that must succeed; its stdout.
+#[track_caller]
+pub fn ok(home: &TempHome, args: &[&str]) -> String {
+    home.command().args(args).ok()
+}
+
+/// `a2a-mod <args>` in `home` that must fail with exit 1 and one line on stderr; that line.
+#[track_caller]
+pub fn fails(home: &TempHome, args: &[&str]) -> String {
+    home.command().args(args).fails()
+}
+
+/// `send --json` and its structured result.
+#[track_caller]
+pub fn send_json(home: &TempHome, alias: &str, message: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["send", alias, message, "--json"];
+    args.extend_from_slice(extra);
+    home.command().args(args).json()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `[timing]` for tests about behaviour rather than the seed's timing.
+pub fn fast_timing(home: &TempHome, inline: &str, interval: f64, max_failed: u32) {
+    append_timing(
+        &home.a2a_home(),
+        &format!(
+            "inline_polls_s = {inline}\npoll_interval_s = {interval}\npoll_timeout_s = 2\nmax_failed_polls = {max_failed}"
+        ),
+    );
+}
+
+/// Appends a `[timing]` table with `keys` to the config in `a2a_home`.
+pub fn append_timing(a2a_home: &Path, keys: &str) {
+    append_config(a2a_home, &format!("\n[timing]\n{keys}\n"));
+}
+
+/// Appends `text` (TOML) to the config in `a2a_home`, creating it if need be.
+pub fn append_config(a2a_home: &Path, text: &str) {
+    let cfg = a2a_home.join("config.toml");
+    let mut all = std::fs::read_to_string(&cfg).unwrap_or_default();
+    all.push_str(text);
+    std::fs::write(cfg, all).unwrap();
 }
 
 /// Polls `pred` every 50 ms until it holds; panics naming `what` once `deadline` has passed.
@@ -74,7 +391,11 @@ pub fn wait_until(what: &str, deadline: Duration, mut pred: impl FnMut() -> bool
 
 /// The `a2a-mod` binary cargo built for this test run.
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_a2a-mod"))
+    // A copy of this build's binary may be named instead: in a target dir shared by several
+    // checkouts, `target/debug/a2a-mod` is whichever checkout linked last.
+    std::env::var_os("A2A_MOD_IT_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a-mod")))
 }
 
 /// Reports a skipped peer test. Call as `return skip("...")`. With `A2A_MOD_REQUIRE_PEERS=1`

@@ -4,11 +4,11 @@
 //! Covers batching, exactly-once across `kill -9` and concurrent monitors, the hooks' JSON byte
 //! for byte, and the hooks' silence when there is nothing to say or the input is bad.
 
-use crate::util::{TempHome, bin, wait_until};
+use crate::util::{TempHome, wait_until};
 use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
 use a2a_mod::env::Ctx;
 use a2a_mod::state::{NewTask, Store, session};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -66,7 +66,8 @@ fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Option<&str>) 
             .filter(|_| state == TaskState::InputRequired)
             .map(str::to_owned),
         context_id: None,
-        failed_polls: 0,
+        // As the poller leaves a lost task: its count of failed checks in a row.
+        failed_polls: if end == EndReason::Lost { 6 } else { 0 },
         last_error: None,
         end: Some(end),
         next_poll_ms: None,
@@ -82,15 +83,13 @@ struct Watch {
 
 impl Watch {
     fn start(home: &TempHome) -> Watch {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        let mut child = home
+            .command()
             .env_remove("CLAUDE_PID")
-            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .session(SESSION)
             .arg("watch")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = cmd.spawn().expect("start watch");
+            .stderr(Stdio::inherit())
+            .spawn();
         let out = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -281,14 +280,12 @@ fn watch_exits_on_sigterm_and_when_claude_is_gone() {
         .join("pids")
         .join(stand_in.id().to_string());
     let watch = |home: &TempHome| {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        home.command()
             .env("CLAUDE_PID", stand_in.id().to_string())
-            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .session(SESSION)
             .arg("watch")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped());
-        cmd.spawn().expect("watch")
+            .stderr(Stdio::inherit())
+            .spawn()
     };
     let mut child = watch(&home);
     // The pid is recorded once the signal handlers are in place.
@@ -317,18 +314,10 @@ fn watch_exits_on_sigterm_and_when_claude_is_gone() {
 
 /// Runs `a2a-mod hook <event>` with `stdin`; returns (exit code, stdout, stderr, time taken).
 fn hook(home: &TempHome, event: &str, stdin: &[u8]) -> (i32, String, String, Duration) {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .args(["hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = home.command();
+    cmd.args(["hook", event]).stdin(stdin);
     let t = Instant::now();
-    let mut child = cmd.spawn().expect("hook");
-    let mut input = child.stdin.take().expect("stdin");
-    let _ = input.write_all(stdin);
-    drop(input);
-    let out = child.wait_with_output().expect("hook output");
+    let out = cmd.output();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -508,17 +497,10 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
     let s = store(&home);
     live(&s, "fake", "abcd1234");
     let spawn = || {
-        let mut cmd = Command::new(bin());
-        home.apply(&mut cmd)
+        home.command()
             .args(["hook", "wake"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut c = cmd.spawn().expect("hook wake");
-        let mut i = c.stdin.take().unwrap();
-        i.write_all(&prompt_input(SESSION)).unwrap();
-        drop(i);
-        c
+            .stdin(prompt_input(SESSION))
+            .spawn()
     };
     let mut first = spawn();
     let lock = session::lock_path(&ctx(&home), SESSION, "waker");
@@ -557,4 +539,233 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("1 task(s) still running"), "{err}");
+}
+
+/// Spawns `a2a-mod hook <event>` for SESSION with `envs` (the mode variables Claude Code sets);
+/// the mode variables of the environment the tests run in are dropped first.
+fn spawn_hook(home: &TempHome, event: &str, envs: &[(&str, &str)]) -> Child {
+    home.command()
+        .env_remove("CLAUDE_CODE_SESSION_ATTENDED")
+        .env_remove("CLAUDE_CODE_ENTRYPOINT")
+        .envs(envs.iter().copied())
+        .args(["hook", event])
+        .stdin(prompt_input(SESSION))
+        .spawn()
+}
+
+const HEADLESS: [(&str, &str); 2] = [
+    ("CLAUDE_CODE_SESSION_ATTENDED", "0"),
+    ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+];
+
+/// The Stop hook never waits where a person attends (attended first, then the entry point), and
+/// in a headless run with nothing live and nothing undelivered it exits 0 at once, silently.
+#[test]
+fn hook_stop_returns_at_once_when_attended_or_idle() {
+    let home = TempHome::new();
+    let _poller = fake_poller(&home);
+    let s = store(&home);
+    live(&s, "fake", "abcd1234");
+    let attended: [&[(&str, &str)]; 4] = [
+        &[("CLAUDE_CODE_SESSION_ATTENDED", "1")],
+        &[
+            ("CLAUDE_CODE_SESSION_ATTENDED", "1"),
+            ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+        ],
+        &[("CLAUDE_CODE_ENTRYPOINT", "cli")],
+        &[],
+    ];
+    for envs in attended {
+        let t = Instant::now();
+        let out = spawn_hook(&home, "stop", envs).wait_with_output().unwrap();
+        assert_eq!(
+            (out.status.code(), out.stdout.len(), out.stderr.len()),
+            (Some(0), 0, 0),
+            "{envs:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(2), "{envs:?} waited");
+    }
+    // Headless, but this session has nothing: no store, then an ended-and-delivered task.
+    let other = TempHome::new();
+    let out = spawn_hook(&other, "stop", &HEADLESS)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
+    end(&s, "fake", "abcd1234", TaskState::Completed, Some("built"));
+    s.take_undelivered(3_000).unwrap();
+    let t = Instant::now();
+    let out = spawn_hook(&home, "stop", &HEADLESS)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+/// Headless: the Stop hook waits while a task is live, then answers `decision: block` with the
+/// wake line and the fenced result (the hidden context's text), claimed once: the next Stop and
+/// the next hook say nothing more.
+#[test]
+fn hook_stop_waits_headless_then_blocks_with_the_results_once() {
+    let home = TempHome::new();
+    let _poller = fake_poller(&home);
+    let s = store(&home);
+    live(&s, "fake", "abcd1234");
+    live(&s, "fake", "ffff9999");
+    let mut stop = spawn_hook(&home, "stop", &HEADLESS);
+    let lock = session::lock_path(&ctx(&home), SESSION, "stop");
+    wait_until("the Stop hook to wait", LONG, || {
+        a2a_mod::fsx::is_locked(&lock)
+    });
+    end(&s, "fake", "abcd1234", TaskState::Completed, Some("built"));
+    end(&s, "fake", "ffff9999", TaskState::Failed, Some("broke"));
+    wait_until("the Stop hook to answer", LONG, || {
+        matches!(stop.try_wait(), Ok(Some(_)))
+    });
+    let out = stop.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["decision"], "block");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("a2a: 2 tasks finished (fake ✓, fake ✕)\n\n[a2a-mod notice"),
+        "{reason}"
+    );
+    assert!(reason.contains("<worker-output worker=\"fake\" task=\"abcd1234\">\nbuilt\n"));
+    assert!(reason.contains("broke"), "{reason}");
+    assert!(!s.has_unannounced().unwrap() && !s.has_undelivered().unwrap());
+    // The turn the block gave ends with Stop again: nothing live, nothing undelivered.
+    let again = spawn_hook(&home, "stop", &HEADLESS)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!((again.status.code(), again.stdout.len()), (Some(0), 0));
+    let (code, out, _, _) = hook(&home, "user-prompt-submit", &prompt_input(SESSION));
+    assert_eq!((code, out.as_str()), (0, ""));
+}
+
+/// `[headless] max_wait_s` runs out: the reason names what still runs and how to fetch it; the
+/// next Stop does not wait for those tasks again (no loop), but does for a new one.
+#[test]
+fn hook_stop_gives_up_after_max_wait_once() {
+    let home = TempHome::new();
+    std::fs::create_dir_all(home.a2a_home()).unwrap();
+    std::fs::write(
+        home.a2a_home().join("config.toml"),
+        "[headless]\nmax_wait_s = 1\n",
+    )
+    .unwrap();
+    let _poller = fake_poller(&home);
+    let s = store(&home);
+    live(&s, "fake", "abcd1234");
+    let out = spawn_hook(&home, "stop", &HEADLESS)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["decision"], "block");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("a2a: 1 task(s) still running after waiting 1 s"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(&format!(
+            "- fake task abcd…: a2a-mod task abcd1234 --session {SESSION}"
+        )),
+        "{reason}"
+    );
+    let t = Instant::now();
+    let again = spawn_hook(&home, "stop", &HEADLESS)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!((again.status.code(), again.stdout.len()), (Some(0), 0));
+    assert!(t.elapsed() < Duration::from_secs(1), "waited again");
+    // A task sent after giving up is waited for.
+    live(&s, "fake", "ffff9999");
+    let mut stop = spawn_hook(&home, "stop", &HEADLESS);
+    let lock = session::lock_path(&ctx(&home), SESSION, "stop");
+    wait_until("the Stop hook to wait", LONG, || {
+        a2a_mod::fsx::is_locked(&lock)
+    });
+    end(&s, "fake", "ffff9999", TaskState::Completed, Some("late"));
+    wait_until("the Stop hook to answer", LONG, || {
+        matches!(stop.try_wait(), Ok(Some(_)))
+    });
+    let out = stop.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(v["reason"].as_str().unwrap().contains("late"), "{v}");
+}
+
+/// The asyncRewake waiter and the monitor together: while `watch` runs (it holds the monitor
+/// lock) the waiter leaves the batch to it and ends silently; with the monitor `kill -9`ed it
+/// announces the batch itself; with a monitor that holds the lock but is stuck it announces after
+/// the grace. Every batch is announced exactly once. In a headless run the waiter leaves at once.
+#[test]
+fn hook_wake_leaves_batches_to_a_live_monitor_and_covers_a_dead_or_stuck_one() {
+    let home = TempHome::new();
+    let _poller = fake_poller(&home);
+    let s = store(&home);
+    let monitor_lock = session::lock_path(&ctx(&home), SESSION, "monitor");
+    let waiter_lock = session::lock_path(&ctx(&home), SESSION, "waker");
+    let attended = [("CLAUDE_CODE_SESSION_ATTENDED", "1")];
+
+    // 1. A live monitor announces; the waiter, started first, stays silent.
+    let mut watch = Watch::start(&home);
+    wait_until("the monitor to hold its lock", LONG, || {
+        a2a_mod::fsx::is_locked(&monitor_lock)
+    });
+    live(&s, "fake", "aaaa0001");
+    let waiter = spawn_hook(&home, "wake", &attended);
+    wait_until("the waiter to hold its lock", LONG, || {
+        a2a_mod::fsx::is_locked(&waiter_lock)
+    });
+    end(&s, "fake", "aaaa0001", TaskState::Completed, Some("one"));
+    assert_eq!(watch.next_line(LONG), "a2a: fake task aaaa… completed");
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(
+        (out.status.code(), out.stderr.len()),
+        (Some(0), 0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // 2. The monitor dies while the task runs: the waiter wakes Claude.
+    live(&s, "fake", "bbbb0002");
+    let waiter = spawn_hook(&home, "wake", &attended);
+    wait_until("the waiter to hold its lock", LONG, || {
+        a2a_mod::fsx::is_locked(&waiter_lock)
+    });
+    assert!(watch.kill9_and_drain().is_empty());
+    end(&s, "fake", "bbbb0002", TaskState::Completed, Some("two"));
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("a2a: fake task bbbb… completed\n\n"),
+        "{err}"
+    );
+    assert!(err.contains("two"), "{err}");
+
+    // 3. A stuck monitor (the lock held, no line): announced after the grace, not before SETTLE.
+    let _stuck = a2a_mod::fsx::try_lock(&monitor_lock).unwrap().unwrap();
+    live(&s, "fake", "cccc0003");
+    let waiter = spawn_hook(&home, "wake", &attended);
+    wait_until("the waiter to hold its lock", LONG, || {
+        a2a_mod::fsx::is_locked(&waiter_lock)
+    });
+    end(&s, "fake", "cccc0003", TaskState::Completed, Some("three"));
+    let t = Instant::now();
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(t.elapsed() >= Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("three"));
+    assert!(!s.has_unannounced().unwrap() && !s.has_undelivered().unwrap());
+
+    // 4. Headless: the Stop hook serves the run; the waiter would only hold `-p` open.
+    live(&s, "fake", "dddd0004");
+    let t = Instant::now();
+    let out = spawn_hook(&home, "wake", &HEADLESS)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!((out.status.code(), out.stderr.len()), (Some(0), 0));
+    assert!(t.elapsed() < Duration::from_secs(2));
 }

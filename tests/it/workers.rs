@@ -3,12 +3,19 @@
 //! v1 and v0.3-only mode. Both log every request as one JSON line, so tests read one format.
 //! Every worker is killed when its `Peer` drops.
 
-use crate::util::{TempHome, bin, skip};
+use crate::util::{TestCommand, skip};
 use serde::Deserialize;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Child, Stdio};
+
+// Running the binary moved to the shared harness (`crate::util`). These names stay importable
+// from here for test files written against the old layout on branches in flight; new code
+// imports them from `crate::util`.
+#[allow(unused_imports)]
+pub use crate::util::{
+    SECOND, a2a, a2a_env, append_timing, fails, fast_timing, ok, send_json, stderr, stdout,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -70,7 +77,7 @@ impl Peer {
         let log = dir.path().join("requests.jsonl");
         let mut cmd = match kind {
             Kind::Fake | Kind::FakeV03 => {
-                let mut c = Command::new(bin());
+                let mut c = TestCommand::bare();
                 c.arg("fake-worker").arg("--log").arg(&log);
                 if kind == Kind::FakeV03 {
                     c.arg("--v03-only");
@@ -91,7 +98,7 @@ impl Peer {
                     ));
                     return None;
                 }
-                let mut c = Command::new(python);
+                let mut c = TestCommand::program(python);
                 c.arg(repo().join("tests/peers/worker.py"))
                     .arg("--log")
                     .arg(&log)
@@ -99,11 +106,12 @@ impl Peer {
                 c
             }
         };
-        cmd.args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = cmd.spawn().expect("start worker");
+        // Stdin stays open: the Python peer exits when it closes, with the `Peer`.
+        let mut child = cmd
+            .args(extra)
+            .stdin_pipe()
+            .stderr(Stdio::inherit())
+            .spawn();
         let stdout = child.stdout.take().expect("worker stdout");
         let mut first = String::new();
         BufReader::new(stdout)
@@ -145,92 +153,4 @@ pub fn read_events(log: &Path) -> Vec<Event> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-/// Runs `a2a-mod <args>` in `home` as a user would, in the `cli` session unless `--session` says.
-pub fn a2a(home: &TempHome, args: &[&str]) -> Output {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .args(args)
-        .stdin(Stdio::null());
-    cmd.output().expect("run a2a-mod")
-}
-
-pub fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs a command that must succeed and returns its stdout.
-#[track_caller]
-pub fn ok(home: &TempHome, args: &[&str]) -> String {
-    let o = a2a(home, args);
-    assert!(
-        o.status.success(),
-        "a2a-mod {args:?} failed ({:?}): {}{}",
-        o.status.code(),
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
-}
-
-/// Runs a command that must fail with exit 1 and one line on stderr; returns that line.
-#[track_caller]
-pub fn fails(home: &TempHome, args: &[&str]) -> String {
-    let o = a2a(home, args);
-    let err = stderr(&o);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a2a-mod {args:?}: {}{err}",
-        stdout(&o)
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err:?}");
-    assert!(err.starts_with("a2a-mod: "), "{err:?}");
-    assert!(!err.contains("panicked"), "{err}");
-    err.trim_end().to_string()
-}
-
-/// `send --json` and its structured result.
-#[track_caller]
-pub fn send_json(home: &TempHome, alias: &str, message: &str, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec!["send", alias, message, "--json"];
-    args.extend_from_slice(extra);
-    serde_json::from_str(&ok(home, &args)).expect("send --json prints JSON")
-}
-
-/// Writes `[timing]` for tests about behaviour rather than the seed's timing.
-pub fn fast_timing(home: &TempHome, inline: &str, interval: f64, max_failed: u32) {
-    append_timing(
-        &home.a2a_home(),
-        &format!(
-            "inline_polls_s = {inline}\npoll_interval_s = {interval}\npoll_timeout_s = 2\nmax_failed_polls = {max_failed}"
-        ),
-    );
-}
-
-/// Appends a `[timing]` table with `keys` to the config in `a2a_home`.
-pub fn append_timing(a2a_home: &std::path::Path, keys: &str) {
-    let cfg = a2a_home.join("config.toml");
-    let mut text = std::fs::read_to_string(&cfg).unwrap_or_default();
-    text.push_str(&format!("\n[timing]\n{keys}\n"));
-    std::fs::write(cfg, text).unwrap();
-}
-
-pub const SECOND: Duration = Duration::from_secs(1);
-
-/// Like [`a2a`] with extra environment variables.
-pub fn a2a_env(home: &TempHome, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(bin());
-    home.apply(&mut cmd)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .envs(envs.iter().copied())
-        .args(args)
-        .stdin(Stdio::null());
-    cmd.output().expect("run a2a-mod")
 }

@@ -1,7 +1,7 @@
 //! The real Claude Code CLI, run interactively in a private tmux server against `FakeModelApi`.
 //!
 //! Owns: the isolated Claude Code home (`~/.claude.json` that skips every start-up dialog, see
-//! claude-code-facts.md "Setup facts"), the environment (fake API key and base URL, no telemetry or
+//! docs/claude-code.md), the environment (fake API key and base URL, no telemetry or
 //! updates, nothing inherited from a Claude Code the tests may themselves run under), the tmux
 //! session (fixed size, own `-L` socket so parallel tests never share a server), keystrokes and
 //! screen captures, and clean-up: every process started under the session carries a tag in its
@@ -139,45 +139,8 @@ impl ClaudeSession {
     /// returns at once (use `wait_ready` or wait for the first model request). `None` means the
     /// test should be skipped; the reason is already printed.
     pub fn start(opts: ClaudeOpts) -> Option<ClaudeSession> {
-        if let Some(why) = missing_tools() {
-            skip(&format!("real Claude Code test: {why}"));
-            return None;
-        }
-        let version = claude_version().expect("checked above");
-        let home = opts.home.unwrap_or_else(TempHome::new);
-        let root = home.root().to_path_buf();
-        let cwd = ClaudeSession::project_dir(&home);
-        std::fs::create_dir_all(&cwd).expect("create project dir");
-        // Claude Code keys the trust flag by the real path; a symlinked tmp would miss it.
-        let cwd = cwd.canonicalize().expect("canonical project dir");
-        write_claude_json(&home.home(), &cwd, &version);
-
-        let mut args: Vec<String> = Vec::new();
-        if let Some(settings) = &opts.settings {
-            let p = root.join("claude-settings.json");
-            write_json(&p, settings);
-            args.extend(["--settings".to_owned(), path_str(&p)]);
-        }
-        if let Some(mcp) = &opts.mcp_config {
-            let p = root.join("claude-mcp.json");
-            write_json(&p, mcp);
-            args.extend(["--mcp-config".to_owned(), path_str(&p)]);
-        }
-        for d in &opts.plugin_dirs {
-            args.extend(["--plugin-dir".to_owned(), path_str(d)]);
-        }
-        args.extend(opts.args.iter().cloned());
-
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let unique = format!(
-            "a2a-it-{}-{}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos())
-        );
-        let tmux_conf = root.join("tmux.conf");
+        let p = Prepared::new(opts, &[])?;
+        let tmux_conf = p.home.root().join("tmux.conf");
         // remain-on-exit keeps the pane (and Claude Code's last words) if it dies, for the failure
         // dump; the bigger history lets tests search scrolled-off text with `pane_history`.
         std::fs::write(
@@ -185,43 +148,22 @@ impl ClaudeSession {
             "set -g default-terminal tmux-256color\nset -g remain-on-exit on\nset -g history-limit 20000\nset -g status off\nset -g focus-events on\n",
         )
         .expect("write tmux.conf");
-
-        let mut env: Vec<(String, String)> = vec![
-            ("HOME".into(), path_str(&home.home())),
-            ("A2A_MOD_HOME".into(), path_str(&home.a2a_home())),
-            ("ANTHROPIC_BASE_URL".into(), opts.base_url.clone()),
-            ("ANTHROPIC_API_KEY".into(), FAKE_API_KEY.into()),
-            // Claude Code refuses to run as root without it (we are root in the sandbox and CI).
-            ("IS_SANDBOX".into(), "1".into()),
-            ("DISABLE_TELEMETRY".into(), "1".into()),
-            ("DISABLE_AUTOUPDATER".into(), "1".into()),
-            ("DISABLE_ERROR_REPORTING".into(), "1".into()),
-            (
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-                "1".into(),
-            ),
-            ("CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY".into(), "1".into()),
-            ("CLAUDE_CODE_DISABLE_TERMINAL_TITLE".into(), "1".into()),
-            (TAG_VAR.into(), unique.clone()),
-        ];
-        env.extend(opts.env.iter().cloned());
-
         let claude = which("claude").expect("checked above");
         let mut cmd = Command::new("tmux");
-        cmd.args(["-L", &unique, "-f"])
+        cmd.args(["-L", &p.tag, "-f"])
             .arg(&tmux_conf)
             .args(["new-session", "-d", "-s", TMUX_SESSION])
             .args(["-x", &SIZE.0.to_string(), "-y", &SIZE.1.to_string()])
             .arg("-c")
-            .arg(&cwd);
-        for (k, v) in &env {
+            .arg(&p.cwd);
+        for (k, v) in &p.env {
             cmd.arg("-e").arg(format!("{k}={v}"));
         }
-        cmd.arg("--").arg(&claude).args(&args).current_dir(&cwd);
+        cmd.arg("--").arg(&claude).args(&p.args).current_dir(&p.cwd);
         scrub_env(&mut cmd);
         // The tmux server forks from this client and passes its environment to the pane; setting
         // it here as well as with -e means no variable of ours can be lost either way.
-        cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        cmd.envs(p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let out = cmd.output().expect("run tmux new-session");
         assert!(
             out.status.success(),
@@ -229,8 +171,8 @@ impl ClaudeSession {
             String::from_utf8_lossy(&out.stderr)
         );
         Some(ClaudeSession {
-            home: Some(home),
-            tag: unique,
+            home: Some(p.home),
+            tag: p.tag,
             started: Instant::now(),
             alive: true,
         })
@@ -422,6 +364,232 @@ impl Drop for ClaudeSession {
         }
         self.kill();
     }
+}
+
+/// What both ways of running Claude Code share: the home with `~/.claude.json`, the project dir,
+/// the arguments from `ClaudeOpts` and the environment (with the tag that finds every process).
+struct Prepared {
+    home: TempHome,
+    cwd: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    tag: String,
+}
+
+impl Prepared {
+    /// `None` (after printing why) when the CLI tests cannot run here. `head` comes first in the
+    /// arguments (`-p` and its formats).
+    fn new(opts: ClaudeOpts, head: &[String]) -> Option<Prepared> {
+        if let Some(why) = missing_tools() {
+            skip(&format!("real Claude Code test: {why}"));
+            return None;
+        }
+        let version = claude_version().expect("checked above");
+        let home = opts.home.unwrap_or_else(TempHome::new);
+        let root = home.root().to_path_buf();
+        let cwd = ClaudeSession::project_dir(&home);
+        std::fs::create_dir_all(&cwd).expect("create project dir");
+        // Claude Code keys the trust flag by the real path; a symlinked tmp would miss it.
+        let cwd = cwd.canonicalize().expect("canonical project dir");
+        write_claude_json(&home.home(), &cwd, &version);
+
+        let mut args: Vec<String> = head.to_vec();
+        if let Some(settings) = &opts.settings {
+            let p = root.join("claude-settings.json");
+            write_json(&p, settings);
+            args.extend(["--settings".to_owned(), path_str(&p)]);
+        }
+        if let Some(mcp) = &opts.mcp_config {
+            let p = root.join("claude-mcp.json");
+            write_json(&p, mcp);
+            args.extend(["--mcp-config".to_owned(), path_str(&p)]);
+        }
+        for d in &opts.plugin_dirs {
+            args.extend(["--plugin-dir".to_owned(), path_str(d)]);
+        }
+        args.extend(opts.args.iter().cloned());
+
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let tag = format!(
+            "a2a-it-{}-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        );
+        let mut env: Vec<(String, String)> = vec![
+            ("HOME".into(), path_str(&home.home())),
+            ("A2A_MOD_HOME".into(), path_str(&home.a2a_home())),
+            ("ANTHROPIC_BASE_URL".into(), opts.base_url.clone()),
+            ("ANTHROPIC_API_KEY".into(), FAKE_API_KEY.into()),
+            // Claude Code refuses to run as root without it (we are root in the sandbox and CI).
+            ("IS_SANDBOX".into(), "1".into()),
+            ("DISABLE_TELEMETRY".into(), "1".into()),
+            ("DISABLE_AUTOUPDATER".into(), "1".into()),
+            ("DISABLE_ERROR_REPORTING".into(), "1".into()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
+            ("CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY".into(), "1".into()),
+            ("CLAUDE_CODE_DISABLE_TERMINAL_TITLE".into(), "1".into()),
+            (TAG_VAR.into(), tag.clone()),
+        ];
+        env.extend(opts.env.iter().cloned());
+        Some(Prepared {
+            home,
+            cwd,
+            args,
+            env,
+            tag,
+        })
+    }
+}
+
+/// How a headless run takes its prompt and prints its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Headless {
+    /// `claude -p <prompt>`: prints the final answer as text.
+    Text,
+    /// `claude -p --input-format stream-json --output-format stream-json --verbose`, the Agent
+    /// SDK's way: one user message on stdin, kept open until the `result` event.
+    StreamJson,
+}
+
+/// A finished headless run.
+pub struct HeadlessRun {
+    /// Kept so the run's state (the a2a-mod store) outlives it for the test's checks.
+    pub home: TempHome,
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl HeadlessRun {
+    /// The stream-json events printed (every stdout line that parses).
+    pub fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The last `result` event (stream-json).
+    pub fn result_event(&self) -> Option<Value> {
+        self.events()
+            .into_iter()
+            .rev()
+            .find(|e| e["type"] == "result")
+    }
+}
+
+/// Runs Claude Code headless (no tmux, no terminal, as a script, CI job or the Agent SDK does)
+/// with `prompt`, waiting up to `deadline` for it to exit; everything it started is killed after.
+/// `None` means the test should be skipped (the reason is printed).
+pub fn run_headless(
+    opts: ClaudeOpts,
+    how: Headless,
+    prompt: &str,
+    deadline: Duration,
+) -> Option<HeadlessRun> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let head: Vec<String> = match how {
+        Headless::Text => vec!["-p".into(), prompt.into()],
+        Headless::StreamJson => [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let p = Prepared::new(opts, &head)?;
+    let claude = which("claude").expect("checked above");
+    let mut cmd = Command::new(&claude);
+    cmd.args(&p.args)
+        .current_dir(&p.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    scrub_env(&mut cmd);
+    cmd.envs(p.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn claude -p");
+    let mut stdin = child.stdin.take();
+    if how == Headless::StreamJson {
+        let msg = json!({"type": "user", "message": {"role": "user", "content": prompt}});
+        let w = stdin.as_mut().expect("stdin");
+        writeln!(w, "{msg}").expect("write the user message");
+        w.flush().expect("flush");
+    } else {
+        stdin = None;
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut err = child.stderr.take().expect("stderr");
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = String::new();
+    let status = loop {
+        while let Ok(line) = rx.try_recv() {
+            // The SDK closes its input once it has the answer; the run then ends.
+            if line.contains("\"type\":\"result\"") {
+                stdin = None;
+            }
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        if let Some(st) = child.try_wait().expect("wait for claude -p") {
+            break st.code();
+        }
+        if started.elapsed() >= deadline {
+            let left = tagged_pids(&p.tag);
+            for pid in left {
+                // SAFETY: kill(2) on processes carrying our unique tag.
+                unsafe {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                }
+            }
+            let _ = child.wait();
+            panic!("claude -p still running after {deadline:?}; stdout so far:\n{stdout}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    let took = started.elapsed();
+    let _ = reader.join();
+    while let Ok(line) = rx.try_recv() {
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    let stderr = err_reader.join().unwrap_or_default();
+    // Whatever it left behind (a poller still polling a task the run gave up on).
+    for pid in tagged_pids(&p.tag) {
+        // SAFETY: kill(2) on processes carrying our unique tag.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    Some(HeadlessRun {
+        home: p.home,
+        status,
+        stdout,
+        stderr,
+        took,
+    })
 }
 
 /// The prompt box is drawn: `❯` at the start of a line plus the footer hint or mode line.

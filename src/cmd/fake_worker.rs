@@ -1,15 +1,24 @@
 //! `a2a-mod fake-worker`: runs the fake worker until SIGTERM/SIGINT. Its first stdout line is the
 //! base URL (scripts and tests read it), and it writes nothing else to stdout.
 
-use super::StreamMode;
-use super::{FakeWorker, FakeWorkerOptions};
+use super::Run;
+use super::shell::user_command;
 use crate::cli::{FakeStreaming, FakeWorkerArgs};
+use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
 use anyhow::{Context as _, anyhow};
 use std::io::Write as _;
 use std::time::Duration;
 
+impl Run for FakeWorkerArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        user_command()?;
+        run_command(&self)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}
+
 /// Checks the arguments, serves, prints the URL, and returns `Ok` on SIGTERM/SIGINT.
-pub fn run_command(args: &FakeWorkerArgs) -> anyhow::Result<()> {
+fn run_command(args: &FakeWorkerArgs) -> anyhow::Result<()> {
     let opts = options(args, |var| std::env::var(var).ok())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -1,0 +1,23 @@
+//! `a2a-mod cancel`: the `cancel` tool from the command line (`ops::Session`, as Claude's).
+
+use super::Run;
+use super::shell::{load, print_outcome, runtime, user_command};
+use crate::cli::CancelArgs;
+use crate::env::cli_session;
+use crate::ops::{Budget, DEFAULT_BUDGET, Session};
+use anyhow::Result;
+
+impl Run for CancelArgs {
+    fn run(self) -> Result<i32> {
+        let a = self.task;
+        let ctx = user_command()?;
+        let s = Session::open(
+            &ctx,
+            load(&ctx)?,
+            &cli_session(a.session.session.as_deref())?,
+        )?;
+        let o = runtime()?.block_on(s.cancel(&a.task_id, Budget::new(DEFAULT_BUDGET)))?;
+        print_outcome(&o, a.json)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}

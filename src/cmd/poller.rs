@@ -1,0 +1,15 @@
+//! `a2a-mod poller --session ID`: one session's background poller, started by a2a-mod itself
+//! (`crate::poller::ensure`); `crate::poller` is the loop.
+
+use super::Run;
+use super::shell::{entry_point, runtime};
+use crate::cli::PollerArgs;
+use anyhow::Result;
+
+impl Run for PollerArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = entry_point("poller")?;
+        runtime()?.block_on(crate::poller::run(ctx, self.session))?;
+        Ok(crate::error::EXIT_OK)
+    }
+}

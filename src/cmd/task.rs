@@ -1,0 +1,22 @@
+//! `a2a-mod task`: the `task` tool from the command line (`ops::Session`, as Claude's).
+
+use super::Run;
+use super::shell::{load, print_outcome, runtime, user_command};
+use crate::cli::TaskArgs;
+use crate::env::cli_session;
+use crate::ops::{Budget, DEFAULT_BUDGET, Session};
+use anyhow::Result;
+
+impl Run for TaskArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = user_command()?;
+        let s = Session::open(
+            &ctx,
+            load(&ctx)?,
+            &cli_session(self.session.session.as_deref())?,
+        )?;
+        let o = runtime()?.block_on(s.task(&self.task_id, Budget::new(DEFAULT_BUDGET)))?;
+        print_outcome(&o, self.json)?;
+        Ok(crate::error::EXIT_OK)
+    }
+}

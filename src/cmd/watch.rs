@@ -1,0 +1,18 @@
+//! `a2a-mod watch`: the plugin's monitor, one per session (`crate::watch` is the loop).
+
+use super::Run;
+use super::shell::{entry_point, runtime};
+use crate::cli::WatchArgs;
+use anyhow::Result;
+
+impl Run for WatchArgs {
+    fn run(self) -> Result<i32> {
+        let ctx = entry_point("watch")?;
+        let session = match self.session.session {
+            Some(s) => s,
+            None => crate::env::cli_session(None)?,
+        };
+        runtime()?.block_on(crate::watch::run(ctx, session))?;
+        Ok(crate::error::EXIT_OK)
+    }
+}

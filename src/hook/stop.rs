@@ -1,0 +1,192 @@
+//! `a2a-mod hook stop`: the plugin's Stop hook, the wake-up of headless and Agent SDK runs
+//! (`claude -p`, stream-json), where neither the monitor nor asyncRewake runs. A Stop hook that
+//! answers `{"decision":"block","reason":R}` makes Claude Code give the model a new turn with R,
+//! and one that waits holds the run open while it waits (docs/claude-code.md "Hooks and hidden context":
+//! a Stop hook can hold a headless run). So in a session nobody attends it waits while the session has live
+//! tracked tasks and hands over each batch that ends: the wake line and the results, the same text
+//! and fence as the hidden context, since UserPromptSubmit does not run for such turns.
+//!
+//! Never a loop: with nothing live and nothing undelivered it exits 0 at once and silently; after
+//! giving up on tasks (`[headless] max_wait_s`) it does not wait for those same tasks again. In an
+//! attended session it returns at once: a waiting Stop hook there shows a spinner and turns the
+//! prompt box into a queue. The answer is claimed (`delivered_ms`) in the transaction that prints
+//! it, so no other hook hands the same result over again.
+
+use crate::config::Config;
+use crate::core::wake::{SETTLE, STOP_LOCK, TICK};
+use crate::env::{Ctx, now_ms};
+use crate::error::EXIT_OK;
+use crate::state::{SessionPaths, Store, TaskRecord};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// `meta` key: the live tasks (`worker/task_id`, one a line) the last wait gave up on.
+const GAVE_UP: &str = "headless.gave_up";
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
+    if super::mode::from_env() == super::mode::Mode::Attended {
+        return EXIT_OK;
+    }
+    let paths = SessionPaths::locate(ctx, session_id);
+    let (owner, path) = (paths.owner.as_str(), &paths.db);
+    // The common case (a turn end with no delegated work) costs one read-only look.
+    match Store::open_read(path) {
+        Ok(Some(s)) => {
+            let live = s.live_count().unwrap_or(0);
+            if live == 0 && !s.has_undelivered().unwrap_or(false) {
+                return EXIT_OK;
+            }
+        }
+        _ => return EXIT_OK,
+    }
+    // Claude Code ends a hook with SIGTERM at its timeout (and drops its output): leave quietly
+    // then, nothing claimed, so the results stay for whoever looks next.
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
+    }
+    let lock = paths.lock(STOP_LOCK);
+    let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
+        return EXIT_OK;
+    };
+    let Ok(store) = Store::open(path) else {
+        return EXIT_OK;
+    };
+    let max_wait = Config::load(&ctx.config_path())
+        .map(|c| c.headless.max_wait())
+        .unwrap_or_else(|_| crate::config::HeadlessConfig::default().max_wait());
+    wait(ctx, owner, &store, max_wait)
+}
+
+fn wait(ctx: &Ctx, owner: &str, store: &Store, max_wait: Duration) -> i32 {
+    let start = Instant::now();
+    let mut settle_since: Option<Instant> = None;
+    let gave_up: BTreeSet<String> = store
+        .meta_get(GAVE_UP)
+        .ok()
+        .flatten()
+        .map(|s| s.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    // Tasks ending close together share one turn: a batch goes once nothing more ended for
+    // SETTLE (each poll sees tasks on its own phase), at most 3 × SETTLE after it began.
+    let mut first_pending: Option<Instant> = None;
+    let mut last_live = usize::MAX;
+    loop {
+        if STOP.load(Ordering::SeqCst) {
+            return EXIT_OK;
+        }
+        let live = store.live_tasks().unwrap_or_default();
+        let pending = store.has_undelivered().unwrap_or(false);
+        if live.len() < last_live {
+            settle_since = Some(Instant::now());
+        }
+        last_live = live.len();
+        if !pending {
+            first_pending = None;
+            // Nothing to hand over, and nothing we still wait for: the run may end.
+            if live.iter().all(|t| gave_up.contains(&key(t))) {
+                return EXIT_OK;
+            }
+        } else {
+            let first = *first_pending.get_or_insert_with(Instant::now);
+            let quiet = settle_since.is_none_or(|t| t.elapsed() >= SETTLE);
+            // With nothing live, nothing can join the batch.
+            if live.is_empty() || quiet || first.elapsed() >= 3 * SETTLE {
+                return answer(ctx, owner, store, None);
+            }
+        }
+        if start.elapsed() >= max_wait {
+            let note = still_running(owner, &live, max_wait);
+            let keys: Vec<String> = live.iter().map(key).collect();
+            let _ = store.meta_set(GAVE_UP, &keys.join("\n"));
+            return answer(ctx, owner, store, Some(note));
+        }
+        if !live.is_empty() {
+            crate::poller::ensure(ctx, owner);
+        }
+        std::thread::sleep(TICK);
+    }
+}
+
+fn key(t: &TaskRecord) -> String {
+    format!("{}/{}", t.worker, t.task_id)
+}
+
+/// Prints the block answer with every undelivered outcome (and `note`), claiming them in the same
+/// transaction; with nothing undelivered and no note it stays silent.
+fn answer(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
+    let now = now_ms();
+    // Announced now too: a monitor of this session (after `claude --resume` in a terminal) must
+    // not wake Claude again for what this answer carries.
+    let _ = store.claim_unannounced(now);
+    let mut printed = false;
+    let taken = store.take_undelivered_with(now, |batch| {
+        print_block(&reason(ctx, owner, batch, note.as_deref()))?;
+        printed = true;
+        Ok(())
+    });
+    if taken.is_ok()
+        && !printed
+        && let Some(n) = note.as_deref()
+    {
+        let _ = print_block(&reason(ctx, owner, &[], Some(n)));
+    }
+    EXIT_OK
+}
+
+/// The wake line, the note, then the hidden-context text (marked, results fenced).
+fn reason(ctx: &Ctx, owner: &str, batch: &[TaskRecord], note: Option<&str>) -> String {
+    let mut text = crate::wake::line(batch);
+    if let Some(n) = note {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(n);
+    }
+    if !batch.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&crate::wake::context(ctx, owner, batch));
+    }
+    text
+}
+
+/// `a2a: 1 task still running after 30 min …`, naming each task and how to fetch it later.
+fn still_running(owner: &str, live: &[TaskRecord], waited: Duration) -> String {
+    let mins = waited.as_secs() / 60;
+    let waited = if mins >= 1 {
+        format!("{mins} min")
+    } else {
+        format!("{} s", waited.as_secs())
+    };
+    let mut s = format!(
+        "a2a: {} task(s) still running after waiting {waited}; a2a-mod stopped waiting ([headless] max_wait_s). \
+         They keep running at the worker; fetch a result later with the command shown:",
+        live.len()
+    );
+    for t in live {
+        s.push_str(&format!(
+            "\n- {} task {}: a2a-mod task {} --session {owner}",
+            crate::core::text::sanitize(&t.worker),
+            crate::core::wake::short_id(&t.task_id),
+            crate::core::fence::clean_multiline(&t.task_id)
+        ));
+    }
+    s
+}
+
+fn print_block(reason: &str) -> std::io::Result<()> {
+    let out = serde_json::json!({"decision": "block", "reason": reason});
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{out}")?;
+    o.flush()
+}
