@@ -14,11 +14,15 @@ fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
+/// Under this many ms after the worker's end, a result can only have come through the stream: the
+/// inline window's next poll after a 2 s end is at 3.5 s, 1.5 s later.
+const STREAMED_MS: i64 = 1_400;
+
 fn is_stream_send(method: &str) -> bool {
     matches!(method, "SendStreamingMessage" | "message/stream")
 }
 
-/// A 2 s task comes back ≤ 100 ms after the worker ended it, through the stream.
+/// A 2 s task comes back as the worker ends it, through the stream, not at the next poll.
 fn two_seconds(kind: Kind, extra: &[&str]) {
     let Some(peer) = Peer::start(kind, extra) else {
         return;
@@ -40,9 +44,11 @@ fn two_seconds(kind: Kind, extra: &[&str]) {
         .unwrap_or_else(|| panic!("a stream send, saw {events:?}"));
     let ended = sent.at_ms + 2000;
     let late = returned - ended;
-    // The client's own clock includes the process exit; the poll schedule alone would be 1.5 s.
+    // Polling alone answers at the 3.5 s poll, 1.5 s after the end: anything well under that came
+    // through the stream. The figure itself is printed (CI's machine is shared; no tight bound).
+    eprintln!("{kind:?}: returned {late} ms after the worker ended the task");
     assert!(
-        (0..=100).contains(&late),
+        (0..STREAMED_MS).contains(&late),
         "returned {late} ms after the worker ended the task"
     );
 }
@@ -77,7 +83,10 @@ fn a_quick_task_does_not_wait_for_a_poll() {
         (r["state"].as_str(), r["text"].as_str()),
         (Some("completed"), Some("hello"))
     );
-    assert!(took < Duration::from_millis(450), "took {took:?}");
+    // A polled echo waits for the 0.5 s poll; the proof that this one did not is that no GetTask
+    // was sent at all (below). The time is printed, not bounded tightly (shared CI machine).
+    eprintln!("quick task took {took:?}");
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
     assert!(
         !peer.events().iter().any(|e| e.is_get()),
         "{:?}",
@@ -150,7 +159,7 @@ fn a_2s_task_returns_as_it_ends_python_v03() {
 }
 
 /// The same through the MCP tool Claude calls, in process with the embedded fake worker: the
-/// `send` result arrives ≤ 100 ms after the worker's clock ended the task.
+/// `send` result arrives as the worker's clock ends the task, not at the next poll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
     use crate::mcp::{Home, Mcp, structured};
@@ -178,8 +187,9 @@ async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
         .find(|e| is_stream_send(&e.method))
         .expect("a stream send");
     let late = returned - (sent.at_ms + 2000);
+    eprintln!("mcp: returned {late} ms after the worker ended the task");
     assert!(
-        (0..=100).contains(&late),
+        (0..STREAMED_MS).contains(&late),
         "returned {late} ms after the worker ended the task"
     );
 }
