@@ -458,11 +458,12 @@ fn retry_after_postpones_polls_without_losing_contact() {
         (429, 2, Duration::from_millis(1900)),
         (503, 1, Duration::from_millis(2000)),
     ] {
-        // An HTTP date has whole seconds: 4 s ahead is at least 3 s after the first poll.
+        // An HTTP date has whole seconds, and the worker is added and the task sent before the
+        // first poll meets it: 8 s ahead leaves over 2 s however slow that set-up is (< 5 s).
         let retry = if status == 429 {
             "2".to_string()
         } else {
-            httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(4))
+            httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(8))
         };
         // Deferrals with a budget of two failed checks: counted, two would lose the task.
         let w = Hostile::start(Script {
