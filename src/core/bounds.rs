@@ -35,11 +35,13 @@ pub const ID_CHARS: usize = 200;
 /// attribute, or speak in a2a-mod's voice (that needs spaces). Real workers use UUIDs or short
 /// slugs; anything else is refused at the first answer that carries it.
 pub fn plain_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= ID_CHARS
-        && id.bytes().all(|b| {
-            b.is_ascii_graphic() && !matches!(b, b'"' | b'\'' | b'`' | b'\\' | b'<' | b'>')
-        })
+    !id.is_empty() && id.len() <= ID_CHARS && id.chars().all(plain_char)
+}
+
+/// One character [`plain_id`] allows: printable ASCII but whitespace, quotes, backslash and angle
+/// brackets. Also what `core::fence` keeps as it is in attributes and shown ids.
+pub fn plain_char(c: char) -> bool {
+    c.is_ascii_graphic() && !matches!(c, '"' | '\'' | '`' | '\\' | '<' | '>')
 }
 
 /// Cuts text to `max` chars on a char boundary; returns the kept text and how many chars were cut.

@@ -57,14 +57,7 @@ fn defuse(s: &str) -> String {
 fn attr(s: &str) -> String {
     s.chars()
         .take(super::bounds::ID_CHARS)
-        .map(|c| {
-            let mut b = [0; 4];
-            if super::bounds::plain_id(c.encode_utf8(&mut b)) {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if super::bounds::plain_char(c) { c } else { '_' })
         .collect()
 }
 
@@ -72,14 +65,13 @@ fn attr(s: &str) -> String {
 /// refused otherwise at the first answer), else quoted with every unsafe character escaped, so an
 /// id kept from before that rule still cannot break a line or speak in a2a-mod's voice.
 pub fn shown(id: &str) -> std::borrow::Cow<'_, str> {
-    use super::bounds::{ID_CHARS, plain_id};
+    use super::bounds::{ID_CHARS, plain_char, plain_id};
     if plain_id(id) {
         return std::borrow::Cow::Borrowed(id);
     }
     let mut out = String::from("\"");
     for c in id.chars().take(ID_CHARS) {
-        let mut b = [0; 4];
-        if plain_id(c.encode_utf8(&mut b)) {
+        if plain_char(c) {
             out.push(c);
         } else {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));

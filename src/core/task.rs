@@ -90,16 +90,6 @@ impl TaskState {
             TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected
         )
     }
-
-    /// The wake-line symbol of docs/commands-and-tools.md.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            TaskState::Completed => "✓",
-            TaskState::Failed | TaskState::Rejected => "✕",
-            TaskState::Canceled => "⊘",
-            _ => "?",
-        }
-    }
 }
 
 impl std::fmt::Display for TaskState {
