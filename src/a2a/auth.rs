@@ -5,7 +5,7 @@
 //! one each.
 
 use super::A2aError;
-use super::card::{Card, Origin, is_trusted, shown, trusted};
+use super::card::{Card, Untrusted, is_trusted, shown, trusted};
 use super::http::{Budget, Resend, fetch};
 use crate::config::WorkerConfig;
 use crate::core::text::one_line;
@@ -112,10 +112,9 @@ pub(crate) async fn credentials(
             (Some(u), _) => u.clone(),
             (None, Some(u)) if is_trusted(&trusted(cfg), &u) => u,
             (None, Some(u)) => {
-                return Err(A2aError::Untrusted {
-                    what: format!("the card sends the oauth client secret to {}", shown(&u)),
-                    origin: Origin::parse(&u).map_or_else(|| shown(&u), |o| o.to_string()),
-                });
+                return Err(
+                    Untrusted::new("the card sends the oauth client secret to", &u, true).into(),
+                );
             }
             (None, None) => {
                 return Err(A2aError::Credentials(

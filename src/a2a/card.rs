@@ -3,7 +3,7 @@
 //! structs because v1, v0.3 and the merged hybrid documents must all parse, and a worker's
 //! unexpected field must never make discovery fail.
 
-use super::{CardSummary, SkillSummary};
+use super::{A2aError, CardSummary, SkillSummary};
 use crate::config::WorkerConfig;
 use crate::core::text::one_line;
 use reqwest::Url;
@@ -137,7 +137,7 @@ pub(crate) struct Untrusted {
 impl Untrusted {
     /// `what` names the act ("the card sends requests to"); `full` shows the whole URL, not just
     /// its origin.
-    fn new(what: &str, url: &str, full: bool) -> Untrusted {
+    pub(crate) fn new(what: &str, url: &str, full: bool) -> Untrusted {
         let origin = Origin::parse(url).map(|o| o.to_string());
         let place = match &origin {
             Some(o) if !full => o.clone(),
@@ -146,6 +146,15 @@ impl Untrusted {
         Untrusted {
             what: format!("{what} {place}"),
             origin: origin.unwrap_or_else(|| shown(url)),
+        }
+    }
+}
+
+impl From<Untrusted> for A2aError {
+    fn from(u: Untrusted) -> A2aError {
+        A2aError::Untrusted {
+            what: u.what,
+            origin: u.origin,
         }
     }
 }

@@ -313,10 +313,7 @@ impl Worker {
         let card = self.fetch_card(budget).await?;
         // Checked before the card is kept, so no request of this worker ever goes there.
         if let Some(u) = card.untrusted(&self.config) {
-            return Err(A2aError::Untrusted {
-                what: u.what,
-                origin: u.origin,
-            });
+            return Err(u.into());
         }
         let card = Arc::new(card);
         let mut st = self.lock();
@@ -617,11 +614,7 @@ fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Resul
     };
     match rpc {
         RpcAnswer::Error { code, message } => {
-            let e = match code {
-                -32001 => A2aError::TaskNotFound,
-                -32002 => A2aError::NotCancelable,
-                _ => A2aError::Rpc { code, message },
-            };
+            let e = A2aError::from_rpc(code, message);
             if code == -32601 && ep.dialect == Dialect::V1 {
                 Err(Fail::MethodMissing(e))
             } else {

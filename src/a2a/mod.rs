@@ -49,6 +49,18 @@ pub enum A2aError {
     Credentials(String),
 }
 
+impl A2aError {
+    /// A JSON-RPC error answer as the callers branch on it: the A2A codes they act on, any other
+    /// as `Rpc`. One table for plain calls and streams.
+    pub(crate) fn from_rpc(code: i64, message: String) -> A2aError {
+        match code {
+            -32001 => A2aError::TaskNotFound,
+            -32002 => A2aError::NotCancelable,
+            _ => A2aError::Rpc { code, message },
+        }
+    }
+}
+
 fn overload_word(status: u16) -> &'static str {
     if status == 503 {
         "unavailable"

@@ -384,7 +384,9 @@ impl TaskStream {
             {
                 Err(unsupported(A2aError::Rpc { code, message }))
             }
-            Some(RpcAnswer::Error { code, message }) => Err(declined(rpc_error(code, message))),
+            Some(RpcAnswer::Error { code, message }) => {
+                Err(declined(A2aError::from_rpc(code, message)))
+            }
             _ if (200..300).contains(&status) => Err(unsupported(A2aError::Protocol(format!(
                 "{url} answered the stream call with {content_type:?}, not an event stream"
             )))),
@@ -438,7 +440,9 @@ impl TaskStream {
         let v: Value = serde_json::from_str(data).map_err(|_| bad("something that is not JSON"))?;
         let r = match wire::parse_jsonrpc(&v, self.rpc_id) {
             Ok(RpcAnswer::Result(r)) => r,
-            Ok(RpcAnswer::Error { code, message }) => return Err(rpc_error(code, message)),
+            Ok(RpcAnswer::Error { code, message }) => {
+                return Err(A2aError::from_rpc(code, message));
+            }
             Err(why) => return Err(bad(&format!("a wrong answer: {why}"))),
         };
         let view = match self.asm.apply(&r).map_err(|why| bad(&why))? {
@@ -461,14 +465,6 @@ impl TaskStream {
             }
         };
         Ok(Some(view))
-    }
-}
-
-fn rpc_error(code: i64, message: String) -> A2aError {
-    match code {
-        -32001 => A2aError::TaskNotFound,
-        -32002 => A2aError::NotCancelable,
-        _ => A2aError::Rpc { code, message },
     }
 }
 
