@@ -35,6 +35,13 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     }
     let paths = SessionPaths::locate(ctx, session_id);
     let owner = paths.owner.as_str();
+    // It runs at every turn end of every attended session: with nothing live and nothing
+    // unannounced (what the loop's first look would find) it leaves at once, on one read-only
+    // look, creating no store and no lock file for a session that never used a2a.
+    match Store::open_read(&paths.db) {
+        Ok(Some(s)) if s.live_count().unwrap_or(0) > 0 || s.has_unannounced().unwrap_or(false) => {}
+        _ => return EXIT_OK,
+    }
     // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {

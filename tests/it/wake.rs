@@ -769,3 +769,25 @@ fn hook_wake_leaves_batches_to_a_live_monitor_and_covers_a_dead_or_stuck_one() {
     assert_eq!((out.status.code(), out.stderr.len()), (Some(0), 0));
     assert!(t.elapsed() < Duration::from_secs(2));
 }
+
+/// The turn-end hooks (`wake`, `stop`) run in every session, a2a used or not: in one that never
+/// used it they say nothing and leave no store or lock behind, so the status line keeps its
+/// no-store fast path there. (A `hook wake` that opened the store for writing created one.)
+#[test]
+fn turn_end_hooks_leave_no_trace_in_a_session_that_never_used_a2a() {
+    let home = TempHome::new();
+    for event in ["wake", "stop", "user-prompt-submit", "post-tool-use"] {
+        let (code, out, err, _) = hook(&home, event, &prompt_input("never-used"));
+        assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""), "{event}");
+    }
+    let sessions = home.a2a_home().join("state/sessions");
+    let left: Vec<String> = std::fs::read_dir(&sessions)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("never-used") && !n.ends_with(".mode"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
