@@ -6,7 +6,9 @@
 use crate::env::Ctx;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Opens the log for appending, creating it 0600 (it may name workers and task ids) in a 0700
 /// state folder. No tightening here: the status line appends through this (when logging is on),
@@ -24,7 +26,7 @@ pub fn open_append(ctx: &Ctx) -> Option<std::fs::File> {
 /// Starts logging to the state folder's log file at `A2A_MOD_LOG` (default `info`). Failing to
 /// open the log never stops the caller.
 pub fn init_file(ctx: &Ctx, component: &'static str) {
-    let filter = EnvFilter::try_from_env("A2A_MOD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = filter().unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO));
     let Some(file) = open_append(ctx) else {
         return;
     };
@@ -33,22 +35,56 @@ pub fn init_file(ctx: &Ctx, component: &'static str) {
     crate::fsx::tighten(&ctx.state_dir);
     crate::fsx::tighten_open(&file);
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_max_level(tracing::Level::TRACE)
         .with_writer(std::sync::Mutex::new(file))
         .with_ansi(false)
         .with_target(false)
         .compact()
+        .finish()
+        .with(filter)
         .try_init();
     tracing::debug!("{component} logging (pid {})", std::process::id());
 }
 
 /// Short-lived commands: stderr, and only when `A2A_MOD_LOG` asks.
 pub fn init_stderr() {
-    if let Ok(filter) = EnvFilter::try_from_env("A2A_MOD_LOG") {
+    if let Some(filter) = filter() {
         let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
+            .with_max_level(tracing::Level::TRACE)
             .with_writer(std::io::stderr)
             .with_ansi(false)
+            .finish()
+            .with(filter)
             .try_init();
+    }
+}
+
+/// `A2A_MOD_LOG` as `level` or `target=level,…` (tracing's `Targets` syntax). Not `EnvFilter`:
+/// its regex engine (regex-automata, and the Unicode tables a dev-dependency's features switch
+/// on) made every start of the binary, the status line's included, measurably slower
+/// (docs/design.md "Start-up cost").
+fn filter() -> Option<Targets> {
+    parse_filter(&std::env::var("A2A_MOD_LOG").ok()?)
+}
+
+/// A filter that does not parse is ignored, as before: logging never stops a command.
+fn parse_filter(spec: &str) -> Option<Targets> {
+    spec.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_filter;
+    use tracing::Level;
+
+    #[test]
+    fn log_filters_keep_the_common_syntax() {
+        let debug = parse_filter("debug").expect("a level");
+        assert!(debug.would_enable("a2a_mod::poller", &Level::DEBUG));
+        assert!(!debug.would_enable("a2a_mod::poller", &Level::TRACE));
+        let pairs = parse_filter("warn,a2a_mod=trace").expect("pairs");
+        assert!(pairs.would_enable("a2a_mod::a2a", &Level::TRACE));
+        assert!(!pairs.would_enable("hyper::proto", &Level::INFO));
+        assert!(parse_filter("a2a_mod=loud").is_none());
     }
 }
