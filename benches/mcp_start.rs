@@ -2,6 +2,8 @@
 //! time from spawn to the `initialize` reply (after the `server/discover` probe, as Claude Code
 //! sends it), against spawning `a2a-mod --version` in the same run as the baseline process cost.
 //! A benchmark, not a test: it prints figures and asserts nothing. `cargo bench --bench mcp_start`.
+//! `A2A_MOD_BENCH_RUNS` sets the runs (default 30); `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod`
+//! also times another build, interleaved with this one, for a before/after ratio on one machine.
 
 // A bench reports its measurements on stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -11,14 +13,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_a2a-mod");
-const RUNS: usize = 30;
 
 const PROBE: &str = r#"{"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.332"},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#;
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"claude-code","version":"2.1.332"}}}"#;
 
-fn baseline(home: &std::path::Path) -> Duration {
+fn baseline(bin: &str, home: &std::path::Path) -> Duration {
     let t = Instant::now();
-    let out = Command::new(BIN)
+    let out = Command::new(bin)
         .arg("--version")
         .env("A2A_MOD_HOME", home)
         .stdout(Stdio::null())
@@ -28,9 +29,9 @@ fn baseline(home: &std::path::Path) -> Duration {
     t.elapsed()
 }
 
-fn mcp_initialize(home: &std::path::Path) -> Duration {
+fn mcp_initialize(bin: &str, home: &std::path::Path) -> Duration {
     let t = Instant::now();
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin)
         .arg("mcp")
         .env("A2A_MOD_HOME", home)
         .env("CLAUDE_CODE_SESSION_ID", "bench-session")
@@ -72,25 +73,44 @@ fn summary(name: &str, mut v: Vec<Duration>) -> Duration {
     median
 }
 
-#[allow(clippy::print_stdout)]
 fn main() {
+    let runs: usize = std::env::var("A2A_MOD_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let vs = std::env::var("A2A_MOD_BENCH_VS").ok();
+    let bins: Vec<&str> = std::iter::once(BIN).chain(vs.as_deref()).collect();
     let home = tempfile::tempdir().expect("temp dir");
+    let mut times: Vec<(Vec<Duration>, Vec<Duration>)> = vec![Default::default(); bins.len()];
     // Warm the page cache so the first runs do not measure the disk.
-    baseline(home.path());
-    mcp_initialize(home.path());
-    let mut base = Vec::new();
-    let mut mcp = Vec::new();
-    // Interleaved, so both see the same machine load.
-    for _ in 0..RUNS {
-        base.push(baseline(home.path()));
-        mcp.push(mcp_initialize(home.path()));
+    for bin in &bins {
+        baseline(bin, home.path());
+        mcp_initialize(bin, home.path());
     }
-    println!("binary: {BIN}");
-    let b = summary("baseline: a2a-mod --version", base);
-    let m = summary("mcp: spawn → initialize reply", mcp);
-    println!(
-        "mcp start-up over baseline: +{:.2} ms ({:.2}×)",
-        (m.as_secs_f64() - b.as_secs_f64()) * 1000.0,
-        m.as_secs_f64() / b.as_secs_f64()
-    );
+    // Interleaved, so every case sees the same machine load.
+    for _ in 0..runs {
+        for (bin, (base, mcp)) in bins.iter().zip(times.iter_mut()) {
+            base.push(baseline(bin, home.path()));
+            mcp.push(mcp_initialize(bin, home.path()));
+        }
+    }
+    let mut medians = Vec::new();
+    for (bin, (base, mcp)) in bins.iter().zip(times) {
+        println!("binary: {bin}");
+        let b = summary("baseline: a2a-mod --version", base);
+        let m = summary("mcp: spawn → initialize reply", mcp);
+        println!(
+            "mcp start-up over baseline: +{:.2} ms ({:.2}×)",
+            (m.as_secs_f64() - b.as_secs_f64()) * 1000.0,
+            m.as_secs_f64() / b.as_secs_f64()
+        );
+        medians.push((b, m));
+    }
+    if let [(b1, m1), (b2, m2)] = medians[..] {
+        println!(
+            "this build / the other: --version {:.3}×, mcp initialize {:.3}×",
+            b1.as_secs_f64() / b2.as_secs_f64(),
+            m1.as_secs_f64() / m2.as_secs_f64()
+        );
+    }
 }

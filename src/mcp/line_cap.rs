@@ -32,6 +32,11 @@ pub const TOO_LONG_METHOD: &str = "a2a-mod/request-too-long";
 /// An id longer than this is not one a client sends; the line is treated as having none.
 const MAX_ID: usize = 256;
 
+/// Bytes read from stdin at a time. Small on purpose: the buffer is zeroed before the first
+/// request, on the path of the `initialize` reply, and 64 KiB of it cost 16 page faults there
+/// (benches/mcp_start.rs); a long request simply takes more reads.
+const READ_CHUNK: usize = 16 * 1024;
+
 pub struct LineCap<R> {
     inner: R,
     limit: usize,
@@ -56,7 +61,7 @@ impl<R> LineCap<R> {
         LineCap {
             inner,
             limit,
-            buf: vec![0; 64 * 1024].into_boxed_slice(),
+            buf: vec![0; READ_CHUNK].into_boxed_slice(),
             pos: 0,
             len: 0,
             line: 0,
