@@ -1,5 +1,5 @@
 //! The foundation through the user's commands (issue 2): every script verb against the embedded
-//! fake worker and the Python `a2a-sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
+//! fake worker, the Python `a2a-sdk` peer and the `@a2a-js/sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
 //! times as the worker saw them; OAuth expiry; one-line errors for bad input.
 
 use crate::util::*;

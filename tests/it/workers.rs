@@ -109,9 +109,12 @@ impl Peer {
                 c
             }
             Kind::Js => {
-                let node = std::env::var_os("A2A_PEERS_NODE")
-                    .map(PathBuf::from)
-                    .or_else(|| crate::util::which("node"));
+                // As setup.sh reads it: a path, or a name looked up on PATH.
+                let node = match std::env::var_os("A2A_PEERS_NODE") {
+                    Some(v) if Path::new(&v).components().count() > 1 => Some(PathBuf::from(v)),
+                    Some(v) => crate::util::which(&v.to_string_lossy()),
+                    None => crate::util::which("node"),
+                };
                 let Some(node) = node.filter(|n| n.exists()) else {
                     skip(
                         "Node.js not found (node on PATH or A2A_PEERS_NODE) — install Node.js >= 20, then run tests/peers/setup.sh",
