@@ -263,6 +263,7 @@ fn alias_of(kind: Kind) -> &'static str {
         Kind::Fake | Kind::FakeV03 => "fake",
         Kind::PyV1 => "py",
         Kind::PyV03 => "py03",
+        Kind::Js => "js",
     }
 }
 

@@ -1,5 +1,5 @@
 //! The foundation through the user's commands (issue 2): every script verb against the embedded
-//! fake worker and the Python `a2a-sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
+//! fake worker, the Python `a2a-sdk` peer and the `@a2a-js/sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
 //! times as the worker saw them; OAuth expiry; one-line errors for bad input.
 
 use crate::util::*;
@@ -16,7 +16,11 @@ fn task_state(home: &TempHome, id: &str) -> Option<String> {
 
 /// Every verb of the script, through `send`, `task`, `cancel` and `tasks`, against one worker.
 fn verbs(kind: Kind) {
-    let Some(peer) = Peer::start(kind, &[]) else {
+    verbs_with(kind, &[])
+}
+
+fn verbs_with(kind: Kind, extra: &[&str]) {
+    let Some(peer) = Peer::start(kind, extra) else {
         return;
     };
     let home = TempHome::new();
@@ -118,6 +122,16 @@ fn verbs_python_v1() {
 #[test]
 fn verbs_python_v03() {
     verbs(Kind::PyV03)
+}
+/// `@a2a-js/sdk`, streaming on: a2a-mod talks v1 to its hybrid card.
+#[test]
+fn verbs_js_v1() {
+    verbs(Kind::Js)
+}
+/// `@a2a-js/sdk` with a v0.3-only card: `message/stream`, `tasks/get`, `tasks/cancel`.
+#[test]
+fn verbs_js_v03() {
+    verbs_with(Kind::Js, &["--v03-only"])
 }
 
 /// The seed's inline window as the worker saw it: GetTask 0.5, 1.5, 3.5 and 7.5 s after the send

@@ -390,6 +390,11 @@ fn lost_contact_python() {
     lost_contact(Kind::PyV1)
 }
 
+#[test]
+fn lost_contact_js() {
+    lost_contact(Kind::Js)
+}
+
 /// OAuth tokens that die after 1 s while claiming an hour (the token URL from the worker's card):
 /// the background poller's poll gets a 401, clears the token, fetches exactly one fresh one and
 /// carries on; the task completes.
@@ -470,6 +475,11 @@ fn poller_refreshes_token_after_401_fake() {
 #[test]
 fn poller_refreshes_token_after_401_python() {
     token_refresh(Kind::PyV1)
+}
+
+#[test]
+fn poller_refreshes_token_after_401_js() {
+    token_refresh(Kind::Js)
 }
 
 /// `kill -9` of the poller while tasks are live: whoever comes next (`watch`, `task`) starts a new

@@ -46,7 +46,10 @@ fn two_seconds(kind: Kind, extra: &[&str]) {
     let late = returned - ended;
     // Polling alone answers at the 3.5 s poll, 1.5 s after the end: anything well under that came
     // through the stream. The figure itself is printed (CI's machine is shared; no tight bound).
-    eprintln!("{kind:?}: returned {late} ms after the worker ended the task");
+    eprintln!(
+        "{kind:?} ({}): returned {late} ms after the worker ended the task",
+        sent.method
+    );
     assert!(
         (0..STREAMED_MS).contains(&late),
         "returned {late} ms after the worker ended the task"
@@ -68,10 +71,21 @@ fn a_2s_task_returns_as_it_ends_python() {
     two_seconds(Kind::PyV1, &[])
 }
 
-/// An echo is answered without waiting for the 0.5 s poll, and nothing is polled.
+/// `@a2a-js/sdk`: its card is hybrid, so a2a-mod streams in v1 (`SendStreamingMessage`).
 #[test]
-fn a_quick_task_does_not_wait_for_a_poll() {
-    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on"]) else {
+fn a_2s_task_returns_as_it_ends_js() {
+    two_seconds(Kind::Js, &[])
+}
+
+/// `@a2a-js/sdk` with a card listing only its v0.3 interface: `message/stream`.
+#[test]
+fn a_2s_task_returns_as_it_ends_js_v03() {
+    two_seconds(Kind::Js, &["--v03-only"])
+}
+
+/// An echo is answered without waiting for the 0.5 s poll, and nothing is polled.
+fn quick(kind: Kind, extra: &[&str]) {
+    let Some(peer) = Peer::start(kind, extra) else {
         return;
     };
     let home = TempHome::new();
@@ -85,13 +99,33 @@ fn a_quick_task_does_not_wait_for_a_poll() {
     );
     // A polled echo waits for the 0.5 s poll; the proof that this one did not is that no GetTask
     // was sent at all (below). The time is printed, not bounded tightly (shared CI machine).
-    eprintln!("quick task took {took:?}");
+    eprintln!("{kind:?} {extra:?}: quick task took {took:?}");
     assert!(took < Duration::from_millis(1500), "took {took:?}");
     assert!(
         !peer.events().iter().any(|e| e.is_get()),
         "{:?}",
         peer.events()
     );
+    assert!(
+        peer.events().iter().any(|e| is_stream_send(&e.method)),
+        "{:?}",
+        peer.events()
+    );
+}
+
+#[test]
+fn a_quick_task_does_not_wait_for_a_poll() {
+    quick(Kind::Fake, &["--streaming", "on"])
+}
+
+#[test]
+fn a_quick_task_does_not_wait_for_a_poll_js() {
+    quick(Kind::Js, &[])
+}
+
+#[test]
+fn a_quick_task_does_not_wait_for_a_poll_js_v03() {
+    quick(Kind::Js, &["--v03-only"])
 }
 
 /// Each fault of the stream: the task still ends in the inline window, found by polling, and is

@@ -1,7 +1,8 @@
 //! Workers for integration tests, run as processes the way users run them: the embedded fake
 //! worker (`a2a-mod fake-worker`) and the Python `a2a-sdk` peer (`tests/peers/worker.py`), each in
-//! v1 and v0.3-only mode. Both log every request as one JSON line, so tests read one format.
-//! Every worker is killed when its `Peer` drops.
+//! v1 and v0.3-only mode, and the `@a2a-js/sdk` peer (`tests/peers/js/worker.mjs`: v1 and v0.3 on
+//! one endpoint, streaming on; `--v03-only` makes its card list v0.3 alone). All log every request
+//! as one JSON line, so tests read one format. Every worker is killed when its `Peer` drops.
 
 use crate::util::{TestCommand, skip};
 use serde::Deserialize;
@@ -23,6 +24,8 @@ pub enum Kind {
     FakeV03,
     PyV1,
     PyV03,
+    /// `tests/peers/js/worker.mjs` on `@a2a-js/sdk` (pass `--v03-only` to make a2a-mod talk v0.3).
+    Js,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -63,7 +66,7 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Where `tests/peers/setup.sh` put the Python venvs.
+/// Where `tests/peers/setup.sh` put the Python venvs and the JS packages.
 pub fn peers_dir() -> PathBuf {
     std::env::var_os("A2A_PEERS_DIR")
         .map(PathBuf::from)
@@ -105,8 +108,39 @@ impl Peer {
                     .arg("--exit-on-stdin-eof");
                 c
             }
+            Kind::Js => {
+                // As setup.sh reads it: a path, or a name looked up on PATH.
+                let node = match std::env::var_os("A2A_PEERS_NODE") {
+                    Some(v) if Path::new(&v).components().count() > 1 => Some(PathBuf::from(v)),
+                    Some(v) => crate::util::which(&v.to_string_lossy()),
+                    None => crate::util::which("node"),
+                };
+                let Some(node) = node.filter(|n| n.exists()) else {
+                    skip(
+                        "Node.js not found (node on PATH or A2A_PEERS_NODE) — install Node.js >= 20, then run tests/peers/setup.sh",
+                    );
+                    return None;
+                };
+                let modules = peers_dir().join("js");
+                let sdk = modules.join("node_modules/@a2a-js/sdk");
+                if !sdk.exists() {
+                    skip(&format!(
+                        "@a2a-js/sdk peer not set up ({} missing) — run tests/peers/setup.sh",
+                        sdk.display()
+                    ));
+                    return None;
+                }
+                let mut c = TestCommand::program(node);
+                c.arg(repo().join("tests/peers/js/worker.mjs"))
+                    .arg("--modules")
+                    .arg(&modules)
+                    .arg("--log")
+                    .arg(&log)
+                    .arg("--exit-on-stdin-eof");
+                c
+            }
         };
-        // Stdin stays open: the Python peer exits when it closes, with the `Peer`.
+        // Stdin stays open: the Python and JS peers exit when it closes, with the `Peer`.
         let mut child = cmd
             .args(extra)
             .stdin_pipe()

@@ -1,28 +1,26 @@
 #!/usr/bin/env bash
-# Creates the two Python venvs that run tests/peers/worker.py on the real a2a-sdk:
+# Installs the real A2A SDKs the peer workers run on:
 #   $A2A_PEERS_DIR/venv-v1   a2a-sdk 1.x  (v1.0 + v0.3 compatibility), requirements-v1.txt
 #   $A2A_PEERS_DIR/venv-v03  a2a-sdk 0.3  (v0.3 only),                 requirements-v03.txt
-# A2A_PEERS_DIR defaults to <repo>/target/peers. Idempotent: a venv whose stamp matches its
-# requirements file and interpreter is left alone, so a second run takes well under a second.
-# Env: A2A_PEERS_PYTHON picks the interpreter (default python3, must be >= 3.10).
+#   $A2A_PEERS_DIR/js        @a2a-js/sdk + express for js/worker.mjs,  js/package-lock.json (npm ci)
+# A2A_PEERS_DIR defaults to <repo>/target/peers. Idempotent: a venv or the js dir whose stamp
+# matches its requirements/lock file and interpreter is left alone, so a second run takes well
+# under a second. The Python and the JS parts are independent: one failing does not stop the
+# other, and the script exits 1 if either failed.
+# Env: A2A_PEERS_PYTHON picks the interpreter (default python3, must be >= 3.10);
+#      A2A_PEERS_NODE picks node (default node, must be >= 20; npm is taken from beside it or PATH).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 dir="${A2A_PEERS_DIR:-$repo/target/peers}"
 python="${A2A_PEERS_PYTHON:-python3}"
+node="${A2A_PEERS_NODE:-node}"
 
 die() {
     echo "tests/peers/setup.sh: $*" >&2
     exit 1
 }
-
-command -v "$python" >/dev/null 2>&1 ||
-    die "\"$python\" not found — install Python >= 3.10 or set A2A_PEERS_PYTHON"
-py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" ||
-    die "\"$python\" does not run"
-"$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
-    die "a2a-sdk needs Python >= 3.10, \"$python\" is $py_version — set A2A_PEERS_PYTHON"
 
 mkdir -p "$dir" || die "cannot create \"$dir\""
 
@@ -59,5 +57,51 @@ setup_venv() {
         'from importlib.metadata import version; print(version("a2a-sdk"))')"
 }
 
-setup_venv v1
-setup_venv v03
+setup_python() {
+    command -v "$python" >/dev/null 2>&1 ||
+        die "\"$python\" not found — install Python >= 3.10 or set A2A_PEERS_PYTHON"
+    py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" ||
+        die "\"$python\" does not run"
+    "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+        die "a2a-sdk needs Python >= 3.10, \"$python\" is $py_version — set A2A_PEERS_PYTHON"
+    setup_venv v1
+    setup_venv v03
+}
+
+# @a2a-js/sdk and express, exactly as js/package-lock.json pins them, in $dir/js (outside the
+# repo tree; js/worker.mjs loads them from there).
+setup_js() {
+    local js="$dir/js"
+    local stamp="$js/.a2a-peers-stamp"
+    local node_version npm want
+    command -v "$node" >/dev/null 2>&1 ||
+        die "\"$node\" not found — install Node.js >= 20 (with npm) or set A2A_PEERS_NODE"
+    node_version="$("$node" -p 'process.versions.node')" || die "\"$node\" does not run"
+    "$node" -e 'process.exit(Number(process.versions.node.split(".")[0]) < 20 ? 1 : 0)' ||
+        die "@a2a-js/sdk needs Node.js >= 20, \"$node\" is $node_version — set A2A_PEERS_NODE"
+    npm="$(dirname "$(command -v "$node")")/npm"
+    [[ -x "$npm" ]] || npm="$(command -v npm)" || die "npm not found beside \"$node\" or on PATH"
+    want="$(cat "$here/js/package.json" "$here/js/package-lock.json" | sha256sum | cut -d' ' -f1) node-$node_version"
+
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -d "$js/node_modules/@a2a-js/sdk" ]]; then
+        echo "peers: js up to date ($js)"
+        return 0
+    fi
+
+    echo "peers: installing @a2a-js/sdk in $js"
+    rm -rf "$js"
+    mkdir -p "$js" || die "cannot create \"$js\""
+    cp "$here/js/package.json" "$here/js/package-lock.json" "$js/"
+    # npm ci: exactly the lockfile, no resolution; no install scripts (none are needed).
+    (cd "$js" && "$npm" ci --no-audit --no-fund --ignore-scripts --loglevel=error </dev/null) ||
+        die "npm ci in \"$js\" failed (network to the npm registry needed on first run)"
+    "$node" "$here/js/worker.mjs" --modules "$js" --check ||
+        die "js built but worker.mjs cannot load @a2a-js/sdk and express from \"$js\""
+    echo "$want" >"$stamp"
+    echo "peers: js ready: @a2a-js/sdk $("$node" -p "require('$js/node_modules/@a2a-js/sdk/package.json').version")"
+}
+
+failed=0
+(setup_python) || failed=1
+(setup_js) || failed=1
+exit "$failed"
