@@ -113,9 +113,6 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 }
                 continue;
             };
-            // A poll falling due is when a task gets its stream (if it has none, and there is
-            // room): the inline window's own stream has ended by then.
-            subs.consider(t.seq, &t.task_id, &worker, timing);
             in_flight.insert(t.seq);
             let tx = tx.clone();
             let timeout = timing.poll_timeout();
@@ -187,6 +184,11 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             }
             if u.end.is_some() {
                 subs.forget(t.seq);
+            } else if let Some(w) = workers.get(&t.worker) {
+                // A poll's answer is when a live task gets its stream (if it has none, and there
+                // is room): the inline window's own stream has ended by then, and the worker's
+                // card is known, so the subscription never races the poll to fetch it.
+                subs.consider(t.seq, &t.task_id, w, timing);
             }
             updates.push((t, u));
         }
