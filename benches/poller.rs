@@ -5,6 +5,10 @@
 //! CPU share of the wall time, peak RSS (`VmHWM`), and the polls the workers answered.
 //! A benchmark, not a test: it asserts only that the poller kept polling.
 //!
+//! The streaming case (issue 11) runs the same load against workers whose card offers streaming,
+//! with `max_streams_per_worker` high enough that the poller holds a subscription to every task
+//! beside its polls: the cost of 500 open streams, against the same poller with one streamed task.
+//!
 //! `cargo bench --bench poller` runs the full size (30 s per case at the seed's 5 s cadence, then
 //! a 0.5 s cadence as a stress case); `A2A_MOD_BENCH_SECS` changes the wall time. Run any other
 //! way (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
@@ -18,7 +22,7 @@ use a2a_mod::a2a::Worker;
 use a2a_mod::config::WorkerConfig;
 use a2a_mod::core::task::TaskState;
 use a2a_mod::env::{Ctx, now_ms};
-use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions};
+use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
 use a2a_mod::state::{NewTask, Store, session};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,6 +35,8 @@ struct Size {
     tasks: usize,
     interval_s: f64,
     wall: Duration,
+    /// The workers stream, and the poller may hold this many subscriptions per worker.
+    streams_per_worker: Option<usize>,
 }
 
 struct Measured {
@@ -42,6 +48,7 @@ struct Measured {
     polls: usize,
     live_after: usize,
     failed_polls: u64,
+    subscriptions: usize,
 }
 
 fn clock_ticks() -> u64 {
@@ -78,8 +85,15 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
     let home = tempfile::tempdir().expect("temp home");
     let workers: Vec<FakeWorker> = (0..size.workers)
         .map(|_| {
-            rt.block_on(FakeWorker::start(FakeWorkerOptions::default()))
-                .expect("start a fake worker")
+            let stream = match size.streams_per_worker {
+                Some(_) => StreamMode::On,
+                None => StreamMode::Off,
+            };
+            rt.block_on(FakeWorker::start(FakeWorkerOptions {
+                stream,
+                ..FakeWorkerOptions::default()
+            }))
+            .expect("start a fake worker")
         })
         .collect();
     let mut config = String::new();
@@ -90,6 +104,9 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
         "[timing]\npoll_interval_s = {}\n",
         size.interval_s
     ));
+    if let Some(n) = size.streams_per_worker {
+        config.push_str(&format!("max_streams_per_worker = {n}\n"));
+    }
     std::fs::write(home.path().join("config.toml"), config).expect("write config");
 
     let ctx = Ctx::at(home.path());
@@ -165,6 +182,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
         .and_then(|s| s.live_tasks())
         .expect("read the store");
     let failed_polls = rows.iter().map(|t| t.failed_polls as u64).sum();
+    let subscriptions = workers.iter().map(subscribes).sum();
     for w in workers {
         rt.block_on(w.stop());
     }
@@ -176,7 +194,15 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
         polls,
         live_after: rows.len(),
         failed_polls,
+        subscriptions,
     }
+}
+
+fn subscribes(w: &FakeWorker) -> usize {
+    w.events()
+        .iter()
+        .filter(|e| e.method == "SubscribeToTask" || e.method == "tasks/resubscribe")
+        .count()
 }
 
 fn gets(w: &FakeWorker) -> usize {
@@ -204,7 +230,7 @@ fn pct(cpu: Duration, wall: Duration) -> f64 {
 fn report(name: &str, size: &Size, m: &Measured) {
     let wall = size.wall.as_secs_f64();
     println!(
-        "{name:<28} {:>4} tasks / {:>2} workers @ {:>3} s: cpu {:>7.0} ms ({:>5.2}% of {wall:.0} s; steady {:>5.2}%)  peak rss {:>6} KiB  polls {:>5} ({:>6.1}/s)  live after {}  failed polls {}",
+        "{name:<28} {:>4} tasks / {:>2} workers @ {:>3} s: cpu {:>7.0} ms ({:>5.2}% of {wall:.0} s; steady {:>5.2}%)  peak rss {:>6} KiB  polls {:>5} ({:>6.1}/s)  live after {}  failed polls {}  subscriptions {}",
         size.tasks,
         size.workers,
         size.interval_s,
@@ -216,6 +242,7 @@ fn report(name: &str, size: &Size, m: &Measured) {
         m.polls as f64 / wall,
         m.live_after,
         m.failed_polls,
+        m.subscriptions,
     );
 }
 
@@ -232,7 +259,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let (workers, tasks, cadences) = if full {
+    let (workers, tasks, cadences): (usize, usize, Vec<f64>) = if full {
         (20, 500, vec![5.0, 0.5])
     } else {
         (2, 20, vec![0.5])
@@ -250,24 +277,34 @@ fn main() {
             " (smoke run; `cargo bench --bench poller` for the full size)"
         }
     );
-    for interval_s in cadences {
+    let mut cases: Vec<(f64, Option<usize>)> = cadences.iter().map(|c| (*c, None)).collect();
+    // Streaming at the seed's cadence: every task of every worker holds a subscription.
+    cases.insert(
+        1.min(cases.len()),
+        (cadences[0], Some(tasks.div_ceil(workers))),
+    );
+    for (interval_s, streams_per_worker) in cases {
+        let streaming = streams_per_worker.is_some();
         let base = Size {
             workers: 1,
             tasks: 1,
             interval_s,
             wall,
+            streams_per_worker,
         };
         let load = Size {
             workers,
             tasks,
             interval_s,
             wall,
+            streams_per_worker,
         };
         // Baseline first, then the load, in the same run on the same machine.
         let b = measure(&rt, &base);
-        report("baseline (1 task)", &base, &b);
+        let tag = if streaming { " streaming" } else { "" };
+        report(&format!("baseline{tag} (1 task)"), &base, &b);
         let m = measure(&rt, &load);
-        report("load", &load, &m);
+        report(&format!("load{tag}"), &load, &m);
         println!(
             "  ratio load/baseline: cpu {:.1}x, steady cpu {:.1}x, peak rss {:.2}x",
             m.cpu.as_secs_f64() / b.cpu.as_secs_f64().max(1e-3),
@@ -282,5 +319,12 @@ fn main() {
             "only {} polls in {rounds} rounds of {tasks}",
             m.polls
         );
+        if streaming {
+            assert!(
+                m.subscriptions >= tasks,
+                "{} subscriptions",
+                m.subscriptions
+            );
+        }
     }
 }

@@ -177,6 +177,9 @@ pub struct FakeWorkerArgs {
     /// Offer streaming in the card and serve it (`on`), or one of its faults (default: off)
     #[arg(long, value_name = "MODE", value_enum, default_value = "off")]
     pub streaming: FakeStreaming,
+    /// The --streaming fault applies to subscriptions (SubscribeToTask) only; sends stream as `on`
+    #[arg(long)]
+    pub subscribe_faults_only: bool,
 }
 
 /// `fake-worker --streaming`: see `fake_worker::StreamMode`.

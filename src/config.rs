@@ -65,6 +65,11 @@ pub struct Timing {
     /// Use a worker's SSE stream when its card offers one (issue 11); polling stays the safety
     /// net either way. `false`: plain calls only, as before streaming.
     pub streaming: bool,
+    /// The background poller's subscriptions (`SubscribeToTask`) open at once to one streaming
+    /// worker; its other tasks are polled only. Each holds a connection open, and a browser's
+    /// six per host is the usual courtesy; 16 covers the tasks a session keeps live at once.
+    /// 0: the poller never subscribes (inline streaming is `streaming`'s).
+    pub max_streams_per_worker: usize,
 }
 
 impl Default for Timing {
@@ -76,6 +81,7 @@ impl Default for Timing {
             max_failed_polls: 6,
             done_display_s: 5.0,
             streaming: true,
+            max_streams_per_worker: 16,
         }
     }
 }
@@ -377,6 +383,7 @@ mod tests {
         assert_eq!(c.timing.poll_timeout_s, 15.0);
         assert_eq!(c.timing.max_failed_polls, 6);
         assert_eq!(c.timing.done_display_s, 5.0);
+        assert_eq!(c.timing.max_streams_per_worker, 16);
         assert_eq!(c.statusline, StatuslineConfig::default());
     }
 

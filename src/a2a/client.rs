@@ -45,6 +45,16 @@ pub enum Started {
     Plain(TaskView),
 }
 
+/// How a subscription began ([`Worker::follow`]).
+pub enum Followed {
+    /// The task's events follow, the whole task first.
+    Stream(TaskStream),
+    /// The worker does not stream (its card, the config, or a refusal remembered).
+    NotStreaming,
+    /// This one call accepted nothing: why (the task unknown or ended, credentials, the network).
+    Declined(A2aError),
+}
+
 /// Redirects followed for one card location before giving up.
 const MAX_REDIRECTS: usize = 5;
 
@@ -142,13 +152,20 @@ impl Worker {
     }
 
     fn stream_endpoint(&self, card: &Card) -> Option<Endpoint> {
+        self.stream_endpoint_of(card, true)
+    }
+
+    /// The endpoint stream calls go to when the card offers streaming; `unless_refused`: and the
+    /// worker has not refused it.
+    fn stream_endpoint_of(&self, card: &Card, unless_refused: bool) -> Option<Endpoint> {
         let claims = card
             .raw
             .get("capabilities")
             .and_then(|c| c.get("streaming"))
             == Some(&serde_json::Value::Bool(true));
         let (ep, _) = self.endpoints(card);
-        (claims && !self.lock().no_stream && ep.binding == Binding::JsonRpc).then_some(ep)
+        let refused = unless_refused && self.lock().no_stream;
+        (claims && !refused && ep.binding == Binding::JsonRpc).then_some(ep)
     }
 
     /// `send`, streamed when the worker streams (`SendStreamingMessage` / `message/stream`). A
@@ -167,8 +184,8 @@ impl Worker {
             context_id,
         };
         match self.open_stream(op, deadline).await {
-            Ok(Some(s)) => Ok(Started::Stream(s)),
-            Ok(None) => self
+            Ok(Followed::Stream(s)) => Ok(Started::Stream(s)),
+            Ok(Followed::NotStreaming | Followed::Declined(_)) => self
                 .send(text, task_id, context_id, deadline)
                 .await
                 .map(Started::Plain),
@@ -183,21 +200,42 @@ impl Worker {
         task_id: &str,
         deadline: Instant,
     ) -> Result<Option<TaskStream>, A2aError> {
+        Ok(match self.follow(task_id, deadline).await? {
+            Followed::Stream(s) => Some(s),
+            Followed::NotStreaming | Followed::Declined(_) => None,
+        })
+    }
+
+    /// [`Worker::subscribe`] for the background poller, which must tell a worker that does not
+    /// stream from one that declined this one subscription (the task is unknown to it, or ended:
+    /// -32001 / -32004; a 401; a connection refused) and why.
+    pub async fn follow(&self, task_id: &str, deadline: Instant) -> Result<Followed, A2aError> {
         self.open_stream(StreamOp::Subscribe { id: task_id }, deadline)
             .await
     }
 
-    /// Opens a stream call; `Ok(None)` when the worker does not stream or the call accepted nothing
-    /// (the caller then makes the plain call, which meets and reports any real problem).
-    async fn open_stream(
-        &self,
-        op: StreamOp<'_>,
-        deadline: Instant,
-    ) -> Result<Option<TaskStream>, A2aError> {
+    /// Whether the card (as already fetched, no request made) offers streaming over JSON-RPC.
+    pub fn claims_streaming(&self) -> bool {
+        let card = self.lock().card.clone();
+        card.is_some_and(|c| self.stream_endpoint_of(&c, false).is_some())
+    }
+
+    /// The worker claims streaming but refused it where only a refusal explains the answer (a
+    /// subscription to a task it still runs answered "unsupported operation"): plain calls from
+    /// now on, logged once, as [`Refusal::Unsupported`] is.
+    pub fn refuse_streaming(&self, why: &A2aError) {
+        if !std::mem::replace(&mut self.lock().no_stream, true) {
+            tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");
+        }
+    }
+
+    /// Opens a stream call: the stream, or why not (the caller then makes the plain call, which
+    /// meets and reports any real problem).
+    async fn open_stream(&self, op: StreamOp<'_>, deadline: Instant) -> Result<Followed, A2aError> {
         let budget = Budget::start(deadline)?;
         let card = self.discover(&budget).await?;
         let Some(ep) = self.stream_endpoint(&card) else {
-            return Ok(None);
+            return Ok(Followed::NotStreaming);
         };
         let cred = self.creds(&card, &budget).await?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -221,7 +259,11 @@ impl Worker {
         let resp = match budget.run(async { Ok(req.send().await) }).await? {
             Ok(r) => r,
             // Nothing reached the worker: the plain call may go out instead.
-            Err(e) if e.is_connect() => return Ok(None),
+            Err(e) if e.is_connect() => {
+                return Ok(Followed::Declined(super::http::transport_error(
+                    &e, &budget,
+                )));
+            }
             Err(e) => return Err(super::http::transport_error(&e, &budget)),
         };
         let known = match op {
@@ -232,20 +274,20 @@ impl Worker {
             .run(async { Ok(TaskStream::open(resp, id, &ep.url, known, &budget).await) })
             .await?
         {
-            Ok(s) => Ok(Some(s)),
+            Ok(s) => Ok(Followed::Stream(s)),
             Err(Refusal::Unsupported(why)) => {
                 let first = !std::mem::replace(&mut self.lock().no_stream, true);
                 if first {
                     tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");
                 }
-                Ok(None)
+                Ok(Followed::NotStreaming)
             }
             Err(Refusal::Declined(why)) => {
                 if let (A2aError::Auth { .. }, Some(c)) = (&why, &cred) {
                     self.tokens.forget(c).await;
                 }
                 tracing::debug!(worker = %self.alias, "stream call declined ({why}); plain call instead");
-                Ok(None)
+                Ok(Followed::Declined(why))
             }
         }
     }

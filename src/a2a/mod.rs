@@ -118,7 +118,7 @@ mod stream;
 mod tests;
 mod wire;
 
-pub use client::{Started, Worker, http_client};
+pub use client::{Followed, Started, Worker, http_client};
 pub use stream::TaskStream;
 
 /// What one GetTask told, as the poll schedule (`core::schedule::after_poll`) reads it; shared by

@@ -10,7 +10,8 @@
 //! worker is polled.
 //!
 //! A stream is never trusted to be complete: it may stall, drop or lie, and callers keep polling
-//! whenever it has told nothing newer (`core::inline`, the poller).
+//! whenever it has told nothing newer (`core::inline`), or beside it (the poller's subscriptions,
+//! `poller/streams.rs`, through `Worker::follow`).
 
 use super::card::{Dialect, Endpoint};
 use super::http::{Budget, MAX_BODY, transport_error};

@@ -81,6 +81,7 @@ fn options(
             FakeStreaming::Http404 => StreamMode::Http404,
             FakeStreaming::RpcError => StreamMode::RpcError,
         },
+        subscribe_faults_only: args.subscribe_faults_only,
     })
 }
 
@@ -116,6 +117,7 @@ mod tests {
             oauth_claimed_ttl: None,
             log: None,
             streaming: FakeStreaming::Off,
+            subscribe_faults_only: false,
         }
     }
 

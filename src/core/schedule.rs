@@ -111,6 +111,55 @@ pub fn after_poll(
     }
 }
 
+/// What one event of the poller's subscription to a task does (issue 11): the task as the worker
+/// now tells it, folded like a GetTask answer. Only a told state counts (`None` for anything else:
+/// a stream's failures are not polls and never end a task). For a task that stays live, the
+/// update's `failed_polls` and `next_poll_ms` mean nothing: `Store::apply_events` keeps the 5 s
+/// poll rhythm and the failed-check count as the polls left them, so a stream that is healthy
+/// neither counts as a check nor hides the failures of the polls beside it.
+pub fn after_event(outcome: PollOutcome) -> Option<PollUpdate> {
+    match outcome {
+        seen @ PollOutcome::Seen { .. } => Some(after_poll(
+            0,
+            TaskState::Unknown,
+            seen,
+            0,
+            Duration::ZERO,
+            u32::MAX,
+        )),
+        _ => None,
+    }
+}
+
+/// The first wait before a dropped subscription is opened again; doubled on each drop in a row.
+pub const RESUBSCRIBE_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between two subscriptions to one task: polling covers the gap meanwhile.
+pub const RESUBSCRIBE_MAX: Duration = Duration::from_secs(60);
+/// A subscription that stayed open this long was healthy: its drop starts the backoff afresh.
+pub const STREAM_HEALTHY: Duration = Duration::from_secs(60);
+
+/// How long to wait before subscribing to a task again after its stream dropped, and the count of
+/// drops in a row to remember: 1, 2, 4 … s up to a minute, from the start again after a stream
+/// that lasted [`STREAM_HEALTHY`]. A worker that drops every stream at once is so asked at most
+/// once a minute per task, and a proxy that cuts long streams now and then costs a second.
+pub fn resubscribe_after(drops_before: u32, lived: Duration) -> (Duration, u32) {
+    let drops = if lived >= STREAM_HEALTHY {
+        1
+    } else {
+        drops_before.saturating_add(1)
+    };
+    let wait = RESUBSCRIBE_FIRST
+        .saturating_mul(1u32 << (drops - 1).min(16))
+        .min(RESUBSCRIBE_MAX);
+    (wait, drops)
+}
+
+/// Whether another stream to a worker fits under `[timing] max_streams_per_worker`; a task that
+/// finds no room is polled, and gets a stream when its next poll falls due with one free.
+pub fn stream_fits(open_to_worker: usize, cap: usize) -> bool {
+    open_to_worker < cap
+}
+
 /// The inline window's GetTask times, as offsets from the send: the gaps of `[timing]
 /// inline_polls_s` added up (0.5, 1.5, 3.5, 7.5 s for the seed's 0.5, 1, 2, 4).
 pub fn inline_offsets(gaps: &[Duration]) -> Vec<Duration> {
@@ -279,5 +328,57 @@ mod tests {
         assert_eq!(u.next_poll_ms, Some(6000));
         let u = after_poll(0, TaskState::Working, defer(86_400), 0, S, 6);
         assert_eq!(u.next_poll_ms, Some(300_000));
+    }
+    /// Issue 11: a streamed state folds like a poll's, and only a state counts; the rhythm and the
+    /// count are the store's to keep (what `Store::apply_events` relies on).
+    #[test]
+    fn an_event_ends_or_updates_like_a_poll() {
+        let seen = |state: TaskState| PollOutcome::Seen {
+            state,
+            wire_state: state.as_str().to_string(),
+            text: Some("t".into()),
+            question: None,
+            context_id: None,
+        };
+        let u = after_event(seen(TaskState::Working)).unwrap();
+        assert_eq!(
+            (u.state, u.end, u.text.as_deref()),
+            (TaskState::Working, None, Some("t"))
+        );
+        for s in TaskState::ALL.into_iter().filter(|s| !s.is_live()) {
+            let u = after_event(seen(s)).unwrap();
+            assert_eq!(
+                (u.end, u.next_poll_ms),
+                (Some(EndReason::State), None),
+                "{s}"
+            );
+        }
+        assert_eq!(after_event(PollOutcome::NotFound), None);
+        assert_eq!(after_event(PollOutcome::Failed { error: "x".into() }), None);
+    }
+
+    #[test]
+    fn resubscription_backs_off_and_starts_again_after_a_healthy_stream() {
+        let short = Duration::from_millis(10);
+        let mut drops = 0;
+        let mut waits = Vec::new();
+        for _ in 0..9 {
+            let (w, d) = resubscribe_after(drops, short);
+            waits.push(w.as_secs());
+            drops = d;
+        }
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        assert_eq!(
+            resubscribe_after(drops, STREAM_HEALTHY),
+            (RESUBSCRIBE_FIRST, 1)
+        );
+        assert_eq!(resubscribe_after(u32::MAX, short).0, RESUBSCRIBE_MAX);
+    }
+
+    #[test]
+    fn streams_beyond_the_cap_are_polled() {
+        assert!(stream_fits(0, 1));
+        assert!(!stream_fits(1, 1));
+        assert!(!stream_fits(0, 0), "0 turns background streams off");
     }
 }

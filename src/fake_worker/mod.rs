@@ -24,7 +24,8 @@
 //! - Streaming ([`StreamMode`], off by default so the seed's tests see plain calls): a stream
 //!   send answers the task `submitted`, then its artifact in two appended chunks and its status
 //!   updates the moment the clock or a follow-up changes them; a subscription starts with the
-//!   whole task and is refused (-32004) for an ended one.
+//!   whole task and is refused (-32004) for an ended one. `subscribe_faults_only` keeps a fault
+//!   to subscriptions.
 
 mod script;
 mod server;
@@ -59,6 +60,9 @@ pub struct FakeWorkerOptions {
     pub log: Option<PathBuf>,
     /// Whether the card offers streaming, and how the stream calls behave.
     pub stream: StreamMode,
+    /// `stream`'s fault applies to subscriptions only; streamed sends are served as `On` (tests
+    /// of the poller's subscriptions, whose tasks must first be sent and tracked).
+    pub subscribe_faults_only: bool,
 }
 
 /// The fake worker's streaming (issue 11): off (the seed's behaviour, the card says

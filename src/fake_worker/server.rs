@@ -35,9 +35,21 @@ pub(crate) struct Shared {
     tokens: Mutex<HashMap<String, Option<Instant>>>,
     shutdown: watch::Receiver<bool>,
     stream: StreamMode,
+    subscribe_faults_only: bool,
     /// Bumped on every change a clock does not make (a follow-up, a cancel), so open streams
     /// look again.
     changes: watch::Sender<u64>,
+}
+
+impl Shared {
+    /// How a stream call behaves: the mode, or `On` for a send when faults are for subscriptions.
+    fn stream_mode(&self, subscribe: bool) -> StreamMode {
+        if self.subscribe_faults_only && !subscribe && self.stream != StreamMode::Off {
+            StreamMode::On
+        } else {
+            self.stream
+        }
+    }
 }
 
 /// A poisoned lock only means another request panicked mid-update; the data is still usable for a
@@ -87,6 +99,7 @@ impl Shared {
             tokens: Mutex::new(HashMap::new()),
             shutdown,
             stream: opts.stream,
+            subscribe_faults_only: opts.subscribe_faults_only,
             changes: watch::channel(0).0,
         }
     }
@@ -429,7 +442,7 @@ impl Streaming {
 
     /// The next events to send (empty when the stream ends without another).
     async fn step(&mut self) -> Vec<SseEvent> {
-        let mode = self.sh.stream;
+        let mode = self.sh.stream_mode(self.subscribe);
         if mode == StreamMode::Mute {
             let mut stop = self.sh.shutdown.clone();
             let _ = stop.wait_for(|s| *s).await;
@@ -638,7 +651,8 @@ fn dispatch(
         );
     }
     if streamed {
-        match sh.stream {
+        let subscribe = matches!(method, "SubscribeToTask" | "tasks/resubscribe");
+        match sh.stream_mode(subscribe) {
             StreamMode::Http404 => return Outcome::Status(StatusCode::NOT_FOUND),
             StreamMode::RpcError => {
                 return error(

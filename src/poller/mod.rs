@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
 mod spawn;
+mod streams;
 pub use spawn::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
 
 /// How often the poller looks at the store for tasks added by other processes.
@@ -50,14 +51,47 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
     let mut in_flight: HashSet<i64> = HashSet::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
+    // Subscriptions to the tasks of streaming workers (issue 11): their events come in beside the
+    // polls' answers and go to the store in the same write.
+    let (stx, mut srx) = mpsc::unbounded_channel::<streams::Msg>();
+    let mut subs = streams::Streams::new(stx);
+    let mut swept_ms = now_ms();
 
     loop {
         if config.changed(&ctx.config_path()) {
             config = Loaded::load(&ctx.config_path(), Some(config));
             workers.clear();
+            let t = &config.config.timing;
+            if !t.streaming || t.max_streams_per_worker == 0 {
+                subs.close_all();
+            }
         }
         let timing = &config.config.timing;
         let now = now_ms();
+        let mut worker_of = |alias: &str| -> Option<Arc<Worker>> {
+            let cfg = config.config.workers.get(alias)?;
+            Some(
+                workers
+                    .entry(alias.to_string())
+                    .or_insert_with(|| {
+                        let w = Worker::new(alias, cfg.clone(), http.clone());
+                        if !timing.streaming {
+                            w.disable_streaming();
+                        }
+                        Arc::new(w)
+                    })
+                    .clone(),
+            )
+        };
+        // Dropped streams whose backoff is over, for tasks still live.
+        for (seq, alias, task_id) in subs.retries_due(now) {
+            let live = store
+                .get(&alias, &task_id)?
+                .is_some_and(|t| t.is_live() && t.tracked && t.seq == seq);
+            if let (true, Some(w)) = (live, worker_of(&alias)) {
+                subs.consider(seq, &task_id, &w, timing);
+            }
+        }
         let horizon = now + (timing.poll_interval() / 10).min(BATCH).as_millis() as i64;
         let mut no_room = false;
         let mut removed: HashSet<String> = HashSet::new();
@@ -70,7 +104,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 no_room = true;
                 break;
             }
-            let Some(cfg) = config.config.workers.get(&t.worker) else {
+            let Some(worker) = worker_of(&t.worker) else {
                 // Removed from config without `worker remove` (edited by hand): same outcome.
                 // Never on a config we could not read: a typo must not drop tasks.
                 // One call ends all of that worker's tasks; its other due rows need none.
@@ -79,10 +113,6 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 }
                 continue;
             };
-            let worker = workers
-                .entry(t.worker.clone())
-                .or_insert_with(|| Arc::new(Worker::new(&t.worker, cfg.clone(), http.clone())))
-                .clone();
             in_flight.insert(t.seq);
             let tx = tx.clone();
             let timeout = timing.poll_timeout();
@@ -98,20 +128,45 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         // Sleep until the next poll falls due, at most RESCAN (other processes add tasks); a
         // poll's answer wakes us at once. Tasks whose poll is in flight are not "due": sleeping
         // on them would spin until they answer (up to the 15 s poll timeout).
-        let wait = match (no_room, store.next_due_after(horizon)?) {
-            (false, Some(due)) => {
-                Duration::from_millis((due - now_ms()).clamp(0, RESCAN.as_millis() as i64) as u64)
-            }
-            _ => RESCAN,
+        let next = match (no_room, store.next_due_after(horizon)?) {
+            (false, Some(due)) => Some(due),
+            _ => None,
         };
+        let next = match (next, subs.next_retry_ms()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let wait = next.map_or(RESCAN, |due| {
+            Duration::from_millis((due - now_ms()).clamp(0, RESCAN.as_millis() as i64) as u64)
+        });
         let mut answers = Vec::new();
+        let mut told = Vec::new();
         tokio::select! {
             Some(a) = rx.recv() => answers.push(a),
+            Some(m) = srx.recv() => told.push(m),
             _ = tokio::time::sleep(wait) => {}
         }
         // Apply every answer that has arrived, not one per pass: 500 tasks answer in bursts.
         while let Ok(a) = rx.try_recv() {
             answers.push(a);
+        }
+        while let Ok(m) = srx.try_recv() {
+            told.push(m);
+        }
+        let mut events = Vec::new();
+        for m in told {
+            match m.what {
+                streams::Told::Event(ref v) => {
+                    if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v.clone())))
+                    {
+                        events.push((m.worker, m.task_id, u));
+                    }
+                }
+                streams::Told::Closed(ref close) => {
+                    let w = workers.get(&m.worker).cloned();
+                    subs.closed(&m, close, w.as_deref(), now_ms());
+                }
+            }
         }
         let mut updates = Vec::with_capacity(answers.len());
         for (t, started, outcome) in answers {
@@ -127,15 +182,30 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             if u.end == Some(EndReason::Lost) {
                 tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
             }
+            if u.end.is_some() {
+                subs.forget(t.seq);
+            } else if let Some(w) = workers.get(&t.worker) {
+                // A poll's answer is when a live task gets its stream (if it has none, and there
+                // is room): the inline window's own stream has ended by then, and the worker's
+                // card is known, so the subscription never races the poll to fetch it.
+                subs.consider(t.seq, &t.task_id, w, timing);
+            }
             updates.push((t, u));
         }
-        if !updates.is_empty() {
-            store.apply_polls(
+        if !updates.is_empty() || !events.is_empty() {
+            store.apply_polls_and_events(
                 updates
                     .iter()
                     .map(|(t, u)| (t.worker.as_str(), t.task_id.as_str(), u)),
+                events.iter().map(|(w, id, u)| (w.as_str(), id.as_str(), u)),
                 now_ms(),
             )?;
+        }
+        // Streams of tasks ended elsewhere (a cancel, the `task` tool) are closed once an interval.
+        if !subs.is_empty() && now_ms() - swept_ms >= timing.poll_interval().as_millis() as i64 {
+            swept_ms = now_ms();
+            let live: HashSet<i64> = store.live_tasks()?.iter().map(|t| t.seq).collect();
+            subs.keep_only(&live);
         }
 
         if in_flight.is_empty() && store.live_count()? == 0 {

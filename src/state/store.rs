@@ -677,6 +677,50 @@ impl Store {
         })
     }
 
+    /// The background poller's pass (issue 11): the polls' answers and the events its
+    /// subscriptions streamed, in one transaction and one snapshot refresh, as [`Store::apply_polls`]
+    /// alone would be. An event (`core::schedule::after_event`) sets what the worker told (state,
+    /// result, question) but, on a task it leaves live, keeps the poll rhythm, the failed-check
+    /// count and the last poll error as the polls left them: a stream is not a check. An event
+    /// that ends the task ends it as a poll would (not told: the wake-up announces it).
+    pub fn apply_polls_and_events<'a>(
+        &self,
+        polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
+        events: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
+        now: i64,
+    ) -> Result<()> {
+        self.write(|c| {
+            for (worker, task_id, u) in polls {
+                update_polled(c, worker, task_id, u, false, now)?;
+            }
+            let mut stmt = c.prepare_cached(
+                "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
+                    question = ?5, context_id = COALESCE(?6, context_id),
+                    last_error = CASE WHEN ?7 IS NULL THEN last_error ELSE ?8 END,
+                    ended_ms = CASE WHEN ?7 IS NULL THEN NULL ELSE ?9 END,
+                    end_reason = ?7,
+                    tracked = CASE WHEN ?7 IS NULL THEN tracked ELSE 0 END,
+                    next_poll_ms = CASE WHEN ?7 IS NULL THEN next_poll_ms ELSE NULL END,
+                    updated_ms = ?9
+                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
+            )?;
+            for (worker, task_id, u) in events {
+                stmt.execute(params![
+                    worker,
+                    task_id,
+                    u.state.as_str(),
+                    u.text,
+                    u.question,
+                    u.context_id,
+                    u.end.map(EndReason::as_str),
+                    u.last_error,
+                    now,
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
     /// Updates a task from a fresh look at it outside the poller (the `task` tool, `cancel`):
     /// Claude gets this outcome now, so it is marked told; a live task is (re-)tracked.
     pub fn record_seen(
@@ -989,6 +1033,46 @@ mod tests {
         });
         assert_eq!((claimed.unwrap().len(), seen), (1, 1));
         assert!(s.take_undelivered_with(4, |_| Ok(())).unwrap().len() == 1);
+    }
+
+    /// Issue 11: a streamed event on a live task keeps the poll rhythm and the failed-check count
+    /// (a stream is not a check); one that ends the task ends it, and a poll after it changes
+    /// nothing.
+    #[test]
+    fn events_keep_the_poll_rhythm_and_end_like_polls() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Submitted), 0)
+            .unwrap();
+        let mut failed = upd(TaskState::Submitted, None);
+        (failed.failed_polls, failed.last_error, failed.text) = (2, Some("timeout".into()), None);
+        s.apply_polls([("fake", "t1", &failed)], 10).unwrap();
+        let mut working = upd(TaskState::Working, None);
+        (working.failed_polls, working.next_poll_ms) = (0, Some(999_999));
+        s.apply_polls_and_events([], [("fake", "t1", &working)], 20)
+            .unwrap();
+        let t = s.get("fake", "t1").unwrap().unwrap();
+        assert_eq!(
+            (
+                t.state,
+                t.failed_polls,
+                t.next_poll_ms,
+                t.last_error.as_deref()
+            ),
+            (TaskState::Working, 2, Some(200), Some("timeout"))
+        );
+        assert_eq!(t.result.as_deref(), Some("done"));
+        let done = upd(TaskState::Completed, Some(EndReason::State));
+        s.apply_polls_and_events([("fake", "t1", &failed)], [("fake", "t1", &done)], 30)
+            .unwrap();
+        let t = s.get("fake", "t1").unwrap().unwrap();
+        assert_eq!(
+            (t.state, t.ended_ms, t.tracked, t.next_poll_ms),
+            (TaskState::Completed, Some(30), false, None)
+        );
+        s.apply_polls([("fake", "t1", &failed)], 40).unwrap();
+        assert_eq!(s.get("fake", "t1").unwrap().unwrap().ended_ms, Some(30));
+        assert_eq!(s.claim_unannounced(50).unwrap().len(), 1);
     }
 
     #[test]

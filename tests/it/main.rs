@@ -24,6 +24,7 @@ mod poller;
 mod regression;
 mod statusline;
 mod stream;
+mod stream_poller;
 mod util;
 mod wake;
 mod workers;
