@@ -173,10 +173,10 @@ fn plain(s: &str, max: usize) -> String {
 /// One line about one kept part: `- report.csv (file, text/csv, 1048576 bytes): <path>`.
 pub fn line(k: &Kept) -> String {
     let mut detail = vec![k.kind.clone()];
-    if let Some(m) = k.media_type.as_deref().map(|m| plain(m, 80)) {
-        if !m.is_empty() {
-            detail.push(m);
-        }
+    if let Some(m) = k.media_type.as_deref().map(|m| plain(m, 80))
+        && !m.is_empty()
+    {
+        detail.push(m);
     }
     if let Some(b) = k.bytes {
         detail.push(format!("{b} bytes"));
