@@ -149,6 +149,10 @@ pub struct TasksArgs {
     /// Every session's tasks
     #[arg(long)]
     pub all: bool,
+    /// Remove the saved results of sessions idle longer than `[results] keep_days` (default 30);
+    /// a live session's are never removed
+    #[arg(long, conflicts_with_all = ["session", "all"])]
+    pub prune: bool,
     #[arg(long)]
     pub json: bool,
 }

@@ -16,6 +16,7 @@ pub struct Config {
     pub timing: Timing,
     pub statusline: StatuslineConfig,
     pub headless: HeadlessConfig,
+    pub results: ResultsConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -176,6 +177,34 @@ impl HeadlessConfig {
     }
 }
 
+/// `[results]`: what workers send back, saved under `state/results/<session>/` (issue 13).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResultsConfig {
+    /// Bytes of files and data one task may save, in MiB; parts past it are listed as dropped.
+    pub max_task_mib: f64,
+    /// `tasks --prune` (and `doctor`'s offer) remove the results of sessions idle this long.
+    pub keep_days: f64,
+}
+
+impl Default for ResultsConfig {
+    fn default() -> Self {
+        ResultsConfig {
+            max_task_mib: 64.0,
+            keep_days: 30.0,
+        }
+    }
+}
+
+impl ResultsConfig {
+    pub fn max_task_bytes(&self) -> u64 {
+        (self.max_task_mib * 1024.0 * 1024.0) as u64
+    }
+    pub fn keep(&self) -> Duration {
+        secs(self.keep_days * 86_400.0)
+    }
+}
+
 impl Config {
     /// A missing file is an empty config; a bad one is an error naming the file and the key.
     pub fn load(path: &Path) -> Result<Config> {
@@ -200,6 +229,14 @@ impl Config {
             return Err(anyhow!(
                 "headless.max_wait_s: must be a number of seconds, 0 or more"
             ));
+        }
+        for (k, v, max) in [
+            ("max_task_mib", cfg.results.max_task_mib, 1e6),
+            ("keep_days", cfg.results.keep_days, 1e5),
+        ] {
+            if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                return Err(anyhow!("results.{k}: must be a number from 0 to {max}"));
+            }
         }
         for (alias, w) in &cfg.workers {
             validate_alias(alias).map_err(|e| anyhow!("workers.{alias}: {e}"))?;

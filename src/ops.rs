@@ -46,6 +46,10 @@ pub struct Outcome {
     pub question: Option<String>,
     /// True: still running; a2a-mod watches it and a message will come when it ends.
     pub tracked: bool,
+    /// What the worker made (issue 13): each artifact part saved under the session's results
+    /// folder (`path`, to read with the Read tool), listed by `url`, or `dropped` with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<crate::core::artifact::Kept>,
 }
 
 /// A tool call's time budget, from the moment the call began.
@@ -199,6 +203,26 @@ impl Session {
     }
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
+        // Saved once the task ended or waits, so the files are there before Claude reads of them.
+        let artifacts = if v.state.is_live() {
+            Vec::new()
+        } else {
+            crate::artifacts::save(
+                &self.ctx,
+                &self.id,
+                worker,
+                &v.task_id,
+                &v.artifacts,
+                self.config.results.max_task_bytes(),
+            )
+        };
+        let listed = crate::artifacts::summary(
+            &self.ctx,
+            &self.id,
+            &v.task_id,
+            &artifacts,
+            crate::core::bounds::TOOL_ARTIFACT_CHARS,
+        );
         // Worker text outside the note's fence is still the worker's: cleaned and bounded too.
         let worker_words = |t: &Option<String>| {
             t.as_deref().map(|t| {
@@ -207,7 +231,7 @@ impl Session {
             })
         };
         Outcome {
-            note: self.note(v, worker),
+            note: self.note(v, worker) + &listed,
             worker: worker.to_string(),
             task_id: v.task_id.clone(),
             context_id: v.context_id.clone(),
@@ -215,6 +239,7 @@ impl Session {
             text: worker_words(&v.text),
             question: worker_words(&v.question),
             tracked,
+            artifacts,
         }
     }
 

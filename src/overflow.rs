@@ -1,6 +1,7 @@
 //! Worker text longer than Claude may be shown, in a tool result (`ops`) or the hidden context
 //! (`wake`): the part kept, and the whole saved under `state/results/<session>/` for the Read
-//! tool, with the note that says where (or why it could not be saved).
+//! tool, with the note that says where (or why it could not be saved). The folder is
+//! `artifacts.rs`'s, the one home of files saved from workers' answers.
 
 use crate::core::fence;
 use crate::env::Ctx;
@@ -65,14 +66,10 @@ pub fn save_full_result(
         })
         .take(120)
         .collect();
-    let path = ctx
-        .state_dir
-        .join("results")
-        .join(session)
-        .join(match kind {
-            Saved::Result => format!("{safe}.txt"),
-            Saved::Question => format!("{safe}-question.txt"),
-        });
+    let path = crate::artifacts::session_dir(ctx, session).join(match kind {
+        Saved::Result => format!("{safe}.txt"),
+        Saved::Question => format!("{safe}-question.txt"),
+    });
     crate::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
     Ok(path)
 }

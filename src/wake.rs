@@ -1,7 +1,8 @@
 //! Waking Claude, the IO side: turns the ended tasks its callers claimed from the store (exactly
 //! once, in one transaction) into the wake line (`core::wake::wake_line`) and the hidden context
 //! (`core::wake::context`). Shared by the monitor (`watch`), the hooks and the demo. Worker text
-//! too long for the context is cut and saved by `overflow.rs`, as in tool results.
+//! too long for the context is cut and saved by `overflow.rs`, as in tool results; the artifacts
+//! saved when the task ended (`artifacts.rs`) are listed with their paths.
 
 use crate::core::fence;
 use crate::core::fence::TaskFacts;
@@ -45,11 +46,22 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord]) -> String {
     let notes: Vec<String> = batch
         .iter()
         .map(|t| {
+            // What the worker made: a short list with paths, its own part of the share, so many
+            // artifacts never push the note (or the context) past the cap (issue 13).
+            let kept = crate::artifacts::load(ctx, session, &t.worker, &t.task_id);
+            let listed = crate::artifacts::summary(
+                ctx,
+                session,
+                &t.task_id,
+                &kept,
+                bounds::CONTEXT_ARTIFACT_CHARS.min(share / 2),
+            );
+            let rest = share.saturating_sub(wake::json_len(&listed));
             // Worker text in JSON may take up to two units a character (escapes, astral
             // characters): start from half the share, and shrink once more if still too long.
-            let mut allow = MAX_CONTEXT_CHARS.min(share / 2);
+            let mut allow = MAX_CONTEXT_CHARS.min(rest / 2);
             loop {
-                let n = note_within(ctx, session, t, allow);
+                let n = note_within(ctx, session, t, allow) + &listed;
                 let len = wake::json_len(&n);
                 if len <= share || allow == 0 {
                     return n;

@@ -87,6 +87,10 @@ pub struct TaskView {
     pub text: Option<String>,
     /// For input-required / auth-required: what the worker asks.
     pub question: Option<String>,
+    /// Every artifact, parts and all (issue 13), saved by `crate::artifacts` once the task ends
+    /// or waits. Not serialised: file bytes are for the results folder, not for printing.
+    #[serde(skip)]
+    pub artifacts: Vec<crate::core::artifact::Artifact>,
 }
 
 /// The parts of an agent card that `worker show`, the `workers` tool and `doctor` print. Every

@@ -5,6 +5,7 @@
 
 use super::TaskView;
 use super::card::{Binding, Dialect, Endpoint};
+use crate::core::artifact::{Artifact, Part};
 use crate::core::task::TaskState;
 use crate::core::text::one_line;
 use serde_json::{Map, Value, json};
@@ -226,12 +227,16 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
         .filter(|s| !s.is_empty());
 
     let mut artifacts = Vec::new();
+    let mut kept = Vec::new();
     for a in t
         .get("artifacts")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
+        if let Some(k) = artifact_of(a) {
+            kept.push(k);
+        }
         let pieces = render_parts(parts_of(a));
         if !pieces.is_empty() {
             artifacts.push(pieces.join("\n"));
@@ -263,6 +268,7 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
         wire_state,
         text,
         question,
+        artifacts: kept,
     })
 }
 
@@ -271,6 +277,15 @@ fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
         .or_else(|| id_of(m.get("messageId")))
         .ok_or(Malformed::ReplyWithoutId)?;
     let text = Some(message_text(m)).filter(|s| !s.is_empty());
+    // A direct reply's files and data are kept like an artifact's; plain text is the reply.
+    let artifacts = artifact_of(m)
+        .filter(|a| a.parts.iter().any(|p| !matches!(p, Part::Text(_))))
+        .map(|mut a| {
+            a.name = Some("reply".into());
+            a
+        })
+        .into_iter()
+        .collect();
     Ok(TaskView {
         task_id,
         context_id: id_of(m.get("contextId")),
@@ -279,7 +294,67 @@ fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
         wire_state: TaskState::Completed.as_str().to_string(),
         text,
         question: None,
+        artifacts,
     })
+}
+
+/// An artifact (or message) with its parts, for the results folder: text, data, file bytes and
+/// file URLs in either dialect's spelling. `None` when it has no part we keep.
+fn artifact_of(a: &Value) -> Option<Artifact> {
+    let name = a
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.trim().is_empty())
+        .or_else(|| a.get("artifactId").and_then(Value::as_str))
+        .map(str::to_string);
+    let parts: Vec<Part> = parts_of(a).iter().filter_map(part_of).collect();
+    (!parts.is_empty()).then_some(Artifact { name, parts })
+}
+
+fn part_of(p: &Value) -> Option<Part> {
+    let kind = p.get("kind").and_then(Value::as_str);
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(t) = p.get("text").and_then(Value::as_str)
+        && matches!(kind, None | Some("text"))
+    {
+        return Some(Part::Text(t.to_string()));
+    }
+    // v0.3: {kind:"file", file:{name, mimeType, bytes|uri}} (REST proto: fileWithBytes/Uri).
+    if let Some(f) = p.get("file").filter(|f| f.is_object()) {
+        let filename = s(f, "name");
+        let media_type = s(f, "mimeType").or_else(|| s(f, "mediaType"));
+        if let Some(b) = s(f, "bytes").or_else(|| s(f, "fileWithBytes")) {
+            return Some(Part::Bytes {
+                filename,
+                media_type,
+                base64: b,
+            });
+        }
+        return s(f, "uri")
+            .or_else(|| s(f, "fileWithUri"))
+            .map(|url| Part::Url {
+                filename,
+                media_type,
+                url,
+            });
+    }
+    let filename = s(p, "filename").or_else(|| s(p, "name"));
+    let media_type = s(p, "mediaType").or_else(|| s(p, "mimeType"));
+    if let Some(b) = s(p, "raw") {
+        return Some(Part::Bytes {
+            filename,
+            media_type,
+            base64: b,
+        });
+    }
+    if let Some(url) = s(p, "url") {
+        return Some(Part::Url {
+            filename,
+            media_type,
+            url,
+        });
+    }
+    p.get("data").map(|d| Part::Data(d.clone()))
 }
 
 fn id_of(v: Option<&Value>) -> Option<String> {
@@ -457,4 +532,61 @@ pub(crate) fn parse_rest_error(v: &Value) -> Option<(String, String, String)> {
         .unwrap_or("")
         .to_string();
     Some((status, reason, message))
+}
+
+#[cfg(test)]
+mod artifact_tests {
+    use super::*;
+
+    #[test]
+    fn parts_of_both_dialects_are_kept() {
+        let v1 = json!({"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [
+            {"artifactId": "a1", "name": "out", "parts": [
+                {"text": "hi"},
+                {"data": {"k": 1}},
+                {"raw": "aGk=", "filename": "h.txt", "mediaType": "text/plain"},
+                {"url": "https://x/y.png", "filename": "y.png", "mediaType": "image/png"}]}]});
+        let v = parse_task_result(&v1).unwrap();
+        assert_eq!(v.artifacts.len(), 1);
+        assert_eq!(v.artifacts[0].name.as_deref(), Some("out"));
+        assert!(matches!(&v.artifacts[0].parts[..], [
+            Part::Text(_), Part::Data(_),
+            Part::Bytes { base64, .. }, Part::Url { url, .. }] if base64 == "aGk=" && url == "https://x/y.png"));
+        let v03 = json!({"kind": "task", "id": "t", "status": {"state": "completed"}, "artifacts": [
+            {"artifactId": "a1", "parts": [
+                {"kind": "data", "data": [1]},
+                {"kind": "file", "file": {"name": "f", "mimeType": "a/b", "bytes": "AA=="}},
+                {"kind": "file", "file": {"uri": "https://x/u"}}]}]});
+        let v = parse_task_result(&v03).unwrap();
+        assert_eq!(
+            v.artifacts[0].name.as_deref(),
+            Some("a1"),
+            "the id names an unnamed one"
+        );
+        assert!(matches!(
+            &v.artifacts[0].parts[..],
+            [Part::Data(_), Part::Bytes { .. }, Part::Url { .. }]
+        ));
+    }
+
+    #[test]
+    fn three_streamed_chunks_are_one_artifact() {
+        let mut asm = super::super::stream::Assembly::default();
+        let chunk = |text: &str, append: bool, last: bool| {
+            json!({"artifactUpdate": {"taskId": "t", "append": append, "lastChunk": last,
+                "artifact": {"artifactId": "a", "name": "log.txt", "parts": [{"text": text}]}}})
+        };
+        asm.apply(&json!({"task": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}}}))
+            .unwrap();
+        asm.apply(&chunk("one ", false, false)).unwrap();
+        asm.apply(&chunk("two ", true, false)).unwrap();
+        asm.apply(&chunk("three", true, true)).unwrap();
+        let done =
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        let super::super::stream::Folded::View(v) = asm.apply(&done).unwrap() else {
+            panic!("a view")
+        };
+        assert_eq!(v.artifacts.len(), 1);
+        assert_eq!(v.artifacts[0].parts, [Part::Text("one two three".into())]);
+    }
 }

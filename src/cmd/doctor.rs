@@ -65,6 +65,7 @@ fn doctor(ctx: &Ctx) -> Result<()> {
     checks.extend(check_install());
     checks.extend(check_workers(ctx));
     checks.push(check_state_dir(ctx));
+    checks.push(check_results(ctx));
     checks.extend(check_pollers(ctx));
 
     let failed = checks.iter().filter(|c| !c.ok).count();
@@ -468,6 +469,24 @@ fn check_state_dir(ctx: &Ctx) -> Check {
             "fix its permissions, or set A2A_MOD_HOME to a writable folder",
         ),
     }
+}
+
+/// Old sessions' saved results (issue 13): offered for `tasks --prune`, never a failure.
+fn check_results(ctx: &Ctx) -> Check {
+    let keep = crate::config::Config::load(&ctx.config_path())
+        .map(|c| c.results)
+        .unwrap_or_default();
+    let old = crate::artifacts::prunable(ctx, keep.keep(), std::time::SystemTime::now());
+    if old.is_empty() {
+        return pass(format!("results: none older than {} days", keep.keep_days));
+    }
+    let bytes: u64 = old.iter().map(|s| s.bytes).sum();
+    pass(format!(
+        "results: {} session(s) idle over {} days keep {bytes} bytes under {} — run `a2a-mod tasks --prune` to remove them",
+        old.len(),
+        keep.keep_days,
+        crate::artifacts::results_dir(ctx).display()
+    ))
 }
 
 fn check_pollers(ctx: &Ctx) -> Vec<Check> {

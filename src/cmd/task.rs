@@ -16,7 +16,20 @@ impl Run for TaskArgs {
             &cli_session(self.session.session.as_deref())?,
         )?;
         let o = runtime()?.block_on(s.task(&self.task_id, Budget::new(DEFAULT_BUDGET)))?;
-        print_outcome(&o, self.json)?;
+        if self.json {
+            print_outcome(&o, true)?;
+        } else {
+            // The note lists the artifacts when there is more than the result text; the command
+            // names every saved file either way (issue 13).
+            let mut text = o.note.clone();
+            if !o.artifacts.is_empty() && !crate::core::artifact::worth_listing(&o.artifacts) {
+                for k in &o.artifacts {
+                    text.push('\n');
+                    text.push_str(&crate::core::artifact::line(k));
+                }
+            }
+            super::shell::out(&text)?;
+        }
         Ok(crate::error::EXIT_OK)
     }
 }

@@ -1,4 +1,5 @@
-//! `a2a-mod tasks`: this session's tasks (or every session's, `--all`), read from the stores.
+//! `a2a-mod tasks`: this session's tasks (or every session's, `--all`), read from the stores;
+//! `--prune` removes old sessions' saved results (`artifacts.rs`).
 
 use super::Run;
 use super::shell::{out, out_json, user_command};
@@ -17,9 +18,51 @@ struct Listed<'a> {
 impl Run for TasksArgs {
     fn run(self) -> Result<i32> {
         let ctx = user_command()?;
+        if self.prune {
+            prune(&ctx, self.json)?;
+            return Ok(crate::error::EXIT_OK);
+        }
         list(&ctx, self)?;
         Ok(crate::error::EXIT_OK)
     }
+}
+
+/// `tasks --prune`: the results of sessions idle past `[results] keep_days`, removed; live
+/// sessions' kept whatever their age.
+fn prune(ctx: &crate::env::Ctx, json: bool) -> Result<()> {
+    let keep = super::shell::load(ctx)?.results;
+    let now = std::time::SystemTime::now();
+    let live: Vec<_> = crate::artifacts::sessions(ctx, now)
+        .into_iter()
+        .filter(|s| s.live && s.idle_s >= keep.keep().as_secs())
+        .collect();
+    let gone = crate::artifacts::prune(ctx, keep.keep(), now)?;
+    if json {
+        return out_json(&serde_json::json!({ "removed": gone, "keptLive": live }));
+    }
+    let mut text = String::new();
+    for s in &gone {
+        text.push_str(&format!(
+            "removed {} ({} bytes, idle {} days)\n",
+            s.path.display(),
+            s.bytes,
+            s.idle_s / 86_400
+        ));
+    }
+    for s in &live {
+        text.push_str(&format!(
+            "kept {}: session {} is live\n",
+            s.path.display(),
+            s.session
+        ));
+    }
+    if text.is_empty() {
+        text = format!(
+            "nothing to prune: no session's results are older than {} days",
+            keep.keep_days
+        );
+    }
+    out(&text)
 }
 
 fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {

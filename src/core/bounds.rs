@@ -26,6 +26,16 @@ pub const CARD_DESCRIPTION_COLS: usize = 1_000;
 pub const CARD_SKILLS: usize = 32;
 /// A skill's id, name or description, in display columns.
 pub const CARD_SKILL_COLS: usize = 300;
+/// The artifacts list of one task in a hook's hidden context, at most (issue 13); a task with
+/// more artifacts names the folder that holds them all. Also capped by the task's share of
+/// [`HOOK_CONTEXT_CHARS`].
+pub const CONTEXT_ARTIFACT_CHARS: usize = 1_500;
+/// The artifacts list of one task in a tool result's note.
+pub const TOOL_ARTIFACT_CHARS: usize = 6_000;
+/// Artifact parts one task keeps (saved or listed); more are counted as dropped.
+pub const ARTIFACT_PARTS: usize = 200;
+/// A file part's URL as a summary shows it, in characters.
+pub const ARTIFACT_URL_CHARS: usize = 300;
 /// Longest id a worker may choose (task id, context id); see [`plain_id`].
 pub const ID_CHARS: usize = 200;
 

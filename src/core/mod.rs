@@ -1,6 +1,7 @@
 //! The product's behaviour as plain functions over plain data. PURE: no IO, no async, no env, no
 //! clock reads; `now` is always a parameter (STYLE.md). `tests/it/arch.rs` keeps it that way.
 
+pub mod artifact;
 pub mod bounds;
 pub mod ending;
 pub mod fence;

@@ -25,7 +25,129 @@ pub(crate) enum Script {
     Auth,
     /// `silent`: accepted, then every GetTask/CancelTask on the task hangs.
     Silent,
+    /// `artifact <kind>`: completed at once with artifacts other than text (issue 13).
+    Artifacts(Made),
 }
+
+/// What `artifact <kind>` makes: `data`, `file [KiB]` (default 1024), `url`, `chunks` (one text
+/// artifact, streamed in three appended chunks), `twins` (two artifacts of one name),
+/// `hostile` (file names that try to leave the folder or carry control characters),
+/// `many N` (N small files).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Made {
+    Data,
+    File { kib: usize },
+    Url,
+    Chunks,
+    Twins,
+    Hostile,
+    Many(usize),
+}
+
+/// One artifact the fake worker answers with, before the dialect spells it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FakeArtifact {
+    pub name: String,
+    pub parts: Vec<FakePart>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FakePart {
+    Text(String),
+    Data(serde_json::Value),
+    Bytes {
+        filename: String,
+        media_type: String,
+        bytes: Vec<u8>,
+    },
+    Url {
+        filename: String,
+        media_type: String,
+        url: String,
+    },
+}
+
+/// The bytes of `artifact file N`: N KiB that are not all one value, so a lost or moved chunk shows.
+pub fn file_bytes(kib: usize) -> Vec<u8> {
+    (0..kib * 1024).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+impl Made {
+    fn parse(rest: &str) -> Option<Made> {
+        let mut w = rest.split_whitespace();
+        let kind = w.next()?.to_ascii_lowercase();
+        let n = w.next().map(str::parse::<usize>);
+        Some(match (kind.as_str(), n) {
+            ("data", None) => Made::Data,
+            ("file", None) => Made::File { kib: 1024 },
+            ("file", Some(Ok(kib))) if kib <= 2048 => Made::File { kib },
+            ("url", None) => Made::Url,
+            ("chunks", None) => Made::Chunks,
+            ("twins", None) => Made::Twins,
+            ("hostile", None) => Made::Hostile,
+            ("many", Some(Ok(n))) if n <= 1000 => Made::Many(n),
+            _ => return None,
+        })
+    }
+
+    /// The artifacts, in the order the task lists them.
+    pub(crate) fn artifacts(&self) -> Vec<FakeArtifact> {
+        let file = |name: &str, filename: &str, bytes: &[u8]| FakeArtifact {
+            name: name.to_string(),
+            parts: vec![FakePart::Bytes {
+                filename: filename.to_string(),
+                media_type: "application/octet-stream".into(),
+                bytes: bytes.to_vec(),
+            }],
+        };
+        match self {
+            Made::Data => vec![FakeArtifact {
+                name: "stats".into(),
+                parts: vec![FakePart::Data(serde_json::json!({
+                    "rows": 3, "ok": true, "names": ["a", "b", "c"]
+                }))],
+            }],
+            Made::File { kib } => vec![file("blob", "blob.bin", &file_bytes(*kib))],
+            Made::Url => vec![FakeArtifact {
+                name: "chart".into(),
+                parts: vec![FakePart::Url {
+                    filename: "chart.png".into(),
+                    media_type: "image/png".into(),
+                    url: "https://example.invalid/chart.png".into(),
+                }],
+            }],
+            Made::Chunks => vec![FakeArtifact {
+                name: "log.txt".into(),
+                parts: vec![FakePart::Text(CHUNKED_TEXT.into())],
+            }],
+            Made::Twins => vec![
+                file("report", "report.txt", b"first report\n"),
+                file("report", "report.txt", b"second report\n"),
+            ],
+            Made::Hostile => vec![
+                file("../../x", "../../x", b"escape attempt\n"),
+                file("evil", "ev\u{1b}[31mil\u{7}\n.txt", b"control characters\n"),
+            ],
+            Made::Many(n) => (0..*n)
+                .map(|i| {
+                    file(
+                        &format!("f{i}"),
+                        &format!("f{i}.txt"),
+                        format!("{i}\n").as_bytes(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// How many appended chunks a stream splits a text artifact into.
+    pub(crate) fn chunks(&self) -> usize {
+        if *self == Made::Chunks { 3 } else { 2 }
+    }
+}
+
+/// The text of `artifact chunks`, whole once its three chunks are put together.
+pub const CHUNKED_TEXT: &str = "alpha line\nbeta line\ngamma line\n";
 
 /// `slow N` accepts at most this many seconds, so a typo cannot build an absurd deadline.
 const MAX_SLOW_SECS: f64 = 7.0 * 24.0 * 3600.0;
@@ -65,6 +187,10 @@ impl Script {
             "reject" if rest.is_empty() => Script::Reject,
             "auth" if rest.is_empty() => Script::Auth,
             "silent" if rest.is_empty() => Script::Silent,
+            "artifact" => match Made::parse(rest) {
+                Some(m) => Script::Artifacts(m),
+                None => Script::Echo(text.to_string()),
+            },
             _ => Script::Echo(text.to_string()),
         }
     }
@@ -103,10 +229,20 @@ pub(crate) struct Snapshot {
     pub status_text: Option<String>,
     /// The one result artifact's text, once completed.
     pub artifact: Option<String>,
+    /// `artifact <kind>`'s artifacts, once completed.
+    pub made: Vec<FakeArtifact>,
     pub history: Vec<HistoryEntry>,
 }
 
 impl TaskRecord {
+    /// How many appended chunks a stream splits this task's text artifacts into.
+    pub(crate) fn chunks(&self) -> usize {
+        match &self.script {
+            Script::Artifacts(m) => m.chunks(),
+            _ => 2,
+        }
+    }
+
     pub(crate) fn snapshot(&self, now_ms: u64) -> Snapshot {
         let created = self.created_ms;
         let at = |state, since_ms, status_text: Option<&str>, artifact: Option<String>| Snapshot {
@@ -114,6 +250,7 @@ impl TaskRecord {
             since_ms,
             status_text: status_text.map(str::to_string),
             artifact,
+            made: Vec::new(),
             history: vec![self.first.clone()],
         };
         // Only a live or interrupted task can be canceled (see `cancel`), so a cancel time wins.
@@ -123,6 +260,11 @@ impl TaskRecord {
         let (waiting, prompt) = match &self.script {
             Script::Echo(text) => {
                 return at(TaskState::Completed, created, None, Some(text.clone()));
+            }
+            Script::Artifacts(m) => {
+                let mut s = at(TaskState::Completed, created, None, None);
+                s.made = m.artifacts();
+                return s;
             }
             Script::Slow { ms, words } => {
                 let done_at = created.saturating_add(*ms);
@@ -173,6 +315,7 @@ impl TaskRecord {
             since_ms: self.created_ms,
             status_text: None,
             artifact: None,
+            made: Vec::new(),
             history: vec![self.first.clone()],
         }
     }

@@ -396,7 +396,7 @@ struct Streaming {
     id: Value,
     task_id: String,
     subscribe: bool,
-    /// The (state, artifact) last told; `None` before the first event.
+    /// The (state, artifacts as JSON) last told; `None` before the first event.
     told: Option<(crate::core::task::TaskState, Option<String>)>,
     changes: watch::Receiver<u64>,
     done: bool,
@@ -452,7 +452,7 @@ impl Streaming {
         loop {
             self.changes.borrow_and_update();
             let now = self.sh.arrival().since_ms;
-            let (snap, wake_at, task) = {
+            let (snap, wake_at, task, chunks) = {
                 let tasks = lock(&self.sh.tasks);
                 let Some(rec) = tasks.get(&self.task_id) else {
                     self.done = true;
@@ -470,9 +470,10 @@ impl Streaming {
                     _ => None,
                 };
                 let task = wire::task(self.d, rec, &snap, Some(0), self.sh.start_unix_ms);
-                (snap, wake_at, task)
+                (snap, wake_at, task, rec.chunks())
             };
-            let now_told = (snap.state, snap.artifact.clone());
+            let arts = task.get("artifacts").map(Value::to_string);
+            let now_told = (snap.state, arts.clone());
             let mut out = Vec::new();
             match &self.told {
                 None => {
@@ -492,8 +493,8 @@ impl Streaming {
                     }
                 }
                 Some(before) if *before != now_told => {
-                    if snap.artifact.is_some() && before.1 != snap.artifact {
-                        for u in wire::artifact_updates(self.d, &task) {
+                    if arts.is_some() && before.1 != arts {
+                        for u in wire::artifact_updates(self.d, &task, chunks) {
                             out.push(Self::data(&wire::rpc_result(&self.id, u)));
                         }
                     }

@@ -4,7 +4,7 @@
 //!
 //! Pure rendering: callers pass the record, the snapshot and the clock values in.
 
-use super::script::{HistoryEntry, Snapshot, TaskRecord};
+use super::script::{FakePart, HistoryEntry, Snapshot, TaskRecord};
 use crate::core::task::TaskState;
 use serde_json::{Value, json};
 
@@ -181,6 +181,60 @@ fn text_part(d: Dialect, text: &str) -> Value {
     }
 }
 
+/// A part of `artifact <kind>` in the dialect's spelling (docs/a2a.md: v1 `raw`/`url`/`data`
+/// with `mediaType` and `filename`; v0.3 `kind` with a `file` object).
+fn made_part(d: Dialect, p: &FakePart) -> Value {
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    match (d, p) {
+        (_, FakePart::Text(t)) => text_part(d, t),
+        (Dialect::V1, FakePart::Data(v)) => json!({"data": v, "mediaType": "application/json"}),
+        (Dialect::V03, FakePart::Data(v)) => json!({"kind": "data", "data": v}),
+        (
+            Dialect::V1,
+            FakePart::Bytes {
+                filename,
+                media_type,
+                bytes,
+            },
+        ) => {
+            json!({"raw": b64(bytes), "mediaType": media_type, "filename": filename})
+        }
+        (
+            Dialect::V03,
+            FakePart::Bytes {
+                filename,
+                media_type,
+                bytes,
+            },
+        ) => json!({
+            "kind": "file",
+            "file": {"name": filename, "mimeType": media_type, "bytes": b64(bytes)},
+        }),
+        (
+            Dialect::V1,
+            FakePart::Url {
+                filename,
+                media_type,
+                url,
+            },
+        ) => {
+            json!({"url": url, "mediaType": media_type, "filename": filename})
+        }
+        (
+            Dialect::V03,
+            FakePart::Url {
+                filename,
+                media_type,
+                url,
+            },
+        ) => json!({
+            "kind": "file",
+            "file": {"name": filename, "mimeType": media_type, "uri": url},
+        }),
+    }
+}
+
 fn message(d: Dialect, rec: &TaskRecord, m: &HistoryEntry) -> Value {
     let role = match (d, m.from_agent) {
         (Dialect::V1, true) => "ROLE_AGENT",
@@ -228,6 +282,20 @@ pub(crate) fn task(
             "name": "result",
             "parts": [text_part(d, text)],
         }]);
+    }
+    if !snap.made.is_empty() {
+        v["artifacts"] = snap
+            .made
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                json!({
+                    "artifactId": format!("{}-a{i}", rec.id),
+                    "name": a.name,
+                    "parts": a.parts.iter().map(|p| made_part(d, p)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
     }
     let keep = history_length.unwrap_or(usize::MAX).min(snap.history.len());
     if keep > 0 {
@@ -328,40 +396,67 @@ pub(crate) fn status_update(d: Dialect, task: &Value, last: bool) -> Value {
     }
 }
 
-/// The result artifact of `task` as two artifact events, the second appended to the first (so a
-/// client's chunk assembly is exercised on every streamed result).
-pub(crate) fn artifact_updates(d: Dialect, task: &Value) -> Vec<Value> {
-    let Some(art) = task["artifacts"].get(0) else {
+/// The artifacts of `task` as artifact events: a text artifact in `chunks` appended pieces (so a
+/// client's chunk assembly is exercised on every streamed result), any other whole, in one event.
+pub(crate) fn artifact_updates(d: Dialect, task: &Value, chunks: usize) -> Vec<Value> {
+    let Some(arts) = task["artifacts"].as_array() else {
         return Vec::new();
     };
-    let text = art["parts"][0]["text"].as_str().unwrap_or_default();
-    let cut = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .nth(text.chars().count() / 2)
-        .unwrap_or(text.len());
-    let (head, tail) = text.split_at(cut);
-    [(head, false), (tail, true)]
-        .into_iter()
-        .map(|(piece, later)| {
-            let mut a = art.clone();
-            a["parts"] = json!([text_part(d, piece)]);
+    let mut out = Vec::new();
+    for art in arts {
+        let parts = art["parts"].as_array().map_or(0, Vec::len);
+        let pieces: Vec<(Value, bool)> = match art["parts"][0]["text"].as_str() {
+            Some(text) if parts == 1 => split(text, chunks.max(1))
+                .into_iter()
+                .enumerate()
+                .map(|(i, piece)| {
+                    let mut a = art.clone();
+                    a["parts"] = json!([text_part(d, piece)]);
+                    (a, i > 0)
+                })
+                .collect(),
+            _ => vec![(art.clone(), false)],
+        };
+        let n = pieces.len();
+        for (i, (a, append)) in pieces.into_iter().enumerate() {
             let mut u = json!({
                 "taskId": task["id"],
                 "contextId": task["contextId"],
                 "artifact": a,
-                "append": later,
-                "lastChunk": later,
+                "append": append,
+                "lastChunk": i + 1 == n,
             });
-            match d {
+            out.push(match d {
                 Dialect::V1 => json!({ "artifactUpdate": u }),
                 Dialect::V03 => {
                     u["kind"] = json!("artifact-update");
                     u
                 }
-            }
+            });
+        }
+    }
+    out
+}
+
+/// `text` in `n` pieces of about equal length, cut on char boundaries.
+fn split(text: &str, n: usize) -> Vec<&str> {
+    let count = text.chars().count();
+    let mut cuts: Vec<usize> = (1..n)
+        .map(|k| {
+            text.char_indices()
+                .map(|(i, _)| i)
+                .nth(count * k / n)
+                .unwrap_or(text.len())
         })
-        .collect()
+        .collect();
+    cuts.push(text.len());
+    let mut out = Vec::new();
+    let mut from = 0;
+    for c in cuts {
+        out.push(&text[from..c]);
+        from = c;
+    }
+    out
 }
 
 #[cfg(test)]

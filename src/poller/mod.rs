@@ -116,11 +116,24 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             in_flight.insert(t.seq);
             let tx = tx.clone();
             let timeout = timing.poll_timeout();
+            let keep = (
+                ctx.clone(),
+                session_id.clone(),
+                config.config.results.max_task_bytes(),
+            );
             tokio::spawn(async move {
                 let started = now_ms();
                 let deadline = tokio::time::Instant::now() + timeout;
-                let outcome =
-                    crate::a2a::poll_outcome(&worker.get_task(&t.task_id, deadline).await);
+                let got = worker.get_task(&t.task_id, deadline).await;
+                // The artifacts are saved before the ending is stored, so a hook that sees the
+                // ending finds them (issue 13).
+                if let Ok(v) = &got
+                    && !v.state.is_live()
+                {
+                    let (ctx, session, cap) = &keep;
+                    crate::artifacts::save(ctx, session, &t.worker, &v.task_id, &v.artifacts, *cap);
+                }
+                let outcome = crate::a2a::poll_outcome(&got);
                 let _ = tx.send((t, started, outcome));
             });
         }

@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 mod arch;
+mod artifacts;
 mod claude_headless;
 mod claude_smoke;
 mod claude_wake;

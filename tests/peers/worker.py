@@ -15,6 +15,9 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
   reject           rejected
   auth             auth-required (a follow-up completes it, like `ask`)
   silent           submitted, then working; every GetTask / tasks/get on it hangs
+  artifact <kind>  completed with artifacts beyond text (issue 13): data, file [KiB],
+                   url, chunks (one text artifact in three appended chunks), twins (two
+                   artifacts named alike), hostile (names that try to escape), many N
   anything else    completed at once, the artifact echoing the text
 Cancel works on any live task (slow, silent, ask, auth).
 
@@ -43,6 +46,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import uuid
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from importlib.metadata import version as dist_version
@@ -84,6 +88,17 @@ if SDK_MAJOR >= 1:
     def text_part(text: str) -> Any:
         return Part(text=text)
 
+    def data_part(value: Any) -> Any:
+        from google.protobuf import json_format, struct_pb2
+
+        return Part(data=json_format.ParseDict(value, struct_pb2.Value()), media_type="application/json")
+
+    def bytes_part(filename: str, media_type: str, raw: bytes) -> Any:
+        return Part(raw=raw, filename=filename, media_type=media_type)
+
+    def url_part(filename: str, media_type: str, url: str) -> Any:
+        return Part(url=url, filename=filename, media_type=media_type)
+
 else:
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.apps import A2AStarletteApplication
@@ -109,6 +124,24 @@ else:
 
     def text_part(text: str) -> Any:
         return Part(root=TextPart(text=text))
+
+    def data_part(value: Any) -> Any:
+        from a2a.types import DataPart
+
+        return Part(root=DataPart(data=value))
+
+    def bytes_part(filename: str, media_type: str, raw: bytes) -> Any:
+        import base64
+
+        from a2a.types import FilePart, FileWithBytes
+
+        b64 = base64.b64encode(raw).decode()
+        return Part(root=FilePart(file=FileWithBytes(bytes=b64, name=filename, mime_type=media_type)))
+
+    def url_part(filename: str, media_type: str, url: str) -> Any:
+        from a2a.types import FilePart, FileWithUri
+
+        return Part(root=FilePart(file=FileWithUri(uri=url, name=filename, mime_type=media_type)))
 
 
 log = logging.getLogger("a2a-peer-worker")
@@ -155,7 +188,55 @@ def parse_script(text: str) -> Script:
         return Script(head, rest)
     if stripped in ("reject", "auth", "silent"):
         return Script(stripped, "")
+    if head == "artifact" and rest.split(" ")[0] in ARTIFACT_KINDS:
+        return Script("artifact", rest)
     return Script("echo", stripped)
+
+
+# `artifact <kind>` (issue 13), the same artifacts as the embedded fake worker's
+# (src/fake_worker/script.rs `Made`): data, file [KiB], url, chunks, twins, hostile, many N.
+ARTIFACT_KINDS = {"data", "file", "url", "chunks", "twins", "hostile", "many"}
+CHUNKED_TEXT = ["alpha line\nbeta ", "line\ngamma ", "line\n"]
+
+
+def file_bytes(kib: int) -> bytes:
+    return bytes((i * 31 % 251) for i in range(kib * 1024))
+
+
+async def make_artifacts(updater: Any, spec: str) -> None:
+    kind, _, n = spec.partition(" ")
+    octets = "application/octet-stream"
+    if kind == "data":
+        await updater.add_artifact([data_part({"rows": 3, "ok": True, "names": ["a", "b", "c"]})], name="stats")
+    elif kind == "file":
+        kib = int(n) if n.strip() else 1024
+        await updater.add_artifact([bytes_part("blob.bin", octets, file_bytes(kib))], name="blob")
+    elif kind == "url":
+        await updater.add_artifact(
+            [url_part("chart.png", "image/png", "https://example.invalid/chart.png")], name="chart"
+        )
+    elif kind == "chunks":
+        aid = str(uuid.uuid4())
+        for i, piece in enumerate(CHUNKED_TEXT):
+            await updater.add_artifact(
+                [text_part(piece)],
+                artifact_id=aid,
+                name="log.txt",
+                append=i > 0,
+                last_chunk=i == len(CHUNKED_TEXT) - 1,
+            )
+            await asyncio.sleep(0.05)
+    elif kind == "twins":
+        for body in (b"first report\n", b"second report\n"):
+            await updater.add_artifact([bytes_part("report.txt", octets, body)], name="report")
+    elif kind == "hostile":
+        await updater.add_artifact([bytes_part("../../x", octets, b"escape attempt\n")], name="../../x")
+        await updater.add_artifact(
+            [bytes_part("ev\x1b[31mil\x07\n.txt", octets, b"control characters\n")], name="evil"
+        )
+    elif kind == "many":
+        for i in range(int(n or "0")):
+            await updater.add_artifact([bytes_part(f"f{i}.txt", octets, f"{i}\n".encode())], name=f"f{i}")
 
 
 class ScriptedExecutor(AgentExecutor):
@@ -201,6 +282,10 @@ class ScriptedExecutor(AgentExecutor):
             await updater.reject(say("rejected"))
         elif script.verb == "auth":
             await updater.requires_auth(say("authorization required"))
+        elif script.verb == "artifact":
+            await updater.start_work()
+            await make_artifacts(updater, script.text)
+            await updater.complete()
         elif script.verb == "silent":
             # Registered before the task is visible to any client (the Task event above
             # reaches the client only after this coroutine yields).
