@@ -3,6 +3,7 @@
 //! `cmd::Run`.
 
 pub mod a2a;
+pub mod attach;
 pub mod claude;
 pub mod cli;
 pub mod cmd;

@@ -25,6 +25,7 @@ use std::pin::Pin;
 pub(crate) enum StreamOp<'a> {
     Send {
         text: &'a str,
+        parts: &'a [super::parts::OutPart],
         task_id: Option<&'a str>,
         context_id: Option<&'a str>,
     },
@@ -39,10 +40,12 @@ impl<'a> StreamOp<'a> {
         match *self {
             StreamOp::Send {
                 text,
+                parts,
                 task_id,
                 context_id,
             } => Op::Send {
                 text,
+                parts,
                 task_id,
                 context_id,
             },
@@ -455,6 +458,7 @@ impl TaskStream {
                 let v = super::client::checked(
                     &Op::Send {
                         text: "",
+                        parts: &[],
                         task_id: None,
                         context_id: None,
                     },
@@ -598,6 +602,7 @@ mod tests {
         };
         let send = StreamOp::Send {
             text: "hi",
+            parts: &[],
             task_id: None,
             context_id: None,
         };

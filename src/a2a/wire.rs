@@ -5,6 +5,7 @@
 
 use super::TaskView;
 use super::card::{Binding, Dialect, Endpoint};
+use super::parts::{self, OutPart};
 use crate::core::task::TaskState;
 use crate::core::text::one_line;
 use serde_json::{Map, Value, json};
@@ -14,6 +15,8 @@ use serde_json::{Map, Value, json};
 pub(crate) enum Op<'a> {
     Send {
         text: &'a str,
+        /// Files and data sent after the text (`a2a::parts`); empty for a text-only message.
+        parts: &'a [OutPart],
         task_id: Option<&'a str>,
         context_id: Option<&'a str>,
     },
@@ -47,6 +50,7 @@ fn message(
     dialect: Dialect,
     binding: Binding,
     text: &str,
+    extra: &[OutPart],
     task_id: Option<&str>,
     context_id: Option<&str>,
 ) -> Value {
@@ -68,6 +72,14 @@ fn message(
             m.insert("content".into(), json!([{ "text": text }]));
         }
     }
+    let key = if binding == Binding::Rest && dialect == Dialect::V03 {
+        "content"
+    } else {
+        "parts"
+    };
+    if let Some(Value::Array(list)) = m.get_mut(key) {
+        list.extend(extra.iter().map(|p| parts::to_wire(p, dialect, binding)));
+    }
     if let Some(t) = task_id {
         m.insert("taskId".into(), t.into());
     }
@@ -78,7 +90,13 @@ fn message(
 }
 
 /// A SendMessage body: the message (under `request` in v0.3 REST), asked not to block.
-fn send_body(ep: &Endpoint, text: &str, task_id: Option<&str>, context_id: Option<&str>) -> Value {
+fn send_body(
+    ep: &Endpoint,
+    text: &str,
+    extra: &[OutPart],
+    task_id: Option<&str>,
+    context_id: Option<&str>,
+) -> Value {
     let key = match (ep.dialect, ep.binding) {
         (Dialect::V03, Binding::Rest) => "request",
         _ => "message",
@@ -88,7 +106,7 @@ fn send_body(ep: &Endpoint, text: &str, task_id: Option<&str>, context_id: Optio
         Dialect::V03 => json!({ "blocking": false, "historyLength": 0 }),
     };
     let mut body = Map::new();
-    let m = message(ep.dialect, ep.binding, text, task_id, context_id);
+    let m = message(ep.dialect, ep.binding, text, extra, task_id, context_id);
     body.insert(key.into(), m);
     body.insert("configuration".into(), configuration);
     Value::Object(body)
@@ -99,9 +117,10 @@ pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
     let mut p = match *op {
         Op::Send {
             text,
+            parts,
             task_id,
             context_id,
-        } => send_body(ep, text, task_id, context_id),
+        } => send_body(ep, text, parts, task_id, context_id),
         Op::Get { id } => json!({ "id": id, "historyLength": 0 }),
         Op::Cancel { id } => json!({ "id": id }),
     };
@@ -123,12 +142,13 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
     match *op {
         Op::Send {
             text,
+            parts,
             task_id,
             context_id,
         } => (
             reqwest::Method::POST,
             format!("{base}/message:send"),
-            Some(send_body(ep, text, task_id, context_id)),
+            Some(send_body(ep, text, parts, task_id, context_id)),
         ),
         Op::Get { id } => (
             reqwest::Method::GET,

@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 mod arch;
+mod claude_context;
 mod claude_headless;
 mod claude_smoke;
 mod claude_wake;
@@ -14,6 +15,7 @@ mod demo;
 mod doctor;
 mod fake;
 mod fake_worker;
+mod files_in;
 mod hostile;
 mod hostile_creds;
 mod hostile_state;
