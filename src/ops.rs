@@ -343,11 +343,15 @@ impl Session {
         let mut parts = if input.files.is_empty() {
             Vec::new()
         } else {
-            crate::attach::load(
-                &input.files,
-                &crate::attach::project_dir()?,
-                &self.config.files,
-            )?
+            // Up to 25 MiB of disk reads: off the async threads, which also serve progress.
+            let (files, project, rules) = (
+                input.files.clone(),
+                crate::attach::project_dir()?,
+                self.config.files.clone(),
+            );
+            tokio::task::spawn_blocking(move || crate::attach::load(&files, &project, &rules))
+                .await
+                .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
         };
         if let Some(d) = &input.data {
             parts.push(crate::a2a::OutPart::Data(d.clone()));

@@ -95,6 +95,37 @@ mod tests {
         );
     }
 
+    /// The whole v1 SendMessage params with a file and a data part parse as the official v1 types
+    /// (`a2a-lf`), so a v1 server reads exactly what we meant.
+    #[test]
+    fn v1_message_with_parts_is_what_a2a_lf_reads() {
+        use super::super::card::Endpoint;
+        use super::super::wire::{Op, jsonrpc_params};
+        let ep = Endpoint {
+            dialect: Dialect::V1,
+            binding: Binding::JsonRpc,
+            url: "http://w/".into(),
+            tenant: None,
+        };
+        let parts = [file(), OutPart::Data(json!({"k": "v"}))];
+        let op = Op::Send {
+            text: "look",
+            parts: &parts,
+            task_id: None,
+            context_id: Some("c1"),
+        };
+        let p = jsonrpc_params(&op, &ep);
+        let m: ::a2a::Message =
+            serde_json::from_value(p["message"].clone()).expect("a2a-lf reads the message");
+        let back = serde_json::to_value(&m).unwrap();
+        assert_eq!(back["contextId"], "c1");
+        assert_eq!(back["parts"][0]["text"], "look");
+        assert_eq!(back["parts"][1]["raw"], "aGkK");
+        assert_eq!(back["parts"][1]["filename"], "a.txt");
+        assert_eq!(back["parts"][1]["mediaType"], "text/plain");
+        assert_eq!(back["parts"][2]["data"], json!({"k": "v"}));
+    }
+
     #[test]
     fn data_in_each_shape() {
         let obj = OutPart::Data(json!({"k": [1, 2]}));
