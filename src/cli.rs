@@ -119,6 +119,15 @@ pub struct SendArgs {
     /// Answer an input-required task
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
+    /// Continue a conversation: a new task in this context (the contextId of an earlier result)
+    #[arg(long, value_name = "ID")]
+    pub context_id: Option<String>,
+    /// Send this local file too, as a file part (repeatable; inside the project directory)
+    #[arg(long = "file", value_name = "PATH")]
+    pub files: Vec<String>,
+    /// Send this JSON value too, as a data part
+    #[arg(long, value_name = "JSON")]
+    pub data: Option<String>,
     #[command(flatten)]
     pub session: SessionArg,
     #[arg(long)]

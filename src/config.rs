@@ -17,6 +17,7 @@ pub struct Config {
     pub statusline: StatuslineConfig,
     pub headless: HeadlessConfig,
     pub results: ResultsConfig,
+    pub files: FilesConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -196,6 +197,28 @@ impl Default for ResultsConfig {
     }
 }
 
+/// `[files]`: which local files `send` may read and send as file parts (issue 13). Only files
+/// inside the project directory (`CLAUDE_PROJECT_DIR`, else the working directory) or one of
+/// `allow_dirs` are read, each at most `max_file_mib`, all of one send at most `max_send_mib`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FilesConfig {
+    /// Directories besides the project directory whose files may be sent (absolute, or `~/…`).
+    pub allow_dirs: Vec<String>,
+    pub max_file_mib: f64,
+    pub max_send_mib: f64,
+}
+
+impl Default for FilesConfig {
+    fn default() -> Self {
+        FilesConfig {
+            allow_dirs: Vec::new(),
+            max_file_mib: 10.0,
+            max_send_mib: 25.0,
+        }
+    }
+}
+
 impl ResultsConfig {
     pub fn max_task_bytes(&self) -> u64 {
         (self.max_task_mib * 1024.0 * 1024.0) as u64
@@ -203,6 +226,41 @@ impl ResultsConfig {
     pub fn keep(&self) -> Duration {
         secs(self.keep_days * 86_400.0)
     }
+}
+
+impl FilesConfig {
+    pub fn max_file_bytes(&self) -> u64 {
+        mib(self.max_file_mib)
+    }
+    pub fn max_send_bytes(&self) -> u64 {
+        mib(self.max_send_mib)
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (k, v) in [
+            ("max_file_mib", self.max_file_mib),
+            ("max_send_mib", self.max_send_mib),
+        ] {
+            if !(v.is_finite() && (0.0..=4096.0).contains(&v)) {
+                return Err(anyhow!(
+                    "files.{k}: {v} is not a number of MiB between 0 and 4096"
+                ));
+            }
+        }
+        for d in &self.allow_dirs {
+            if !(Path::new(d).is_absolute() || d.starts_with("~/")) {
+                return Err(anyhow!(
+                    "files.allow_dirs: {d:?} is not an absolute path (or one starting with ~/)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// MiB from config as bytes; validated to 0..=4096, so the cast neither wraps nor saturates.
+fn mib(v: f64) -> u64 {
+    (v.clamp(0.0, 4096.0) * 1024.0 * 1024.0) as u64
 }
 
 impl Config {
@@ -225,6 +283,7 @@ impl Config {
         let cfg: Config =
             toml_edit::de::from_str(text).map_err(|e| anyhow!(toml_error_line(&e.to_string())))?;
         cfg.timing.validate()?;
+        cfg.files.validate()?;
         if !(cfg.headless.max_wait_s.is_finite() && cfg.headless.max_wait_s >= 0.0) {
             return Err(anyhow!(
                 "headless.max_wait_s: must be a number of seconds, 0 or more"
@@ -435,6 +494,24 @@ mod tests {
             .to_string();
         assert!(e.contains("headless.max_wait_s"), "{e}");
         assert!(Config::parse("[headless]\nmax_wait = 1\n").is_err());
+    }
+
+    #[test]
+    fn files_caps() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.files.max_file_bytes(), 10 * 1024 * 1024);
+        assert_eq!(c.files.max_send_bytes(), 25 * 1024 * 1024);
+        let c = Config::parse("[files]\nmax_file_mib = 0.5\nallow_dirs = [\"/srv/x\"]\n").unwrap();
+        assert_eq!(c.files.max_file_bytes(), 512 * 1024);
+        assert_eq!(c.files.allow_dirs, ["/srv/x"]);
+        let e = Config::parse("[files]\nmax_send_mib = -1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("files.max_send_mib"), "{e}");
+        let e = Config::parse("[files]\nallow_dirs = [\"rel\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("files.allow_dirs"), "{e}");
     }
 
     #[test]

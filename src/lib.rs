@@ -4,6 +4,7 @@
 
 pub mod a2a;
 pub mod artifacts;
+pub mod attach;
 pub mod claude;
 pub mod cli;
 pub mod cmd;

@@ -52,6 +52,19 @@ pub struct Outcome {
     pub artifacts: Vec<crate::core::artifact::Kept>,
 }
 
+/// What `send` takes besides the worker and the text (issue 13).
+#[derive(Debug, Clone, Default)]
+pub struct SendInput {
+    /// Answer this input-required task.
+    pub task_id: Option<String>,
+    /// Start the new task in this conversation (or, with `task_id`, must be that task's).
+    pub context_id: Option<String>,
+    /// Local files to send as file parts (`crate::attach` rules).
+    pub files: Vec<String>,
+    /// A JSON value to send as a data part.
+    pub data: Option<serde_json::Value>,
+}
+
 /// A tool call's time budget, from the moment the call began.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -175,6 +188,18 @@ impl Session {
             failed_checks: 0,
         });
         note.push_str(&extra);
+        if let Some(c) = v
+            .context_id
+            .as_deref()
+            .filter(|c| crate::core::bounds::plain_id(c))
+            && !v.state.is_live()
+            && !v.state.is_waiting()
+        {
+            note.push_str(&format!(
+                "\nTo go on with this conversation, call send with worker \"{}\" and contextId \"{c}\" (a new task in the same context).",
+                fence::shown(worker)
+            ));
+        }
         note
     }
 
@@ -278,13 +303,47 @@ impl Session {
         progress: Progress<'_>,
         stop: impl std::future::Future<Output = ()>,
     ) -> Result<Outcome> {
+        let input = SendInput {
+            task_id: task_id.map(str::to_string),
+            ..SendInput::default()
+        };
+        self.send_input(alias, message, &input, budget, progress, stop)
+            .await
+    }
+
+    /// [`Session::send_until`] with everything `send` takes besides the text: a context to
+    /// continue, files (checked and read by `crate::attach` before anything is sent) and data.
+    pub async fn send_input(
+        &self,
+        alias: &str,
+        message: &str,
+        input: &SendInput,
+        budget: Budget,
+        progress: Progress<'_>,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<Outcome> {
         let mut stop = std::pin::pin!(stop);
+        let task_id = input.task_id.as_deref();
         let message = message.trim();
         if message.is_empty() {
             return Err(anyhow!(
                 "the message is empty — say what the worker should do"
             ));
         }
+        let given_context = match input.context_id.as_deref().map(str::trim) {
+            Some("") => {
+                return Err(anyhow!(
+                    "the contextId is empty — pass the contextId an earlier result showed, or leave it out"
+                ));
+            }
+            Some(c) if !crate::core::bounds::plain_id(c) => {
+                return Err(anyhow!(
+                    "the contextId {} is not one a worker gave — pass the contextId an earlier result showed",
+                    fence::shown(c)
+                ));
+            }
+            other => other,
+        };
         let worker = self.worker(alias)?;
         let previous = match task_id {
             Some(id) => Some(
@@ -293,7 +352,35 @@ impl Session {
             ),
             None => None,
         };
-        let context_id = previous.as_ref().and_then(|p| p.context_id.clone());
+        let stored_context = previous.as_ref().and_then(|p| p.context_id.clone());
+        if let (Some(given), Some(stored)) = (given_context, stored_context.as_deref())
+            && given != stored
+        {
+            return Err(anyhow!(
+                "task {} of worker {alias:?} is in context {}, not {} — leave contextId out when answering with taskId, or pass that task's own",
+                fence::shown(task_id.unwrap_or_default()),
+                fence::shown(stored),
+                fence::shown(given)
+            ));
+        }
+        let context_id = stored_context.or_else(|| given_context.map(str::to_string));
+        // Every file is checked, and only then read, before the worker is asked anything.
+        let mut parts = if input.files.is_empty() {
+            Vec::new()
+        } else {
+            // Up to 25 MiB of disk reads: off the async threads, which also serve progress.
+            let (files, project, rules) = (
+                input.files.clone(),
+                crate::attach::project_dir()?,
+                self.config.files.clone(),
+            );
+            tokio::task::spawn_blocking(move || crate::attach::load(&files, &project, &rules))
+                .await
+                .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
+        };
+        if let Some(d) = &input.data {
+            parts.push(crate::a2a::OutPart::Data(d.clone()));
+        }
         // The window counts from when the send went out, as the worker sees it arrive: a slow
         // answer to the send must not push every GetTask later, and neither must the agent card,
         // which a fresh process fetches first (cached for the send and the polls after it).
@@ -304,7 +391,7 @@ impl Session {
         let sent_at = Instant::now();
         let deadline = budget.request_deadline(self.poll_timeout());
         let started = worker
-            .send_streamed(message, task_id, context_id.as_deref(), deadline)
+            .send_streamed_parts(message, &parts, task_id, context_id.as_deref(), deadline)
             .await
             .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
         // A streamed send's first event is the task (or the direct answer); without it there is no

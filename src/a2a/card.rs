@@ -348,6 +348,19 @@ impl Card {
     }
 
     pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
+        /// A skill's media types (issue 13: Claude sees what a worker takes), else the card's
+        /// defaults; at most 10, each one clean line, since the worker wrote them.
+        fn modes(skill: &Value, key: &str, card: &Value, default_key: &str) -> Vec<String> {
+            let list = |v: &Value, k: &str| v.get(k).and_then(Value::as_array).cloned();
+            list(skill, key)
+                .or_else(|| list(card, default_key))
+                .unwrap_or_default()
+                .iter()
+                .filter_map(Value::as_str)
+                .take(10)
+                .map(|m| one_line(m, 80))
+                .collect()
+        }
         use crate::core::bounds;
         let text =
             |v: &Value, k: &str, cols| str_of(v, k).map(|s| one_line(s, cols)).unwrap_or_default();
@@ -360,6 +373,8 @@ impl Card {
                 id: text(s, "id", bounds::CARD_SKILL_COLS),
                 name: text(s, "name", bounds::CARD_SKILL_COLS),
                 description: text(s, "description", bounds::CARD_SKILL_COLS),
+                input_modes: modes(s, "inputModes", &self.raw, "defaultInputModes"),
+                output_modes: modes(s, "outputModes", &self.raw, "defaultOutputModes"),
             })
             .collect();
         // A card may list thousands: the rest are counted, so nothing is dropped silently.
@@ -369,6 +384,8 @@ impl Card {
                 id: String::new(),
                 name: format!("… and {more} more skills"),
                 description: String::new(),
+                input_modes: Vec::new(),
+                output_modes: Vec::new(),
             });
         }
         let mut auth: Vec<String> = Vec::new();

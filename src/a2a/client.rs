@@ -7,6 +7,7 @@
 use super::auth::{self, Cred, TokenCache};
 use super::card::{self, Binding, Card, Dialect, Endpoint};
 use super::http::{Answer, Budget, Resend, fetch};
+use super::parts::OutPart;
 use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, CardSummary, TaskView};
@@ -108,8 +109,22 @@ impl Worker {
         context_id: Option<&str>,
         deadline: Instant,
     ) -> Result<TaskView, A2aError> {
+        self.send_parts(text, &[], task_id, context_id, deadline)
+            .await
+    }
+
+    /// `send` with files and data after the text (`a2a::parts`).
+    pub async fn send_parts(
+        &self,
+        text: &str,
+        parts: &[OutPart],
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<TaskView, A2aError> {
         let op = Op::Send {
             text,
+            parts,
             task_id,
             context_id,
         };
@@ -178,15 +193,29 @@ impl Worker {
         context_id: Option<&str>,
         deadline: Instant,
     ) -> Result<Started, A2aError> {
+        self.send_streamed_parts(text, &[], task_id, context_id, deadline)
+            .await
+    }
+
+    /// `send_streamed` with files and data after the text (`a2a::parts`).
+    pub async fn send_streamed_parts(
+        &self,
+        text: &str,
+        parts: &[OutPart],
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Started, A2aError> {
         let op = StreamOp::Send {
             text,
+            parts,
             task_id,
             context_id,
         };
         match self.open_stream(op, deadline).await {
             Ok(Followed::Stream(s)) => Ok(Started::Stream(s)),
             Ok(Followed::NotStreaming | Followed::Declined(_)) => self
-                .send(text, task_id, context_id, deadline)
+                .send_parts(text, parts, task_id, context_id, deadline)
                 .await
                 .map(Started::Plain),
             Err(e) => Err(e),

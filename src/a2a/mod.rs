@@ -111,18 +111,24 @@ pub struct SkillSummary {
     pub id: String,
     pub name: String,
     pub description: String,
+    /// The media types the skill takes (its `inputModes`, else the card's `defaultInputModes`).
+    pub input_modes: Vec<String>,
+    /// The media types it answers with (`outputModes`, else `defaultOutputModes`).
+    pub output_modes: Vec<String>,
 }
 
 mod auth;
 mod card;
 mod client;
 mod http;
+mod parts;
 mod stream;
 #[cfg(test)]
 mod tests;
 mod wire;
 
 pub use client::{Followed, Started, Worker, http_client};
+pub use parts::OutPart;
 pub use stream::TaskStream;
 
 /// What one GetTask told, as the poll schedule (`core::schedule::after_poll`) reads it; shared by

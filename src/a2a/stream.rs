@@ -26,6 +26,7 @@ use std::pin::Pin;
 pub(crate) enum StreamOp<'a> {
     Send {
         text: &'a str,
+        parts: &'a [super::parts::OutPart],
         task_id: Option<&'a str>,
         context_id: Option<&'a str>,
     },
@@ -40,10 +41,12 @@ impl<'a> StreamOp<'a> {
         match *self {
             StreamOp::Send {
                 text,
+                parts,
                 task_id,
                 context_id,
             } => Op::Send {
                 text,
+                parts,
                 task_id,
                 context_id,
             },
@@ -456,6 +459,7 @@ impl TaskStream {
                 let v = super::client::checked(
                     &Op::Send {
                         text: "",
+                        parts: &[],
                         task_id: None,
                         context_id: None,
                     },
@@ -599,6 +603,7 @@ mod tests {
         };
         let send = StreamOp::Send {
             text: "hi",
+            parts: &[],
             task_id: None,
             context_id: None,
         };

@@ -1245,7 +1245,7 @@ mod answers {
         fn any_answer_is_read_safely(v in prop_oneof![json_value(), task_like()]) {
             for parsed in [parse_task_result(&v), parse_send_result(&v)] {
                 let Ok(view) = parsed else { continue };
-                for op in [Op::Get { id: "t-1" }, Op::Send { text: "x", task_id: None, context_id: None }] {
+                for op in [Op::Get { id: "t-1" }, Op::Send { text: "x", parts: &[], task_id: None, context_id: None }] {
                     if let Ok(ok) = checked(&op, view.clone()) {
                         prop_assert!(plain_id(&ok.task_id));
                         prop_assert!(ok.context_id.as_deref().is_none_or(plain_id));

@@ -5,6 +5,7 @@
 
 use super::TaskView;
 use super::card::{Binding, Dialect, Endpoint};
+use super::parts::{self, OutPart};
 use crate::core::artifact::{Artifact, Part};
 use crate::core::task::TaskState;
 use crate::core::text::one_line;
@@ -15,6 +16,8 @@ use serde_json::{Map, Value, json};
 pub(crate) enum Op<'a> {
     Send {
         text: &'a str,
+        /// Files and data sent after the text (`a2a::parts`); empty for a text-only message.
+        parts: &'a [OutPart],
         task_id: Option<&'a str>,
         context_id: Option<&'a str>,
     },
@@ -48,6 +51,7 @@ fn message(
     dialect: Dialect,
     binding: Binding,
     text: &str,
+    extra: &[OutPart],
     task_id: Option<&str>,
     context_id: Option<&str>,
 ) -> Value {
@@ -69,6 +73,14 @@ fn message(
             m.insert("content".into(), json!([{ "text": text }]));
         }
     }
+    let key = if binding == Binding::Rest && dialect == Dialect::V03 {
+        "content"
+    } else {
+        "parts"
+    };
+    if let Some(Value::Array(list)) = m.get_mut(key) {
+        list.extend(extra.iter().map(|p| parts::to_wire(p, dialect, binding)));
+    }
     if let Some(t) = task_id {
         m.insert("taskId".into(), t.into());
     }
@@ -79,7 +91,13 @@ fn message(
 }
 
 /// A SendMessage body: the message (under `request` in v0.3 REST), asked not to block.
-fn send_body(ep: &Endpoint, text: &str, task_id: Option<&str>, context_id: Option<&str>) -> Value {
+fn send_body(
+    ep: &Endpoint,
+    text: &str,
+    extra: &[OutPart],
+    task_id: Option<&str>,
+    context_id: Option<&str>,
+) -> Value {
     let key = match (ep.dialect, ep.binding) {
         (Dialect::V03, Binding::Rest) => "request",
         _ => "message",
@@ -89,7 +107,7 @@ fn send_body(ep: &Endpoint, text: &str, task_id: Option<&str>, context_id: Optio
         Dialect::V03 => json!({ "blocking": false, "historyLength": 0 }),
     };
     let mut body = Map::new();
-    let m = message(ep.dialect, ep.binding, text, task_id, context_id);
+    let m = message(ep.dialect, ep.binding, text, extra, task_id, context_id);
     body.insert(key.into(), m);
     body.insert("configuration".into(), configuration);
     Value::Object(body)
@@ -100,9 +118,10 @@ pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
     let mut p = match *op {
         Op::Send {
             text,
+            parts,
             task_id,
             context_id,
-        } => send_body(ep, text, task_id, context_id),
+        } => send_body(ep, text, parts, task_id, context_id),
         Op::Get { id } => json!({ "id": id, "historyLength": 0 }),
         Op::Cancel { id } => json!({ "id": id }),
     };
@@ -124,12 +143,13 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
     match *op {
         Op::Send {
             text,
+            parts,
             task_id,
             context_id,
         } => (
             reqwest::Method::POST,
             format!("{base}/message:send"),
-            Some(send_body(ep, text, task_id, context_id)),
+            Some(send_body(ep, text, parts, task_id, context_id)),
         ),
         Op::Get { id } => (
             reqwest::Method::GET,

@@ -1,6 +1,7 @@
 //! The embedded scripted A2A worker (docs/commands-and-tools.md "The embedded fake worker"): a real A2A agent
 //! on 127.0.0.1 speaking v1 and v0.3 JSON-RPC, whose message text is a script (`slow N <words>`,
-//! `ask <question>`, `fail <why>`, `reject`, `auth`, `silent`, anything else echoes).
+//! `ask <question>`, `fail <why>`, `reject`, `auth`, `silent`, `parts` (describes the parts it
+//! received, `echo.rs`), anything else echoes).
 //!
 //! Used in process by tests and `a2a-mod demo` ([`FakeWorker::start`]), and as the
 //! `a2a-mod fake-worker` command (`src/cmd/fake_worker.rs`). Every request is recorded as a
@@ -27,6 +28,7 @@
 //!   whole task and is refused (-32004) for an ended one. `subscribe_faults_only` keeps a fault
 //!   to subscriptions.
 
+mod echo;
 mod script;
 mod server;
 mod wire;

@@ -171,7 +171,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     if shared.oauth_ttl.is_some() {
         app = app.route("/oauth/token", post(token));
     }
-    app.with_state(shared)
+    // axum's default 2 MB body cap would refuse a send with a few files (`send` caps a send at
+    // 25 MiB by default, ~34 MiB as base64 JSON).
+    app.layer(axum::extract::DefaultBodyLimit::max(64 << 20))
+        .with_state(shared)
 }
 
 fn bearer_of(headers: &HeaderMap) -> Option<&str> {
@@ -821,10 +824,14 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(crate::ids::uuid_v4);
+            let mut script = Script::parse(&entry.text);
+            if let Script::Parts(echo) = &mut script {
+                *echo = super::echo::summary(message, &context_id);
+            }
             let rec = TaskRecord {
                 id: task_id.clone(),
                 context_id,
-                script: Script::parse(&entry.text),
+                script,
                 first: entry,
                 created_ms: at.since_ms,
                 answer: None,

@@ -127,7 +127,7 @@ pub(crate) fn hybrid_card(rpc_url: &str, token_url: &str, auth: CardAuth) -> Val
         card["securityRequirements"] = Value::Array(v1_reqs);
         card["security"] = security;
     }
-    card["defaultInputModes"] = json!(["text/plain"]);
+    card["defaultInputModes"] = json!(INPUT_MODES);
     card["defaultOutputModes"] = json!(["text/plain"]);
     card["skills"] = skills();
     // The v0.3 view, as the Python SDK derives it from `supportedInterfaces[0]` and the rest.
@@ -148,7 +148,7 @@ pub(crate) fn v03_card(rpc_url: &str, token_url: &str, auth: CardAuth) -> Value 
         "protocolVersion": "0.3.0",
         "version": env!("CARGO_PKG_VERSION"),
         "capabilities": {"streaming": false, "pushNotifications": false},
-        "defaultInputModes": ["text/plain"],
+        "defaultInputModes": INPUT_MODES,
         "defaultOutputModes": ["text/plain"],
         "skills": skills(),
     });
@@ -160,8 +160,11 @@ pub(crate) fn v03_card(rpc_url: &str, token_url: &str, auth: CardAuth) -> Value 
     card
 }
 
+/// Any part is taken (the `parts` verb describes files and data; the others read the text).
+const INPUT_MODES: [&str; 3] = ["text/plain", "application/json", "application/octet-stream"];
+
 const DESCRIPTION: &str = "a2a-mod's scripted fake worker: the message text is a script \
-(slow N <words> | ask <question> | fail <why> | reject | auth | silent | anything else echoes)";
+(slow N <words> | ask <question> | fail <why> | reject | auth | silent | parts | anything else echoes)";
 
 fn state_str(d: Dialect, s: TaskState) -> String {
     match d {

@@ -50,6 +50,18 @@ pub struct SendParams {
     /// Only to answer a task that is input-required: that task's taskId. Omit to start a new task.
     #[serde(default)]
     pub task_id: Option<String>,
+    /// To continue a conversation: the contextId an earlier result showed. The new task joins
+    /// that context, so the worker sees what went before. Omit to start a fresh conversation.
+    #[serde(default)]
+    pub context_id: Option<String>,
+    /// Local files to send with the message (file parts: bytes, file name, media type). Absolute
+    /// paths, or relative to the project directory; only files inside the project directory (or
+    /// a directory the user allowed) are sent, at most 10 MiB each and 25 MiB in all by default.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Structured input to send with the message, as a JSON value (a data part).
+    #[serde(default)]
+    pub data: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -92,6 +104,12 @@ pub struct TasksOut {
 pub struct SkillRow {
     pub name: String,
     pub description: String,
+    /// Media types the skill takes (e.g. text/plain, image/png): what files and data suit it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_modes: Vec<String>,
+    /// Media types it answers with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub output_modes: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -132,7 +150,9 @@ impl A2aServer {
 Waits a few seconds (about 7.5): if the worker finishes in that time, its answer is the result. \
 Otherwise the result gives a taskId and the worker keeps going: carry on with other work and do \
 NOT poll or sleep; a message arrives when the task ends. If the worker asks a question (state \
-input-required), answer it by calling send again with the same worker and taskId.",
+input-required), answer it by calling send again with the same worker and taskId. To continue a \
+conversation with a worker, pass the contextId an earlier result showed. Local files go in files \
+(paths inside the project), structured input in data; the workers tool shows what each skill takes.",
         output_schema = schema_for_output::<Outcome>(),
         annotations(
             title = "Send a task to a worker",
@@ -169,11 +189,17 @@ input-required), answer it by calling send again with the same worker and taskId
         let progress = move |message: String| {
             let _ = tx.send(message);
         };
+        let input = crate::ops::SendInput {
+            task_id: p.task_id.clone(),
+            context_id: p.context_id.clone(),
+            files: p.files.clone(),
+            data: p.data.clone(),
+        };
         let r = session
-            .send_until(
+            .send_input(
                 &p.worker,
                 &p.message,
-                p.task_id.as_deref(),
+                &input,
                 budget,
                 &progress,
                 ctx.ct.cancelled(),
@@ -505,6 +531,8 @@ async fn list_workers(config: &Config, budget: Budget) -> WorkersOut {
                         .map(|s| SkillRow {
                             name: one_line(&s.name, 100),
                             description: one_line(&s.description, 200),
+                            input_modes: s.input_modes.clone(),
+                            output_modes: s.output_modes.clone(),
                         })
                         .collect(),
                     error: None,
@@ -532,6 +560,14 @@ async fn list_workers(config: &Config, budget: Budget) -> WorkersOut {
     }
 }
 
+fn modes_words(m: &[String]) -> String {
+    if m.is_empty() {
+        "unsaid".to_string()
+    } else {
+        m.join(", ")
+    }
+}
+
 fn workers_text(out: &WorkersOut) -> String {
     if out.workers.is_empty() {
         return NO_WORKERS.to_string();
@@ -552,6 +588,13 @@ fn workers_text(out: &WorkersOut) -> String {
                 ));
                 for k in &w.skills {
                     s.push_str(&format!("\n  skill {}: {}", k.name, k.description));
+                    if !k.input_modes.is_empty() || !k.output_modes.is_empty() {
+                        s.push_str(&format!(
+                            " (takes {}; gives {})",
+                            modes_words(&k.input_modes),
+                            modes_words(&k.output_modes)
+                        ));
+                    }
                 }
             }
         }

@@ -7,6 +7,7 @@
 
 mod arch;
 mod artifacts;
+mod claude_context;
 mod claude_headless;
 mod claude_smoke;
 mod claude_wake;
@@ -15,6 +16,7 @@ mod demo;
 mod doctor;
 mod fake;
 mod fake_worker;
+mod files_in;
 mod hostile;
 mod hostile_creds;
 mod hostile_state;

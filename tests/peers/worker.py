@@ -18,6 +18,9 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
   artifact <kind>  completed with artifacts beyond text (issue 13): data, file [KiB],
                    url, chunks (one text artifact in three appended chunks), twins (two
                    artifacts named alike), hostile (names that try to escape), many N
+  parts            completed at once, the artifact one JSON line describing every part
+                   received (kind, name, media type, size and sha256 of the bytes, data),
+                   in the format of a2a-mod's fake worker (src/fake_worker/echo.rs)
   anything else    completed at once, the artifact echoing the text
 Cancel works on any live task (slow, silent, ask, auth).
 
@@ -34,7 +37,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
+import hashlib
 import json
 import logging
 import math
@@ -186,6 +191,8 @@ def parse_script(text: str) -> Script:
         return Script("echo", stripped)
     if head in ("ask", "fail"):
         return Script(head, rest)
+    if head == "parts":
+        return Script("parts", rest)
     if stripped in ("reject", "auth", "silent"):
         return Script(stripped, "")
     if head == "artifact" and rest.split(" ")[0] in ARTIFACT_KINDS:
@@ -239,6 +246,62 @@ async def make_artifacts(updater: Any, spec: str) -> None:
             await updater.add_artifact([bytes_part(f"f{i}.txt", octets, f"{i}\n".encode())], name=f"f{i}")
 
 
+def _described(out: dict[str, Any], data: bytes) -> None:
+    out["size"] = len(data)
+    out["sha256"] = hashlib.sha256(data).hexdigest()
+
+
+def describe_part(part: Any) -> dict[str, Any]:
+    """One received part as the `parts` verb reports it (both SDK majors)."""
+    out: dict[str, Any] = {}
+    if SDK_MAJOR >= 1:
+        from google.protobuf import json_format
+
+        which = part.WhichOneof("content")
+        if which == "text":
+            out["kind"] = "text"
+            _described(out, part.text.encode())
+        elif which in ("raw", "url"):
+            out["kind"] = "file"
+            if part.filename:
+                out["name"] = part.filename
+            if part.media_type:
+                out["mediaType"] = part.media_type
+            if which == "raw":
+                _described(out, part.raw)
+            else:
+                out["url"] = part.url
+        elif which == "data":
+            out["kind"] = "data"
+            out["data"] = json_format.MessageToDict(part.data)
+        else:
+            out["kind"] = "unknown"
+        return out
+    root = part.root
+    kind = getattr(root, "kind", "unknown")
+    out["kind"] = kind
+    if kind == "text":
+        _described(out, root.text.encode())
+    elif kind == "file":
+        f = root.file
+        if getattr(f, "name", None):
+            out["name"] = f.name
+        if getattr(f, "mime_type", None):
+            out["mediaType"] = f.mime_type
+        if getattr(f, "bytes", None) is not None:
+            _described(out, base64.b64decode(f.bytes))
+        else:
+            out["url"] = f.uri
+    elif kind == "data":
+        out["data"] = root.data
+    return out
+
+
+def describe_parts(message: Any, context_id: str) -> str:
+    parts = [describe_part(p) for p in (message.parts if message is not None else [])]
+    return json.dumps({"contextId": context_id, "parts": parts}, separators=(",", ":"))
+
+
 class ScriptedExecutor(AgentExecutor):
     """Plays a script per task. `silent_ids` is shared with `RpcGate`."""
 
@@ -286,6 +349,8 @@ class ScriptedExecutor(AgentExecutor):
             await updater.start_work()
             await make_artifacts(updater, script.text)
             await updater.complete()
+        elif script.verb == "parts":
+            await finish(describe_parts(context.message, task.context_id))
         elif script.verb == "silent":
             # Registered before the task is visible to any client (the Task event above
             # reaches the client only after this coroutine yields).
