@@ -26,4 +26,5 @@ mod statusline;
 mod stream;
 mod util;
 mod wake;
+mod wake_fast;
 mod workers;
