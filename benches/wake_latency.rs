@@ -112,10 +112,7 @@ fn main() {
         match h.join() {
             Ok((name, Some(r))) => results.push((name, r)),
             Ok((name, None)) => println!("{name}: skipped"),
-            Err(_) => {
-                println!("a worker kind's runs failed (see the panic above)");
-                std::process::exit(1);
-            }
+            Err(_) => panic!("a worker kind's runs failed (see the panic above)"),
         }
     }
     println!();
