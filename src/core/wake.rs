@@ -16,6 +16,11 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// batching needs: the waiters are told of each ending at once, so this is most of the time from
 /// "the store knows" to "the line is out".
 pub const SETTLE: Duration = Duration::from_millis(300);
+/// The headless Stop hook's batching (quiet this long after an ending, at most three times it):
+/// wider than [`SETTLE`] because there each batch costs a whole model turn and the tool calls of
+/// one turn run one after the other, each with its inline window, so tasks sent together reach
+/// the worker a second or so apart.
+pub const HEADLESS_SETTLE: Duration = Duration::from_millis(1000);
 /// How long an ended batch may stay unannounced while the monitor holds its lock before the
 /// asyncRewake waiter decides the monitor is stuck and announces it itself. Well above what the
 /// monitor needs (SETTLE + one TICK), so a live monitor always wins; see [`monitor_grace`].

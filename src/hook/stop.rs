@@ -14,7 +14,7 @@
 //! once (`state::notify`, its socket bound before its first look); the tick is the safety net.
 
 use crate::config::Config;
-use crate::core::wake::{SETTLE, STOP_LOCK};
+use crate::core::wake::{HEADLESS_SETTLE as SETTLE, STOP_LOCK};
 use crate::env::{Ctx, now_ms};
 use crate::error::EXIT_OK;
 use crate::state::{SessionPaths, Store, TaskRecord, notify};
