@@ -9,14 +9,29 @@ use super::bounds;
 use super::fence::{self, TaskFacts};
 use std::time::Duration;
 
-/// How often the monitor and the waiters look at the store.
+/// How often the monitor and the waiters look at the store without being told: the safety net.
+/// Writers that end a task tell them at once (`state::notify`), so this is not the wake latency.
 pub const TICK: Duration = Duration::from_millis(250);
-/// Tasks ending within this of each other share one wake-up (one line, one turn).
-pub const SETTLE: Duration = Duration::from_millis(1000);
+/// Tasks ending within this of each other share one wake-up (one line, one turn). Only what
+/// batching needs: the waiters are told of each ending at once, so this is most of the time from
+/// "the store knows" to "the line is out".
+pub const SETTLE: Duration = Duration::from_millis(300);
+/// The headless Stop hook's batching (quiet this long after an ending, at most three times it):
+/// wider than [`SETTLE`] because there each batch costs a whole model turn and the tool calls of
+/// one turn run one after the other, each with its inline window, so tasks sent together reach
+/// the worker a second or so apart.
+pub const HEADLESS_SETTLE: Duration = Duration::from_millis(1000);
 /// How long an ended batch may stay unannounced while the monitor holds its lock before the
 /// asyncRewake waiter decides the monitor is stuck and announces it itself. Well above what the
-/// monitor needs (SETTLE + one TICK), so a live monitor always wins.
+/// monitor needs (SETTLE + one TICK), so a live monitor always wins; see [`monitor_grace`].
 pub const MONITOR_GRACE: Duration = Duration::from_millis(4000);
+
+/// [`MONITOR_GRACE`], stretched when the fallback tick is (a tuning knob): a live monitor that
+/// was not told and looks only at its tick still gets SETTLE and two ticks before the waiter
+/// takes over.
+pub fn monitor_grace(tick: Duration) -> Duration {
+    MONITOR_GRACE.max(SETTLE + 2 * tick)
+}
 /// The per-session lock a running monitor holds (`<session>.monitor.lock`): how the waiter and
 /// `doctor` know a monitor is alive. The OS drops it with the process, `kill -9` included.
 pub const MONITOR_LOCK: &str = "monitor";
@@ -143,6 +158,14 @@ mod tests {
             last_error: None,
             failed_checks: 6,
         }
+    }
+
+    #[test]
+    fn a_live_monitor_always_has_time_to_announce() {
+        assert_eq!(monitor_grace(TICK), MONITOR_GRACE);
+        assert!(MONITOR_GRACE > SETTLE + TICK);
+        let slow = Duration::from_secs(30);
+        assert!(monitor_grace(slow) > SETTLE + slow);
     }
 
     #[test]

@@ -7,15 +7,16 @@
 //! batch and leaves each batch to the monitor while the monitor holds its lock (`watch.rs`),
 //! announcing it itself only when it stays unannounced past `SETTLE` with no monitor, or past
 //! `MONITOR_GRACE` with a stuck one. The claim decides who announces, so a monitor dying at any
-//! moment still leaves Claude woken exactly once. On its own timeout or a signal it still wakes
+//! moment still leaves Claude woken exactly once. A writer that ends a task tells it at once
+//! (`state::notify`, its socket bound before its first look); the tick is the safety net. On its own timeout or a signal it still wakes
 //! Claude, saying what is still running. Not in headless runs: asyncRewake does not wake there
 //! and `-p` waits for the hook to end, so the Stop hook (`stop.rs`) serves them.
 
 use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
-use crate::state::{SessionPaths, Store};
+use crate::state::{SessionPaths, Store, notify};
 // The monitor's rhythm: a wake from either path batches tasks the same way.
-use crate::core::wake::{MONITOR_GRACE, MONITOR_LOCK, SETTLE, TICK, WAITER_LOCK};
+use crate::core::wake::{MONITOR_LOCK, SETTLE, WAITER_LOCK, monitor_grace};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -60,22 +61,27 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         return EXIT_OK;
     };
     let monitor = paths.lock(MONITOR_LOCK);
+    let tick = notify::fallback_tick();
+    // Armed before the first look: an ending committed after it is queued on the socket.
+    let listener = notify::Listener::bind(path, notify::WAKER);
     loop {
         let live = store.live_count().unwrap_or(0);
         let pending = store.has_unannounced().unwrap_or(false);
         let stopping = STOP.load(Ordering::SeqCst) || start.elapsed() >= MAX_WAIT;
+        let mut wait = tick;
         if pending {
             let since = *settle_since.get_or_insert_with(Instant::now);
             // A live monitor announces a batch after SETTLE; give it that and more before
             // deciding it is stuck. Without one, announce like it would.
             let patience = if crate::fsx::is_locked(&monitor) {
-                MONITOR_GRACE
+                monitor_grace(tick)
             } else {
                 SETTLE
             };
             if since.elapsed() >= patience || stopping {
                 return wake(ctx, owner, &store, None);
             }
+            wait = wait.min(patience.saturating_sub(since.elapsed()));
         } else {
             settle_since = None;
             if live == 0 {
@@ -93,7 +99,8 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         if live > 0 {
             crate::poller::ensure(ctx, owner);
         }
-        std::thread::sleep(TICK);
+        // A signal cuts the wait short too (poll returns EINTR).
+        notify::wait(listener.as_ref(), wait);
     }
 }
 

@@ -10,13 +10,14 @@
 //! giving up on tasks (`[headless] max_wait_s`) it does not wait for those same tasks again. In an
 //! attended session it returns at once: a waiting Stop hook there shows a spinner and turns the
 //! prompt box into a queue. The answer is claimed (`delivered_ms`) in the transaction that prints
-//! it, so no other hook hands the same result over again.
+//! it, so no other hook hands the same result over again. A writer that ends a task tells it at
+//! once (`state::notify`, its socket bound before its first look); the tick is the safety net.
 
 use crate::config::Config;
-use crate::core::wake::{SETTLE, STOP_LOCK, TICK};
+use crate::core::wake::{HEADLESS_SETTLE as SETTLE, STOP_LOCK};
 use crate::env::{Ctx, now_ms};
 use crate::error::EXIT_OK;
-use crate::state::{SessionPaths, Store, TaskRecord};
+use crate::state::{SessionPaths, Store, TaskRecord, notify};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,7 +82,11 @@ fn wait(ctx: &Ctx, owner: &str, store: &Store, max_wait: Duration) -> i32 {
     // SETTLE (each poll sees tasks on its own phase), at most 3 × SETTLE after it began.
     let mut first_pending: Option<Instant> = None;
     let mut last_live = usize::MAX;
+    let tick = notify::fallback_tick();
+    // Armed before the first look: an ending committed after it is queued on the socket.
+    let listener = notify::Listener::bind(store.path(), notify::STOP);
     loop {
+        let mut wait = tick;
         if STOP.load(Ordering::SeqCst) {
             return EXIT_OK;
         }
@@ -104,6 +109,10 @@ fn wait(ctx: &Ctx, owner: &str, store: &Store, max_wait: Duration) -> i32 {
             if live.is_empty() || quiet || first.elapsed() >= 3 * SETTLE {
                 return answer(ctx, owner, store, None);
             }
+            // Wake for whichever comes first: quiet, or the batch's cap.
+            let to_quiet = settle_since.map_or(SETTLE, |t| SETTLE.saturating_sub(t.elapsed()));
+            let to_cap = (3 * SETTLE).saturating_sub(first.elapsed());
+            wait = wait.min(to_quiet.min(to_cap));
         }
         if start.elapsed() >= max_wait {
             let note = still_running(owner, &live, max_wait);
@@ -114,7 +123,9 @@ fn wait(ctx: &Ctx, owner: &str, store: &Store, max_wait: Duration) -> i32 {
         if !live.is_empty() {
             crate::poller::ensure(ctx, owner);
         }
-        std::thread::sleep(TICK);
+        wait = wait.min(max_wait.saturating_sub(start.elapsed()));
+        // A signal cuts the wait short too (poll returns EINTR).
+        notify::wait(listener.as_ref(), wait);
     }
 }
 

@@ -646,6 +646,9 @@ impl Store {
                 ],
             )
         })?;
+        if !live {
+            self.ended();
+        }
         Ok(())
     }
 
@@ -660,7 +663,11 @@ impl Store {
         told: bool,
         now: i64,
     ) -> Result<bool> {
-        Ok(self.write(|c| update_polled(c, worker, task_id, u, told, now))? > 0)
+        let changed = self.write(|c| update_polled(c, worker, task_id, u, told, now))? > 0;
+        if changed && u.end.is_some() {
+            self.ended();
+        }
+        Ok(changed)
     }
 
     /// [`Store::apply_poll`] for many answers in one transaction (the background poller's burst).
@@ -669,12 +676,17 @@ impl Store {
         polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        self.write(|c| {
+        let ended = self.write(|c| {
+            let mut ended = false;
             for (worker, task_id, u) in polls {
-                update_polled(c, worker, task_id, u, false, now)?;
+                ended |= update_polled(c, worker, task_id, u, false, now)? > 0 && u.end.is_some();
             }
-            Ok(())
-        })
+            Ok(ended)
+        })?;
+        if ended {
+            self.ended();
+        }
+        Ok(())
     }
 
     /// The background poller's pass (issue 11): the polls' answers and the events its
@@ -754,6 +766,9 @@ impl Store {
                 ],
             )
         })?;
+        if !live {
+            self.ended();
+        }
         Ok(())
     }
 
@@ -908,18 +923,25 @@ impl Store {
         );
         // SQLite reads a negative LIMIT as none.
         let limit = limit.map_or(-1, |n| n as i64);
-        self.write_tx(|c| {
-            let rows = select(c, &unclaimed, [limit])?;
-            if !rows.is_empty() {
-                deliver(&rows).map_err(ClaimError::Deliver)?;
-                c.execute(&sql_upd, params![now, limit])?;
-            }
-            Ok(rows)
-        })
-        .map_err(|e| match e {
-            ClaimError::Store(e) => ClaimError::Store(explain(e, &self.path)),
-            deliver => deliver,
-        })
+        let rows = self
+            .write_tx(|c| {
+                let rows = select(c, &unclaimed, [limit])?;
+                if !rows.is_empty() {
+                    deliver(&rows).map_err(ClaimError::Deliver)?;
+                    c.execute(&sql_upd, params![now, limit])?;
+                }
+                Ok(rows)
+            })
+            .map_err(|e| match e {
+                ClaimError::Store(e) => ClaimError::Store(explain(e, &self.path)),
+                deliver => deliver,
+            })?;
+        // The other waiters of this session may have nothing left to wait for (the monitor
+        // announced what the asyncRewake waiter was holding on to): let them look now.
+        if !rows.is_empty() {
+            self.ended();
+        }
+        Ok(rows)
     }
 
     /// Whether any ended task is waiting to be announced (cheap check for the monitor).
@@ -949,14 +971,25 @@ impl Store {
 
     /// A worker was removed: its live tasks stop being tracked, to be announced as such.
     pub fn end_removed(&self, worker: &str, now: i64) -> Result<usize> {
-        self.write(|c| {
+        let n = self.write(|c| {
             c.execute(
                 "UPDATE tasks SET ended_ms = ?2, end_reason = 'removed', tracked = 0,
                     next_poll_ms = NULL, updated_ms = ?2
                  WHERE worker = ?1 AND ended_ms IS NULL",
                 params![worker, now],
             )
-        })
+        })?;
+        if n > 0 {
+            self.ended();
+        }
+        Ok(n)
+    }
+
+    /// A committed write ended a task (or claimed ended ones): wake the session's waiters now
+    /// (`super::notify`), not at their next tick. After COMMIT and the snapshot, so what they
+    /// look at is already there.
+    fn ended(&self) {
+        super::notify::notify(&self.path);
     }
 
     pub fn meta_get(&self, key: &str) -> Result<Option<String>> {

@@ -30,4 +30,5 @@ mod stream;
 mod stream_poller;
 mod util;
 mod wake;
+mod wake_fast;
 mod workers;

@@ -13,27 +13,27 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const SESSION: &str = "5e551011-aaaa-bbbb-cccc-000000000001";
-const LONG: Duration = Duration::from_secs(20);
+pub(crate) const SESSION: &str = "5e551011-aaaa-bbbb-cccc-000000000001";
+pub(crate) const LONG: Duration = Duration::from_secs(20);
 
-fn ctx(home: &TempHome) -> Ctx {
+pub(crate) fn ctx(home: &TempHome) -> Ctx {
     Ctx::at(&home.a2a_home())
 }
 
-fn store(home: &TempHome) -> Store {
+pub(crate) fn store(home: &TempHome) -> Store {
     Store::open(&session::db_path(&ctx(home), SESSION)).expect("open store")
 }
 
 /// Holds the session's poller lock, so `watch` and `hook wake` start no real poller: the test
 /// plays the poller by writing poll outcomes itself.
-fn fake_poller(home: &TempHome) -> std::fs::File {
+pub(crate) fn fake_poller(home: &TempHome) -> std::fs::File {
     let p = a2a_mod::poller::lock_path(&ctx(home), SESSION);
     a2a_mod::fsx::try_lock(&p)
         .expect("lock")
         .expect("nobody else polls")
 }
 
-fn live(s: &Store, worker: &str, id: &str) {
+pub(crate) fn live(s: &Store, worker: &str, id: &str) {
     s.record_sent(
         &NewTask {
             worker,
@@ -51,7 +51,7 @@ fn live(s: &Store, worker: &str, id: &str) {
     .expect("record");
 }
 
-fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Option<&str>) {
+pub(crate) fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Option<&str>) {
     let end = if state.is_live() {
         EndReason::Lost
     } else {
@@ -76,16 +76,22 @@ fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Option<&str>) 
 }
 
 /// A running `a2a-mod watch` whose stdout lines arrive on a channel. Killed on drop.
-struct Watch {
-    child: Child,
+pub(crate) struct Watch {
+    pub(crate) child: Child,
     lines: mpsc::Receiver<String>,
 }
 
 impl Watch {
     fn start(home: &TempHome) -> Watch {
+        Watch::start_with(home, &[])
+    }
+
+    /// [`Watch::start`] with extra environment (e.g. the stretched fallback tick).
+    pub(crate) fn start_with(home: &TempHome, envs: &[(&str, &str)]) -> Watch {
         let mut child = home
             .command()
             .env_remove("CLAUDE_PID")
+            .envs(envs.iter().copied())
             .session(SESSION)
             .arg("watch")
             .stderr(Stdio::inherit())
@@ -104,14 +110,14 @@ impl Watch {
     }
 
     #[track_caller]
-    fn next_line(&self, deadline: Duration) -> String {
+    pub(crate) fn next_line(&self, deadline: Duration) -> String {
         self.lines
             .recv_timeout(deadline)
             .unwrap_or_else(|e| panic!("no line from watch within {deadline:?}: {e}"))
     }
 
     /// Every line printed so far (after the process ended, all of them).
-    fn drain(&self) -> Vec<String> {
+    pub(crate) fn drain(&self) -> Vec<String> {
         self.lines.try_iter().collect()
     }
 
@@ -139,7 +145,7 @@ impl Drop for Watch {
 }
 
 /// How many tasks a wake line announces.
-fn count(line: &str) -> usize {
+pub(crate) fn count(line: &str) -> usize {
     match line
         .strip_prefix("a2a: ")
         .and_then(|r| r.split_once(" tasks finished ("))
@@ -167,8 +173,9 @@ fn tasks_ending_together_share_one_line() {
     live(&s, "fake", "cccc3333");
     let w = Watch::start(&home);
     end(&s, "fake", "aaaa1111", TaskState::Completed, Some("42"));
-    // Input for the batching rule, not a wait: the second task ends a moment after the first.
-    std::thread::sleep(Duration::from_millis(300));
+    // Input for the batching rule, not a wait: the second task ends a moment after the first
+    // (well inside the 300 ms settle).
+    std::thread::sleep(Duration::from_millis(100));
     end(
         &s,
         "adk",
@@ -326,7 +333,7 @@ fn hook(home: &TempHome, event: &str, stdin: &[u8]) -> (i32, String, String, Dur
     )
 }
 
-fn prompt_input(session: &str) -> Vec<u8> {
+pub(crate) fn prompt_input(session: &str) -> Vec<u8> {
     serde_json::json!({
         "session_id": session, "transcript_path": "/tmp/x.jsonl", "cwd": "/tmp",
         "permission_mode": "auto", "hook_event_name": "UserPromptSubmit",
@@ -543,7 +550,7 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
 
 /// Spawns `a2a-mod hook <event>` for SESSION with `envs` (the mode variables Claude Code sets);
 /// the mode variables of the environment the tests run in are dropped first.
-fn spawn_hook(home: &TempHome, event: &str, envs: &[(&str, &str)]) -> Child {
+pub(crate) fn spawn_hook(home: &TempHome, event: &str, envs: &[(&str, &str)]) -> Child {
     home.command()
         .env_remove("CLAUDE_CODE_SESSION_ATTENDED")
         .env_remove("CLAUDE_CODE_ENTRYPOINT")
@@ -553,7 +560,7 @@ fn spawn_hook(home: &TempHome, event: &str, envs: &[(&str, &str)]) -> Child {
         .spawn()
 }
 
-const HEADLESS: [(&str, &str); 2] = [
+pub(crate) const HEADLESS: [(&str, &str); 2] = [
     ("CLAUDE_CODE_SESSION_ATTENDED", "0"),
     ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
 ];
