@@ -676,17 +676,7 @@ impl Store {
         polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        let ended = self.write(|c| {
-            let mut ended = false;
-            for (worker, task_id, u) in polls {
-                ended |= update_polled(c, worker, task_id, u, false, now)? > 0 && u.end.is_some();
-            }
-            Ok(ended)
-        })?;
-        if ended {
-            self.ended();
-        }
-        Ok(())
+        self.apply_polls_and_events(polls, std::iter::empty(), now)
     }
 
     /// The background poller's pass (issue 11): the polls' answers and the events its
@@ -701,9 +691,10 @@ impl Store {
         events: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        self.write(|c| {
+        let ended = self.write(|c| {
+            let mut ended = false;
             for (worker, task_id, u) in polls {
-                update_polled(c, worker, task_id, u, false, now)?;
+                ended |= update_polled(c, worker, task_id, u, false, now)? > 0 && u.end.is_some();
             }
             let mut stmt = c.prepare_cached(
                 "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
@@ -717,7 +708,7 @@ impl Store {
                  WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
             )?;
             for (worker, task_id, u) in events {
-                stmt.execute(params![
+                let n = stmt.execute(params![
                     worker,
                     task_id,
                     u.state.as_str(),
@@ -728,9 +719,14 @@ impl Store {
                     u.last_error,
                     now,
                 ])?;
+                ended |= n > 0 && u.end.is_some();
             }
-            Ok(())
-        })
+            Ok(ended)
+        })?;
+        if ended {
+            self.ended();
+        }
+        Ok(())
     }
 
     /// Updates a task from a fresh look at it outside the poller (the `task` tool, `cancel`):
