@@ -40,20 +40,12 @@ mod workers;
 
 use a2a_mod::env::now_ms;
 use fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
-use peers::claude::{ClaudeOpts, ClaudeSession};
+use peers::claude::{ClaudeOpts, ClaudeSession, SEND, TOOLS};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use util::{TempHome, bin, ok};
 use workers::{Kind, Peer, repo};
 
-const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
-const TOOLS: [&str; 5] = [
-    SEND,
-    "mcp__plugin_a2a-mod_a2a__task",
-    "mcp__plugin_a2a-mod_a2a__cancel",
-    "mcp__plugin_a2a-mod_a2a__tasks",
-    "mcp__plugin_a2a-mod_a2a__workers",
-];
 const LONG: Duration = Duration::from_secs(90);
 /// Task lengths: the shortest background task, then spread over one poll interval.
 const SHORTEST_S: f64 = 8.0;

@@ -8,21 +8,13 @@
 //! first time, and the same context both times, in two different tasks.
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
-use crate::peers::claude::{ClaudeOpts, ClaudeSession};
+use crate::peers::claude::{ClaudeOpts, ClaudeSession, SEND, TOOLS};
 use crate::util::{TempHome, bin, ok, wait_until};
 use crate::workers::{Kind, Peer, repo};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use std::time::{Duration, Instant};
 
-const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
-const TOOLS: [&str; 5] = [
-    SEND,
-    "mcp__plugin_a2a-mod_a2a__task",
-    "mcp__plugin_a2a-mod_a2a__cancel",
-    "mcp__plugin_a2a-mod_a2a__tasks",
-    "mcp__plugin_a2a-mod_a2a__workers",
-];
 const LONG: Duration = Duration::from_secs(60);
 const FILE: &str = "report.csv";
 const FILE_BYTES: &[u8] = b"id,result\n1,ok\n2,flaky\n";

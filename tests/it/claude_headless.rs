@@ -11,20 +11,12 @@
 //! last `result` event carries.
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
-use crate::peers::claude::{ClaudeOpts, Headless, HeadlessRun, run_headless};
+use crate::peers::claude::{ClaudeOpts, Headless, HeadlessRun, SEND, TOOLS, run_headless};
 use crate::util::{TempHome, append_config, bin, ok};
 use crate::workers::{Kind, Peer, repo};
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
-const TOOLS: [&str; 5] = [
-    SEND,
-    "mcp__plugin_a2a-mod_a2a__task",
-    "mcp__plugin_a2a-mod_a2a__cancel",
-    "mcp__plugin_a2a-mod_a2a__tasks",
-    "mcp__plugin_a2a-mod_a2a__workers",
-];
 /// What Claude Code puts before a Stop hook's block reason (docs/claude-code.md).
 const FEEDBACK: &str = "Stop hook feedback:";
 const DEADLINE: Duration = Duration::from_secs(120);

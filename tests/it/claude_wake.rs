@@ -16,21 +16,13 @@
 //! Every test has its own tmux server, temp home and worker, so they run in parallel.
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
-use crate::peers::claude::{ClaudeOpts, ClaudeSession};
+use crate::peers::claude::{ClaudeOpts, ClaudeSession, SEND, TOOLS};
 use crate::util::{TempHome, bin, fast_timing, ok, wait_until};
 use crate::workers::{Kind, Peer, repo};
 use a2a_mod::env::now_ms;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
-const TOOLS: [&str; 5] = [
-    SEND,
-    "mcp__plugin_a2a-mod_a2a__task",
-    "mcp__plugin_a2a-mod_a2a__cancel",
-    "mcp__plugin_a2a-mod_a2a__tasks",
-    "mcp__plugin_a2a-mod_a2a__workers",
-];
 const NO_PLUGIN_SEND: &str = "mcp__a2a__send";
 const LONG: Duration = Duration::from_secs(60);
 

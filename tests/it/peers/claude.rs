@@ -20,6 +20,16 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// The plugin's `send` tool as Claude Code names it, and all five (what the scripted model may call).
+pub const SEND: &str = "mcp__plugin_a2a-mod_a2a__send";
+pub const TOOLS: [&str; 5] = [
+    SEND,
+    "mcp__plugin_a2a-mod_a2a__task",
+    "mcp__plugin_a2a-mod_a2a__cancel",
+    "mcp__plugin_a2a-mod_a2a__tasks",
+    "mcp__plugin_a2a-mod_a2a__workers",
+];
+
 /// The fake API key. Its last 20 characters are pre-approved in `~/.claude.json`, which is what
 /// stops Claude Code asking "Do you want to use this API key?".
 pub const FAKE_API_KEY: &str = "sk-ant-api03-a2a-mod-fake-key-for-tests-0123456789abcdefghij";
