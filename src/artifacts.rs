@@ -30,6 +30,9 @@ pub fn results_dir(ctx: &Ctx) -> PathBuf {
     ctx.state_dir.join("results")
 }
 
+/// A media type longer than this is not one (the longest registered are under 80).
+const MEDIA_TYPE_CHARS: usize = 80;
+
 /// `state/results/<session>/`.
 pub fn session_dir(ctx: &Ctx, session: &str) -> PathBuf {
     results_dir(ctx).join(session)
@@ -69,7 +72,15 @@ pub fn save(
     let mut used: u64 = 0;
     let mut items = Vec::new();
     let mut parts_seen = 0usize;
+    // Parts past the cap are counted, never decoded: 4 MiB of tiny parts must not become 400k
+    // entries in the manifest and the tool result.
+    let mut not_kept = 0usize;
     for a in artifacts {
+        let room = bounds::ARTIFACT_PARTS.saturating_sub(parts_seen);
+        if room == 0 {
+            not_kept += a.parts.len().max(1);
+            continue;
+        }
         let shown = artifact::shown_name(a.name.as_deref());
         let base = artifact::file_name(a.name.as_deref(), "artifact");
         let texts: Vec<&str> = a
@@ -91,6 +102,10 @@ pub fn save(
             });
         }
         for p in &a.parts {
+            if pieces.len() >= room {
+                not_kept += usize::from(!matches!(p, Part::Text(_)));
+                continue;
+            }
             match p {
                 Part::Text(_) => {}
                 Part::Data(v) => pieces.push(Piece::File {
@@ -132,20 +147,11 @@ pub fn save(
                 url: None,
                 dropped: None,
             };
-            if parts_seen > bounds::ARTIFACT_PARTS {
-                k.kind = piece.kind().into();
-                k.dropped = Some(format!(
-                    "more than {} parts in one task",
-                    bounds::ARTIFACT_PARTS
-                ));
-                items.push(k);
-                continue;
-            }
             match piece {
                 Piece::Url { media_type, url } => {
                     k.kind = "url".into();
-                    k.media_type = media_type;
-                    k.url = Some(url);
+                    k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
+                    k.url = Some(artifact::plain(&url, bounds::ARTIFACT_URL_CHARS));
                 }
                 Piece::File {
                     kind,
@@ -154,7 +160,7 @@ pub fn save(
                     bytes,
                 } => {
                     k.kind = kind.into();
-                    k.media_type = media_type;
+                    k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
                     match bytes {
                         Err(why) => k.dropped = Some(why),
                         Ok(b) => {
@@ -184,6 +190,20 @@ pub fn save(
             items.push(k);
         }
     }
+    if not_kept > 0 {
+        items.push(Kept {
+            artifact: format!("{not_kept} more parts"),
+            kind: "parts".into(),
+            media_type: None,
+            bytes: None,
+            path: None,
+            url: None,
+            dropped: Some(format!(
+                "more than {} parts in one task",
+                bounds::ARTIFACT_PARTS
+            )),
+        });
+    }
     if ready.is_ok() {
         let m = Manifest {
             worker: worker.to_string(),
@@ -211,15 +231,6 @@ enum Piece {
         media_type: Option<String>,
         url: String,
     },
-}
-
-impl Piece {
-    fn kind(&self) -> &'static str {
-        match self {
-            Piece::File { kind, .. } => kind,
-            Piece::Url { .. } => "url",
-        }
-    }
 }
 
 /// What [`save`] listed for `worker`'s task, read back (the hooks). Empty when nothing was saved

@@ -63,10 +63,17 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     Outside,
-    SymlinkOut { to: PathBuf },
+    SymlinkOut {
+        to: PathBuf,
+    },
     Directory,
     NotRegular,
-    OverFile { size: u64, cap: u64 },
+    OverFile {
+        size: u64,
+        cap: u64,
+    },
+    /// a2a-mod's own state folder or config file (session stores, saved results, credentials).
+    Private,
 }
 
 impl Refusal {
@@ -87,6 +94,9 @@ impl Refusal {
                 size_words(*size),
                 size_words(*cap)
             ),
+            Refusal::Private => "it is a2a-mod's own state or config (session stores, saved \
+                results, worker credentials)"
+                .to_string(),
         }
     }
 
@@ -99,6 +109,9 @@ impl Refusal {
             Refusal::NotRegular => "send a regular file",
             Refusal::OverFile { .. } => {
                 "send a smaller file, or ask the user to raise [files] max_file_mib"
+            }
+            Refusal::Private => {
+                "read a saved result with the Read tool instead, or send a copy from the project directory"
             }
         }
     }
@@ -153,9 +166,12 @@ pub fn lexical(base: &Path, p: &Path) -> PathBuf {
     out
 }
 
-/// Whether one path may be read, from what the checks found: inside a root once resolved, a
-/// regular file, under the per-file cap.
-pub fn judge(f: &Facts, roots: &[Root], max_file: u64) -> Result<(), Refusal> {
+/// Whether one path may be read, from what the checks found: inside a root once resolved, not in
+/// a2a-mod's own state or config (`private`, resolved) unless an allowed directory (not the
+/// project directory) inside them names it, a regular file, under the per-file cap. The private
+/// rule is there because Claude Code often runs in `$HOME`, which holds our state: a prompt in a
+/// worker's answer must not get Claude to send another worker's results or credentials.
+pub fn judge(f: &Facts, roots: &[Root], private: &[PathBuf], max_file: u64) -> Result<(), Refusal> {
     let real_inside = roots.iter().any(|r| f.real.starts_with(&r.real));
     if !real_inside {
         let written_inside = roots
@@ -166,6 +182,14 @@ pub fn judge(f: &Facts, roots: &[Root], max_file: u64) -> Result<(), Refusal> {
         } else {
             Refusal::Outside
         });
+    }
+    let in_private = |p: &Path| private.iter().any(|d| p.starts_with(d));
+    let allowed_there = roots
+        .iter()
+        .skip(1)
+        .any(|r| in_private(&r.real) && f.real.starts_with(&r.real));
+    if in_private(&f.real) && !allowed_there {
+        return Err(Refusal::Private);
     }
     match f.kind {
         Kind::Dir => return Err(Refusal::Directory),
@@ -285,11 +309,20 @@ pub fn roots(project: &Path, cfg: &FilesConfig) -> Vec<Root> {
 
 /// Checks every path, then reads them all: the files as parts, in the order given. The error
 /// names the path and the rule that refused it; nothing is read unless every path passes.
-pub fn load(paths: &[String], project: &Path, cfg: &FilesConfig) -> Result<Vec<OutPart>> {
+pub fn load(
+    paths: &[String],
+    project: &Path,
+    cfg: &FilesConfig,
+    private: &[PathBuf],
+) -> Result<Vec<OutPart>> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
     let roots = roots(project, cfg);
+    let private: Vec<PathBuf> = private
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
     let (max_file, max_send) = (cfg.max_file_bytes(), cfg.max_send_bytes());
     let mut checked = Vec::with_capacity(paths.len());
     let mut total: u64 = 0;
@@ -327,7 +360,7 @@ pub fn load(paths: &[String], project: &Path, cfg: &FilesConfig) -> Result<Vec<O
             kind,
             size: meta.len(),
         };
-        judge(&facts, &roots, max_file).map_err(|r| {
+        judge(&facts, &roots, &private, max_file).map_err(|r| {
             anyhow!(
                 "file {shown} refused: {} — {}; nothing was sent",
                 r.cause(&roots),
@@ -446,37 +479,47 @@ mod tests {
     fn each_rule() {
         let roots = [root("/p")];
         let ok = facts("/p/a", "/p/a", Kind::File, 10);
-        assert_eq!(judge(&ok, &roots, 10), Ok(()));
+        assert_eq!(judge(&ok, &roots, &[], 10), Ok(()));
         assert_eq!(
-            judge(&facts("/etc/x", "/etc/x", Kind::File, 1), &roots, 10),
+            judge(&facts("/etc/x", "/etc/x", Kind::File, 1), &roots, &[], 10),
             Err(Refusal::Outside)
         );
         // "/pp" is not inside "/p": components, not string prefixes.
         assert_eq!(
-            judge(&facts("/pp/x", "/pp/x", Kind::File, 1), &roots, 10),
+            judge(&facts("/pp/x", "/pp/x", Kind::File, 1), &roots, &[], 10),
             Err(Refusal::Outside)
         );
         assert_eq!(
-            judge(&facts("/p/link", "/etc/passwd", Kind::File, 1), &roots, 10),
+            judge(
+                &facts("/p/link", "/etc/passwd", Kind::File, 1),
+                &roots,
+                &[],
+                10
+            ),
             Err(Refusal::SymlinkOut {
                 to: "/etc/passwd".into()
             })
         );
         assert_eq!(
-            judge(&facts("/p/d", "/p/d", Kind::Dir, 1), &roots, 10),
+            judge(&facts("/p/d", "/p/d", Kind::Dir, 1), &roots, &[], 10),
             Err(Refusal::Directory)
         );
         assert_eq!(
-            judge(&facts("/p/f", "/p/f", Kind::Other, 0), &roots, 10),
+            judge(&facts("/p/f", "/p/f", Kind::Other, 0), &roots, &[], 10),
             Err(Refusal::NotRegular)
         );
         assert_eq!(
-            judge(&facts("/p/a", "/p/a", Kind::File, 11), &roots, 10),
+            judge(&facts("/p/a", "/p/a", Kind::File, 11), &roots, &[], 10),
             Err(Refusal::OverFile { size: 11, cap: 10 })
         );
         // Outside wins over what the file is: a device outside is refused as outside.
         assert_eq!(
-            judge(&facts("/dev/zero", "/dev/zero", Kind::Other, 0), &roots, 10),
+            judge(
+                &facts("/dev/zero", "/dev/zero", Kind::Other, 0),
+                &roots,
+                &[],
+                10
+            ),
             Err(Refusal::Outside)
         );
         // An allowed directory counts like the project directory.
@@ -485,10 +528,23 @@ mod tests {
             judge(
                 &facts("/srv/shared/x", "/srv/shared/x", Kind::File, 1),
                 &two,
+                &[],
                 10
             ),
             Ok(())
         );
+        // Our own state and config: refused inside the project directory or a wider allowed one,
+        // readable only through an allowed directory inside them.
+        let state = [PathBuf::from("/p/.state")];
+        let saved = facts("/p/.state/r/x", "/p/.state/r/x", Kind::File, 1);
+        assert_eq!(judge(&saved, &roots, &state, 10), Err(Refusal::Private));
+        let wide = [root("/q"), root("/p")];
+        assert_eq!(judge(&saved, &wide, &state, 10), Err(Refusal::Private));
+        let narrow = [root("/q"), root("/p/.state/r")];
+        assert_eq!(judge(&saved, &narrow, &state, 10), Ok(()));
+        let cfg = [PathBuf::from("/p/config.toml")];
+        let f = facts("/p/config.toml", "/p/config.toml", Kind::File, 1);
+        assert_eq!(judge(&f, &roots, &cfg, 10), Err(Refusal::Private));
     }
 
     #[test]

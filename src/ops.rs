@@ -374,9 +374,12 @@ impl Session {
                 crate::attach::project_dir()?,
                 self.config.files.clone(),
             );
-            tokio::task::spawn_blocking(move || crate::attach::load(&files, &project, &rules))
-                .await
-                .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
+            let private = [self.ctx.state_dir.clone(), self.ctx.config_path()];
+            tokio::task::spawn_blocking(move || {
+                crate::attach::load(&files, &project, &rules, &private)
+            })
+            .await
+            .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
         };
         if let Some(d) = &input.data {
             parts.push(crate::a2a::OutPart::Data(d.clone()));

@@ -63,6 +63,8 @@ pub struct Kept {
 
 /// Longest saved file name, in characters (before a `-2` that keeps duplicates apart).
 pub const NAME_CHARS: usize = 100;
+/// And at most this many bytes, leaving room under a file name's 255 for `-N` and an extension.
+pub const NAME_BYTES: usize = 200;
 
 /// A worker's artifact or file name as a file name in our results folder: never a path (no
 /// separator survives), never hidden or `.`/`..` (leading dots go), no control or format
@@ -89,7 +91,15 @@ pub fn file_name(name: Option<&str>, fallback: &str) -> String {
     let trimmed = out
         .trim_start_matches(['.', '_'])
         .trim_end_matches(['.', '_']);
-    let cut: String = trimmed.chars().take(NAME_CHARS).collect();
+    // At most NAME_CHARS characters and NAME_BYTES bytes: 100 CJK letters are 300 bytes, over
+    // the 255 a file name may have.
+    let mut cut = String::new();
+    for c in trimmed.chars().take(NAME_CHARS) {
+        if cut.len() + c.len_utf8() > NAME_BYTES {
+            break;
+        }
+        cut.push(c);
+    }
     if cut.is_empty() {
         fallback.to_string()
     } else {
@@ -163,7 +173,7 @@ pub fn worth_listing(items: &[Kept]) -> bool {
 }
 
 /// A worker's media type or URL reduced to plain characters (`bounds::plain_char`), bounded.
-fn plain(s: &str, max: usize) -> String {
+pub fn plain(s: &str, max: usize) -> String {
     s.chars()
         .filter(|c| super::bounds::plain_char(*c))
         .take(max)
@@ -256,6 +266,14 @@ mod tests {
         }
         let long = "y".repeat(500);
         assert_eq!(file_name(Some(&long), "f").chars().count(), NAME_CHARS);
+    }
+
+    #[test]
+    fn long_names_fit_a_file_name_in_bytes() {
+        let cjk = "報".repeat(150);
+        let n = file_name(Some(&cjk), "file");
+        assert!(n.len() <= NAME_BYTES, "{} bytes", n.len());
+        assert!(n.chars().all(|c| c == '報'));
     }
 
     #[test]

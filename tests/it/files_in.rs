@@ -340,10 +340,19 @@ async fn mcp_refusals_name_their_rule() {
     p.write("m1.bin", &vec![2u8; 9_000]);
     p.write("m2.bin", &vec![3u8; 9_000]);
     let home = Home::new(Some(&worker.url), "");
+    // The home is allowed too, so its state folder and config file are refused by the private
+    // rule alone.
     append_config(
         home.path(),
-        "[files]\nmax_file_mib = 0.009765625\nmax_send_mib = 0.0146484375\nallow_dirs = [\"/dev\"]\n",
+        &format!(
+            "[files]\nmax_file_mib = 0.009765625\nmax_send_mib = 0.0146484375\nallow_dirs = [\"/dev\", {:?}]\n",
+            home.path().display().to_string()
+        ),
     );
+    std::fs::create_dir_all(home.path().join("state")).unwrap();
+    std::fs::write(home.path().join("state/saved.txt"), b"not yours").unwrap();
+    let state_file = home.path().join("state/saved.txt");
+    let config_file = home.path().join("config.toml");
     let env = p.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut m = Mcp::start(&home, &env).await;
@@ -370,6 +379,14 @@ async fn mcp_refusals_name_their_rule() {
         ),
         (vec!["missing.txt"], "cannot find it"),
         (vec![""], "the path is empty"),
+        (
+            vec![state_file.to_str().unwrap()],
+            "is a2a-mod's own state or config",
+        ),
+        (
+            vec![config_file.to_str().unwrap()],
+            "is a2a-mod's own state or config",
+        ),
     ];
     for (files, rule) in cases {
         let r = m
