@@ -676,7 +676,8 @@ impl Store {
         polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        self.apply_polls_and_events(polls, std::iter::empty(), now)
+        // No events: the hold bound has nothing to hold back.
+        self.apply_polls_and_events(polls, std::iter::empty(), i64::MAX, now)
     }
 
     /// The background poller's pass (issue 11): the polls' answers and the events its
