@@ -160,6 +160,22 @@ pub fn stream_fits(open_to_worker: usize, cap: usize) -> bool {
     open_to_worker < cap
 }
 
+/// The hold rule (issue 11): a task is held by an inline window while `now < next_poll_ms −
+/// interval`. A window records the task with its first background poll one interval after the
+/// window's end and slack (`inline::Window::first_background_poll_ms`), so the hold lasts until
+/// then; the hand-over (and every poll of the poller's own) puts the next poll at most one
+/// interval ahead, so the hold is over. A Retry-After deferral holds until one interval before
+/// the deferred poll. While held, the poller neither polls nor subscribes to the task, and drops
+/// what its streams tell of it: the window reports what it sees, told once.
+pub fn held_by_window(next_poll_ms: Option<i64>, now_ms: i64, interval: Duration) -> bool {
+    next_poll_ms.is_some_and(|n| n > hold_bound(now_ms, interval))
+}
+
+/// [`held_by_window`] as one bound, for a range query: held exactly when `next_poll_ms` is past it.
+pub fn hold_bound(now_ms: i64, interval: Duration) -> i64 {
+    now_ms.saturating_add(interval.as_millis() as i64)
+}
+
 /// The inline window's GetTask times, as offsets from the send: the gaps of `[timing]
 /// inline_polls_s` added up (0.5, 1.5, 3.5, 7.5 s for the seed's 0.5, 1, 2, 4).
 pub fn inline_offsets(gaps: &[Duration]) -> Vec<Duration> {
@@ -197,6 +213,41 @@ mod tests {
     use super::*;
 
     const S: Duration = Duration::from_secs(5);
+
+    /// The window's record holds the task until its end and slack; the hand-over, a poll of the
+    /// poller's own and a NULL time (due now) hold nothing; a Retry-After holds until one interval
+    /// before the deferred poll.
+    #[test]
+    fn a_task_is_held_while_its_next_poll_is_more_than_an_interval_away() {
+        let first = crate::core::inline::Window::new(
+            &[
+                Duration::from_millis(500),
+                Duration::from_secs(1),
+                Duration::from_secs(2),
+                Duration::from_secs(4),
+            ],
+            S,
+            Duration::from_secs(60),
+            Duration::ZERO,
+            10_000,
+        )
+        .first_background_poll_ms();
+        assert!(held_by_window(Some(first), 10_000, S));
+        assert!(held_by_window(Some(first), 18_499, S));
+        assert!(
+            !held_by_window(Some(first), 18_500, S),
+            "window end + slack"
+        );
+        // Hand-over: one interval after the last inline poll began, which is past.
+        assert!(!held_by_window(Some(17_600 + 5000), 18_000, S));
+        // The poller's own poll: one interval after it began.
+        assert!(!held_by_window(Some(30_000 + 5000), 30_050, S));
+        assert!(!held_by_window(None, 30_000, S));
+        // Retry-After 60 s at 30 s: held until 85 s.
+        assert!(held_by_window(Some(90_000), 84_999, S));
+        assert!(!held_by_window(Some(90_000), 85_000, S));
+        assert_eq!(hold_bound(1000, S), 6000);
+    }
 
     #[test]
     fn seed_offsets() {

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
+mod holds;
 mod spawn;
 mod streams;
 pub use spawn::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
@@ -55,12 +56,15 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // polls' answers and go to the store in the same write.
     let (stx, mut srx) = mpsc::unbounded_channel::<streams::Msg>();
     let mut subs = streams::Streams::new(stx);
+    let mut holds = holds::Holds::new();
+    let card_ready = holds.card_ready();
     let mut swept_ms = now_ms();
 
     loop {
         if config.changed(&ctx.config_path()) {
             config = Loaded::load(&ctx.config_path(), Some(config));
             workers.clear();
+            holds.reload();
             let t = &config.config.timing;
             if !t.streaming || t.max_streams_per_worker == 0 {
                 subs.close_all();
@@ -83,11 +87,21 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                     .clone(),
             )
         };
-        // Dropped streams whose backoff is over, for tasks still live.
+        let interval = timing.poll_interval();
+        // Subscriptions as soon as a window's hold is over (issue 11, `holds.rs`).
+        if timing.streaming && timing.max_streams_per_worker > 0 {
+            holds.pass(&store, now, timing, &mut subs, &mut worker_of)?;
+        } else {
+            holds.off();
+        }
+        // Dropped streams whose backoff is over, for tasks still live and not held by a window.
         for (seq, alias, task_id) in subs.retries_due(now) {
-            let live = store
-                .get(&alias, &task_id)?
-                .is_some_and(|t| t.is_live() && t.tracked && t.seq == seq);
+            let live = store.get(&alias, &task_id)?.is_some_and(|t| {
+                t.is_live()
+                    && t.tracked
+                    && t.seq == seq
+                    && !schedule::held_by_window(t.next_poll_ms, now, interval)
+            });
             if let (true, Some(w)) = (live, worker_of(&alias)) {
                 subs.consider(seq, &task_id, &w, timing);
             }
@@ -157,6 +171,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         tokio::select! {
             Some(a) = rx.recv() => answers.push(a),
             Some(m) = srx.recv() => told.push(m),
+            _ = card_ready.notified() => {}
             _ = tokio::time::sleep(wait) => {}
         }
         // Apply every answer that has arrived, not one per pass: 500 tasks answer in bursts.
@@ -197,10 +212,11 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             }
             if u.end.is_some() {
                 subs.forget(t.seq);
-            } else if let Some(w) = workers.get(&t.worker) {
-                // A poll's answer is when a live task gets its stream (if it has none, and there
-                // is room): the inline window's own stream has ended by then, and the worker's
-                // card is known, so the subscription never races the poll to fetch it.
+            } else if let Some(w) = workers.get(&t.worker)
+                && !holds.is_held(t.seq)
+            {
+                // A poll's answer also considers a stream (a task over the cap gets one once a
+                // slot is free; a worker whose card came with this poll).
                 subs.consider(t.seq, &t.task_id, w, timing);
             }
             updates.push((t, u));
@@ -211,6 +227,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                     .iter()
                     .map(|(t, u)| (t.worker.as_str(), t.task_id.as_str(), u)),
                 events.iter().map(|(w, id, u)| (w.as_str(), id.as_str(), u)),
+                schedule::hold_bound(now_ms(), interval),
                 now_ms(),
             )?;
         }

@@ -88,8 +88,9 @@ impl Streams {
     }
 
     /// Opens a subscription to a live task when it has none, is not waiting out a backoff, its
-    /// worker's card (already fetched) offers streaming and there is room under the cap. Called at
-    /// each poll's answer, so a task beyond the cap gets a stream at a later poll once one is free.
+    /// worker's card (already fetched) offers streaming and there is room under the cap. Called
+    /// when no inline window holds the task any more (`holds.rs`), and at each poll's answer, so
+    /// a task beyond the cap gets a stream at a later poll once one is free.
     pub fn consider(&mut self, seq: i64, task_id: &str, worker: &Arc<Worker>, timing: &Timing) {
         let alias = &worker.alias;
         if !timing.streaming

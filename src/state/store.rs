@@ -676,7 +676,8 @@ impl Store {
         polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        self.apply_polls_and_events(polls, std::iter::empty(), now)
+        // No events: the hold bound has nothing to hold back.
+        self.apply_polls_and_events(polls, std::iter::empty(), i64::MAX, now)
     }
 
     /// The background poller's pass (issue 11): the polls' answers and the events its
@@ -685,10 +686,15 @@ impl Store {
     /// result, question) but, on a task it leaves live, keeps the poll rhythm, the failed-check
     /// count and the last poll error as the polls left them: a stream is not a check. An event
     /// that ends the task ends it as a poll would (not told: the wake-up announces it).
+    /// An event for a task held by an inline window (`next_poll_ms` past `hold_bound`,
+    /// `core::schedule::hold_bound`) is dropped: the window tells Claude what it sees, and an end
+    /// the poller wrote meanwhile would be announced beside the tool result. Nothing is lost: the
+    /// polls and the stream go on once the hold is over.
     pub fn apply_polls_and_events<'a>(
         &self,
         polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
         events: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
+        hold_bound: i64,
         now: i64,
     ) -> Result<()> {
         let ended = self.write(|c| {
@@ -705,7 +711,8 @@ impl Store {
                     tracked = CASE WHEN ?7 IS NULL THEN tracked ELSE 0 END,
                     next_poll_ms = CASE WHEN ?7 IS NULL THEN next_poll_ms ELSE NULL END,
                     updated_ms = ?9
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
+                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL
+                   AND (next_poll_ms IS NULL OR next_poll_ms <= ?10)",
             )?;
             for (worker, task_id, u) in events {
                 let n = stmt.execute(params![
@@ -718,6 +725,7 @@ impl Store {
                     u.end.map(EndReason::as_str),
                     u.last_error,
                     now,
+                    hold_bound,
                 ])?;
                 ended |= n > 0 && u.end.is_some();
             }
@@ -792,6 +800,18 @@ impl Store {
              ) ORDER BY next_poll_ms LIMIT ?2",
             params![now, limit as i64],
         )
+    }
+
+    /// The tracked live tasks held by an inline window (`next_poll_ms` past `hold_bound`,
+    /// `core::schedule::hold_bound`): (seq, worker, task id). One range lookup on the partial
+    /// index `tasks_due`; outside windows and deferrals, nothing.
+    pub fn held_tasks(&self, hold_bound: i64) -> Result<Vec<(i64, String, String)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, worker, task_id FROM tasks
+             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
+        )?;
+        let rows = stmt.query_map([hold_bound], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Every task the poller owns.
@@ -1078,7 +1098,7 @@ mod tests {
         s.apply_polls([("fake", "t1", &failed)], 10).unwrap();
         let mut working = upd(TaskState::Working, None);
         (working.failed_polls, working.next_poll_ms) = (0, Some(999_999));
-        s.apply_polls_and_events([], [("fake", "t1", &working)], 20)
+        s.apply_polls_and_events([], [("fake", "t1", &working)], 200, 20)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!(
@@ -1092,7 +1112,7 @@ mod tests {
         );
         assert_eq!(t.result.as_deref(), Some("done"));
         let done = upd(TaskState::Completed, Some(EndReason::State));
-        s.apply_polls_and_events([("fake", "t1", &failed)], [("fake", "t1", &done)], 30)
+        s.apply_polls_and_events([("fake", "t1", &failed)], [("fake", "t1", &done)], 200, 30)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!(
@@ -1102,6 +1122,29 @@ mod tests {
         s.apply_polls([("fake", "t1", &failed)], 40).unwrap();
         assert_eq!(s.get("fake", "t1").unwrap().unwrap().ended_ms, Some(30));
         assert_eq!(s.claim_unannounced(50).unwrap().len(), 1);
+    }
+
+    /// Issue 11: while an inline window holds a task (its next poll past the hold bound), the
+    /// poller's stream events are dropped and `held_tasks` names it; once the hold is over they
+    /// apply. Were a held task's end applied, it would be announced beside the tool result.
+    #[test]
+    fn events_for_a_task_held_by_a_window_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Submitted), 0)
+            .unwrap();
+        s.set_next_poll("fake", "t1", 13_500).unwrap();
+        let done = upd(TaskState::Completed, Some(EndReason::State));
+        assert_eq!(s.held_tasks(8_000).unwrap().len(), 1);
+        s.apply_polls_and_events([], [("fake", "t1", &done)], 8_000, 3_000)
+            .unwrap();
+        let t = s.get("fake", "t1").unwrap().unwrap();
+        assert_eq!((t.state, t.ended_ms), (TaskState::Submitted, None));
+        assert!(s.held_tasks(13_500).unwrap().is_empty());
+        s.apply_polls_and_events([], [("fake", "t1", &done)], 13_500, 8_500)
+            .unwrap();
+        let t = s.get("fake", "t1").unwrap().unwrap();
+        assert_eq!((t.state, t.ended_ms), (TaskState::Completed, Some(8_500)));
     }
 
     #[test]

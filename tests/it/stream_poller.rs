@@ -137,6 +137,12 @@ const STREAMED_MS: i64 = 2_500;
 /// A 13 s task, past the 7.5 s inline window, with the seed's timing: its end reaches the store
 /// from the poller's subscription, before any GetTask after the end could have told it.
 fn background_end(kind: Kind, extra: &[&str]) {
+    background_end_after(kind, extra, 13.0, false)
+}
+
+/// [`background_end`] for a task of `secs`; `early`: the subscription must be open before the
+/// task ends (it ends before the first background poll could have opened one).
+fn background_end_after(kind: Kind, extra: &[&str], secs: f64, early: bool) {
     let Some(peer) = Peer::start(kind, extra) else {
         return;
     };
@@ -144,12 +150,12 @@ fn background_end(kind: Kind, extra: &[&str]) {
     let s = sid(&format!("{kind:?}").to_lowercase());
     let _gone = PollerGone(&home, s.clone());
     ok(&home, &["worker", "add", "w", &peer.url]);
-    let id = send_tracked(&home, &s, "w", "slow 13 background");
+    let id = send_tracked(&home, &s, "w", &format!("slow {secs} background"));
     let t = ended(&home, &s, &id, Duration::from_secs(40));
     assert_eq!(t.state.as_str(), "completed", "{t:?}");
     assert_eq!(t.result.as_deref(), Some("done: background"), "{t:?}");
     let events = peer.events();
-    let end = sent_at(&events, &id) + 13_000;
+    let end = sent_at(&events, &id) + (secs * 1000.0) as i64;
     let stored = t.ended_ms.unwrap();
     let late = stored - end;
     eprintln!("{kind:?}: the end reached the store {late} ms after the worker ended the task");
@@ -168,7 +174,89 @@ fn background_end(kind: Kind, extra: &[&str]) {
         (0..STREAMED_MS).contains(&late),
         "the end reached the store {late} ms after the worker ended the task"
     );
+    if early {
+        let first = subscribes(&events, Some(&id))[0];
+        assert!(first < end, "subscribed at {first}, after the end at {end}");
+    }
     announced_once(&home, &s, &id);
+}
+
+/// Issue 11: a task ending 9.5 s after its send, after the 7.5 s window and before the first
+/// background poll (one interval after the window's last poll, ~12.5 s): the poller subscribes
+/// the moment the window hands over, so the end comes through the stream, not up to 5 s late.
+#[test]
+fn a_task_ending_just_after_its_window_ends_through_the_poller_stream_fake() {
+    background_end_after(Kind::Fake, &["--streaming", "on"], 9.5, true)
+}
+
+#[test]
+fn a_task_ending_just_after_its_window_ends_through_the_poller_stream_python() {
+    background_end_after(Kind::PyV1, &[], 9.5, true)
+}
+
+/// Issue 11, the hold rule: a follow-up `send` answering an input-required task runs a new inline
+/// window on the same row while the poller runs (kept busy by another streamed task). The answer
+/// completes during that window: the CLI result shows it, the store marks it told (announced and
+/// delivered), no hook announces it, and the poller never subscribed to it (held throughout).
+/// Were the poller to subscribe or apply its stream's events during the window, the end it wrote
+/// first would be announced as well as shown.
+#[test]
+fn a_follow_up_answered_during_its_window_is_told_once() {
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on"]) else {
+        return;
+    };
+    let home = TempHome::new();
+    let s = sid("follow-up");
+    let _gone = PollerGone(&home, s.clone());
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let keep = send_tracked(&home, &s, "w", "slow 12 keep");
+    wait_until("the poller to subscribe", Duration::from_secs(20), || {
+        !subscribes(&peer.events(), Some(&keep)).is_empty()
+    });
+    let mut asked = Vec::new();
+    for colour in ["blue", "green", "red"] {
+        let mut cmd: TestCommand = home.command();
+        let out = cmd
+            .session(&s)
+            .args(["send", "w", "ask which colour?", "--json"])
+            .ok();
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["state"], "input-required", "{r}");
+        let id = r["taskId"].as_str().unwrap().to_string();
+        let mut cmd: TestCommand = home.command();
+        let out = cmd
+            .session(&s)
+            .args(["send", "w", colour, "--task-id", &id, "--json"])
+            .ok();
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["state"], "completed", "shown in the result: {r}");
+        assert!(r["text"].as_str().unwrap_or("").contains(colour), "{r}");
+        asked.push(id);
+    }
+    let t = ended(&home, &s, &keep, Duration::from_secs(30));
+    assert_eq!(t.state.as_str(), "completed", "{t:?}");
+    let ctx = hook_context(&home, &s).unwrap_or_default();
+    assert!(
+        ctx.contains(&keep),
+        "the background task is announced: {ctx:?}"
+    );
+    let events = peer.events();
+    for id in &asked {
+        assert!(
+            !ctx.contains(id.as_str()),
+            "{id} announced as well: {ctx:?}"
+        );
+        let t = row(&home, &s, id).unwrap();
+        assert_eq!(t.state.as_str(), "completed", "{t:?}");
+        assert!(
+            t.announced_ms.is_some() && t.delivered_ms.is_some(),
+            "told with the result: {t:?}"
+        );
+        assert!(
+            subscribes(&events, Some(id)).is_empty(),
+            "the poller subscribed to {id} during its window: {events:?}"
+        );
+    }
 }
 
 #[test]

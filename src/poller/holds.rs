@@ -1,0 +1,157 @@
+//! When the poller subscribes to a task (issue 11): as soon as no inline window holds it
+//! (`core::schedule::held_by_window`), not at its first background poll one interval later, so a
+//! task that ends just after its window is told by the stream within a second. Each pass looks
+//! up the held tasks (one range query, empty outside windows and deferrals); a task that was held
+//! at the last pass and no longer is, or any unheld live task at the poller's start, is handed to
+//! `Streams::consider` once its worker's card is known. A card not fetched yet is fetched once
+//! per worker in the background (bounded by the poll timeout), and its arrival wakes the loop.
+//! A held task has no poller stream: a follow-up `send` starts afresh.
+
+use super::streams::Streams;
+use crate::a2a::Worker;
+use crate::config::Timing;
+use crate::core::schedule;
+use crate::state::Store;
+use anyhow::Result;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+/// The held tasks are looked up at most this often: under load the loop wakes at every burst
+/// of answers (up to 100 times a second for 500 tasks), and a release seen 0.1 s late costs
+/// nothing a stream would have told.
+const LOOK_EVERY_MS: i64 = 100;
+
+/// A task by row: (worker alias, task id).
+type Tasks = HashMap<i64, (String, String)>;
+
+pub(super) struct Holds {
+    /// The tasks held at the last pass; `None` before the first (which takes every unheld task).
+    held: Option<Tasks>,
+    /// Tasks whose hold is over, waiting for their worker's card.
+    unheld: Tasks,
+    /// One card fetch per worker (since the last config reload).
+    cards: HashMap<String, JoinHandle<()>>,
+    card_ready: Arc<Notify>,
+    looked_ms: i64,
+}
+
+impl Holds {
+    pub fn new() -> Holds {
+        Holds {
+            held: None,
+            unheld: HashMap::new(),
+            cards: HashMap::new(),
+            card_ready: Arc::new(Notify::new()),
+            looked_ms: i64::MIN,
+        }
+    }
+
+    /// Wakes the loop when a card fetch is over.
+    pub fn card_ready(&self) -> Arc<Notify> {
+        self.card_ready.clone()
+    }
+
+    /// The config changed: the poller's workers are new, their cards unknown.
+    pub fn reload(&mut self) {
+        self.cards.clear();
+    }
+
+    /// Streaming is off: nothing to subscribe; when it comes back, start as the poller does.
+    pub fn off(&mut self) {
+        self.held = None;
+        self.unheld.clear();
+    }
+
+    pub fn is_held(&self, seq: i64) -> bool {
+        self.held.as_ref().is_some_and(|h| h.contains_key(&seq))
+    }
+
+    /// One pass: which tasks are held now, which were released since the last pass; then a
+    /// subscription (if it fits) for each released task whose worker's card says it streams.
+    pub fn pass(
+        &mut self,
+        store: &Store,
+        now_ms: i64,
+        timing: &Timing,
+        subs: &mut Streams,
+        mut worker_of: impl FnMut(&str) -> Option<Arc<Worker>>,
+    ) -> Result<()> {
+        // A card that just came wakes the loop: its tasks need no new look at the store.
+        if now_ms.saturating_sub(self.looked_ms) < LOOK_EVERY_MS && self.unheld.is_empty() {
+            return Ok(());
+        }
+        self.looked_ms = now_ms;
+        let interval = timing.poll_interval();
+        let held: Tasks = store
+            .held_tasks(schedule::hold_bound(now_ms, interval))?
+            .into_iter()
+            .map(|(seq, w, id)| (seq, (w, id)))
+            .collect();
+        for seq in held.keys() {
+            subs.forget(*seq);
+            self.unheld.remove(seq);
+        }
+        match &self.held {
+            None => {
+                for t in store.live_tasks()? {
+                    if t.tracked && !schedule::held_by_window(t.next_poll_ms, now_ms, interval) {
+                        self.unheld.insert(t.seq, (t.worker, t.task_id));
+                    }
+                }
+            }
+            Some(before) => {
+                for (seq, (alias, id)) in before {
+                    if held.contains_key(seq) {
+                        continue;
+                    }
+                    // Released: the window handed over, or stopped (its task ended, or the call
+                    // was cancelled and the hold ran out).
+                    let row = store.get(alias, id)?;
+                    if row.is_some_and(|t| t.seq == *seq && t.tracked && t.is_live()) {
+                        self.unheld.insert(*seq, (alias.clone(), id.clone()));
+                    }
+                }
+            }
+        }
+        let timeout = timing.poll_timeout();
+        // The card of a held task's worker is fetched meanwhile, so its release subscribes at once.
+        for (alias, _) in held.values() {
+            if let Some(w) = worker_of(alias) {
+                self.fetch_card(&w, timeout);
+            }
+        }
+        self.held = Some(held);
+        let mut unheld = std::mem::take(&mut self.unheld);
+        unheld.retain(|seq, (alias, id)| {
+            let Some(w) = worker_of(alias) else {
+                return false;
+            };
+            if w.claims_streaming() {
+                subs.consider(*seq, id, &w, timing);
+                return false;
+            }
+            // Not known to stream: wait for the card, unless its fetch is over (then the worker
+            // does not stream, or could not be asked: a poll's answer considers it again).
+            self.fetch_card(&w, timeout);
+            self.cards.get(alias).is_some_and(|h| !h.is_finished())
+        });
+        self.unheld = unheld;
+        Ok(())
+    }
+
+    fn fetch_card(&mut self, w: &Arc<Worker>, timeout: std::time::Duration) {
+        if self.cards.contains_key(&w.alias) {
+            return;
+        }
+        let (worker, ready) = (w.clone(), self.card_ready.clone());
+        let fetch = tokio::spawn(async move {
+            if let Err(e) = worker.card(tokio::time::Instant::now() + timeout).await {
+                tracing::debug!(worker = %worker.alias, "poller: no card yet ({e})");
+            }
+            ready.notify_one();
+        });
+        self.cards.insert(w.alias.clone(), fetch);
+    }
+}
