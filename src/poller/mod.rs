@@ -55,7 +55,12 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // Subscriptions to the tasks of streaming workers (issue 11): their events come in beside the
     // polls' answers and go to the store in the same write.
     let (stx, mut srx) = mpsc::unbounded_channel::<streams::Msg>();
-    let mut subs = streams::Streams::new(stx);
+    let keep = |c: &Config| Keep {
+        ctx: ctx.clone(),
+        session: session_id.clone(),
+        cap: c.results.max_task_bytes(),
+    };
+    let mut subs = streams::Streams::new(stx, keep(&config.config));
     let mut holds = holds::Holds::new();
     let card_ready = holds.card_ready();
     let mut swept_ms = now_ms();
@@ -65,6 +70,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             config = Loaded::load(&ctx.config_path(), Some(config));
             workers.clear();
             holds.reload();
+            subs.keep = keep(&config.config);
             let t = &config.config.timing;
             if !t.streaming || t.max_streams_per_worker == 0 {
                 subs.close_all();
@@ -130,22 +136,13 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             in_flight.insert(t.seq);
             let tx = tx.clone();
             let timeout = timing.poll_timeout();
-            let keep = (
-                ctx.clone(),
-                session_id.clone(),
-                config.config.results.max_task_bytes(),
-            );
+            let keep = subs.keep.clone();
             tokio::spawn(async move {
                 let started = now_ms();
                 let deadline = tokio::time::Instant::now() + timeout;
                 let got = worker.get_task(&t.task_id, deadline).await;
-                // The artifacts are saved before the ending is stored, so a hook that sees the
-                // ending finds them (issue 13).
-                if let Ok(v) = &got
-                    && !v.state.is_live()
-                {
-                    let (ctx, session, cap) = &keep;
-                    crate::artifacts::save(ctx, session, &t.worker, &v.task_id, &v.artifacts, *cap);
+                if let Ok(v) = &got {
+                    keep.save(&t.worker, v).await;
                 }
                 let outcome = crate::a2a::poll_outcome(&got);
                 let _ = tx.send((t, started, outcome));
@@ -251,6 +248,35 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 None => return Ok(()),
             }
         }
+    }
+}
+
+/// Where an ended task's artifacts are saved (issue 13), by the poll or the stream that saw the
+/// end, before the ending is stored: a hook that sees the ending finds them.
+#[derive(Clone)]
+pub(crate) struct Keep {
+    ctx: Ctx,
+    session: String,
+    cap: u64,
+}
+
+impl Keep {
+    /// Off the runtime's thread: up to `[results] max_task_mib` of writes, each fsynced, must not
+    /// stall the polls and streams beside it.
+    async fn save(&self, worker: &str, v: &crate::a2a::TaskView) {
+        if v.state.is_live() || v.artifacts.is_empty() {
+            return;
+        }
+        let (k, worker, id, arts) = (
+            self.clone(),
+            worker.to_string(),
+            v.task_id.clone(),
+            v.artifacts.clone(),
+        );
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::artifacts::save(&k.ctx, &k.session, &worker, &id, &arts, k.cap)
+        })
+        .await;
     }
 }
 

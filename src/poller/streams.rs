@@ -9,6 +9,7 @@
 //! resubscribe_after`), and remembering for the poller's life a worker that claims streaming but
 //! refuses it (logged once). Decisions are `core::schedule`'s; this file is the IO.
 
+use super::Keep;
 use crate::a2a::{A2aError, Followed, TaskView, Worker};
 use crate::config::Timing;
 use crate::core::schedule;
@@ -71,11 +72,14 @@ pub(super) struct Streams {
     refused: HashSet<String>,
     next_sub_id: u64,
     tx: mpsc::UnboundedSender<Msg>,
+    /// Where an ending's artifacts go before the loop stores it (set at each config load).
+    pub keep: Keep,
 }
 
 impl Streams {
-    pub fn new(tx: mpsc::UnboundedSender<Msg>) -> Streams {
+    pub fn new(tx: mpsc::UnboundedSender<Msg>, keep: Keep) -> Streams {
         Streams {
+            keep,
             open: HashMap::new(),
             per_worker: HashMap::new(),
             drops: HashMap::new(),
@@ -115,6 +119,7 @@ impl Streams {
             task_id.to_string(),
             timing.poll_timeout(),
             self.tx.clone(),
+            self.keep.clone(),
         ))
         .abort_handle();
         *self.per_worker.entry(alias.clone()).or_default() += 1;
@@ -246,6 +251,7 @@ async fn follow(
     task_id: String,
     open_timeout: Duration,
     tx: mpsc::UnboundedSender<Msg>,
+    keep: Keep,
 ) {
     let send = |what: Told| {
         let _ = tx.send(Msg {
@@ -256,7 +262,7 @@ async fn follow(
             what,
         });
     };
-    let close = stream(&worker, &task_id, open_timeout, &send).await;
+    let close = stream(&worker, &task_id, open_timeout, &keep, &send).await;
     send(Told::Closed(close));
 }
 
@@ -264,6 +270,7 @@ async fn stream(
     worker: &Worker,
     task_id: &str,
     open_timeout: Duration,
+    keep: &Keep,
     send: &impl Fn(Told),
 ) -> Close {
     let deadline = Instant::now() + open_timeout;
@@ -275,7 +282,7 @@ async fn stream(
         // "Unsupported operation" is both what an ended task gets and what a worker that does
         // not serve streaming answers: one look at the task tells which.
         Ok(Followed::Declined(e @ A2aError::Rpc { code: -32004, .. })) => {
-            return ended_or_refused(worker, task_id, open_timeout, &e, send).await;
+            return ended_or_refused(worker, task_id, open_timeout, &e, keep, send).await;
         }
         Ok(Followed::Declined(e)) | Err(e) => return Close::Dropped(e.to_string()),
     };
@@ -285,6 +292,7 @@ async fn stream(
             Some(Ok(v)) => {
                 let live = v.state.is_live();
                 told = true;
+                keep.save(&worker.alias, &v).await;
                 send(Told::Event(v));
                 if !live {
                     return Close::Over;
@@ -307,6 +315,7 @@ async fn ended_or_refused(
     task_id: &str,
     timeout: Duration,
     refusal: &A2aError,
+    keep: &Keep,
     send: &impl Fn(Told),
 ) -> Close {
     match worker.get_task(task_id, Instant::now() + timeout).await {
@@ -315,6 +324,7 @@ async fn ended_or_refused(
             Close::NotStreaming
         }
         Ok(v) => {
+            keep.save(&worker.alias, &v).await;
             send(Told::Event(v));
             Close::Over
         }

@@ -699,9 +699,8 @@ impl Store {
     ) -> Result<()> {
         let ended = self.write(|c| {
             let mut ended = false;
-            for (worker, task_id, u) in polls {
-                ended |= update_polled(c, worker, task_id, u, false, now)? > 0 && u.end.is_some();
-            }
+            // Events first: a streamed ending in hand beats the sixth failed poll (or a "not
+            // found") of the same pass; the polls then find the task ended and change nothing.
             let mut stmt = c.prepare_cached(
                 "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
                     question = ?5, context_id = COALESCE(?6, context_id),
@@ -728,6 +727,9 @@ impl Store {
                     hold_bound,
                 ])?;
                 ended |= n > 0 && u.end.is_some();
+            }
+            for (worker, task_id, u) in polls {
+                ended |= update_polled(c, worker, task_id, u, false, now)? > 0 && u.end.is_some();
             }
             Ok(ended)
         })?;

@@ -328,6 +328,39 @@ fn the_hidden_context_names_every_artifact() {
     );
 }
 
+/// A task whose end the poller learns from its subscription (a streaming worker; the next poll is
+/// a minute away) has its artifacts saved and named too: the stream's ending, like a poll's, is
+/// stored only after its files are.
+#[test]
+fn the_hidden_context_names_the_artifacts_of_a_task_the_stream_ended() {
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on"]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    fast_timing(&home, "[]", 60.0, 3);
+    send_tracked(&home, "artifact twins");
+    let mut ctx = None;
+    wait_until(
+        "the hook's context, long before the first poll",
+        Duration::from_secs(20),
+        || {
+            ctx = hook_context(&home);
+            ctx.is_some()
+        },
+    );
+    let ctx = ctx.unwrap();
+    let paths: Vec<&str> = ctx
+        .lines()
+        .filter(|l| l.starts_with("- report"))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    assert_eq!(paths.len(), 2, "{ctx}");
+    for p in paths {
+        assert!(std::path::Path::new(p).is_file(), "{p} in {ctx}");
+    }
+}
+
 /// However many artifacts and tasks, the hidden context stays under the hook cap
 /// (`core::bounds::HOOK_CONTEXT_CHARS`), each task's list cut with the folder that holds the rest.
 #[test]
