@@ -136,8 +136,7 @@ fn main() {
         println!("{name} runs: {}", line.join(", "));
     }
     println!(
-        "goals: streaming p50 ≤ 1000 ms, p95 ≤ 1500 ms; polling-only p95 ≤ 6500 ms \
-         (until background streaming lands, the streaming worker's background tasks are polled)"
+        "goals: streaming p50 ≤ 1000 ms, p95 ≤ 1500 ms; polling-only p95 ≤ 6500 ms"
     );
 }
 
