@@ -135,9 +135,7 @@ fn main() {
             .collect();
         println!("{name} runs: {}", line.join(", "));
     }
-    println!(
-        "goals: streaming p50 ≤ 1000 ms, p95 ≤ 1500 ms; polling-only p95 ≤ 6500 ms"
-    );
+    println!("goals: streaming p50 ≤ 1000 ms, p95 ≤ 1500 ms; polling-only p95 ≤ 6500 ms");
 }
 
 /// One run's figures.

@@ -13,7 +13,7 @@ use crate::config::Timing;
 use crate::core::schedule;
 use crate::state::Store;
 use anyhow::Result;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -24,7 +24,8 @@ use tokio::task::JoinHandle;
 const LOOK_EVERY_MS: i64 = 100;
 
 /// A task by row: (worker alias, task id).
-type Tasks = HashMap<i64, (String, String)>;
+/// By row, oldest first: under the per-worker cap the oldest tasks get the streams.
+type Tasks = BTreeMap<i64, (String, String)>;
 
 pub(super) struct Holds {
     /// The tasks held at the last pass; `None` before the first (which takes every unheld task).
@@ -35,16 +36,25 @@ pub(super) struct Holds {
     cards: HashMap<String, JoinHandle<()>>,
     card_ready: Arc<Notify>,
     looked_ms: i64,
+    /// When the first of the held tasks is released (its window's hold ends): the loop wakes
+    /// then, so a task is subscribed to as its hold ends, not at the next rescan (up to 0.5 s
+    /// later, which pulled apart two endings that must share one wake-up).
+    release_ms: Option<i64>,
+    /// The newest row looked at: a task recorded and handed over between two looks (a short
+    /// window, `inline_polls_s = []`, a CLI send) is never seen held, so new rows are looked at too.
+    newest_seq: i64,
 }
 
 impl Holds {
     pub fn new() -> Holds {
         Holds {
             held: None,
-            unheld: HashMap::new(),
+            unheld: BTreeMap::new(),
             cards: HashMap::new(),
             card_ready: Arc::new(Notify::new()),
             looked_ms: i64::MIN,
+            release_ms: None,
+            newest_seq: 0,
         }
     }
 
@@ -61,7 +71,15 @@ impl Holds {
     /// Streaming is off: nothing to subscribe; when it comes back, start as the poller does.
     pub fn off(&mut self) {
         self.held = None;
+        self.release_ms = None;
         self.unheld.clear();
+    }
+
+    /// When the loop should look again for tasks whose hold ended (never sooner than the
+    /// lookup's own pace, so a release just after a look cannot make the loop spin).
+    pub fn next_look_ms(&self) -> Option<i64> {
+        self.release_ms
+            .map(|r| r.max(self.looked_ms.saturating_add(LOOK_EVERY_MS)))
     }
 
     pub fn is_held(&self, seq: i64) -> bool {
@@ -84,24 +102,37 @@ impl Holds {
         }
         self.looked_ms = now_ms;
         let interval = timing.poll_interval();
-        let held: Tasks = store
-            .held_tasks(schedule::hold_bound(now_ms, interval))?
+        let rows = store.held_tasks(schedule::hold_bound(now_ms, interval))?;
+        let interval_ms = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX);
+        self.release_ms = rows
+            .iter()
+            .map(|(_, _, _, next_poll)| next_poll.saturating_sub(interval_ms))
+            .min();
+        let held: Tasks = rows
             .into_iter()
-            .map(|(seq, w, id)| (seq, (w, id)))
+            .map(|(seq, w, id, _)| (seq, (w, id)))
             .collect();
         for seq in held.keys() {
             subs.forget(*seq);
             self.unheld.remove(seq);
         }
+        let mut newest = held.keys().copied().fold(self.newest_seq, i64::max);
         match &self.held {
             None => {
                 for t in store.live_tasks()? {
+                    newest = newest.max(t.seq);
                     if t.tracked && !schedule::held_by_window(t.next_poll_ms, now_ms, interval) {
                         self.unheld.insert(t.seq, (t.worker, t.task_id));
                     }
                 }
             }
             Some(before) => {
+                for t in store.live_tasks_after(self.newest_seq)? {
+                    newest = newest.max(t.seq);
+                    if t.tracked && !held.contains_key(&t.seq) && !before.contains_key(&t.seq) {
+                        self.unheld.insert(t.seq, (t.worker, t.task_id));
+                    }
+                }
                 for (seq, (alias, id)) in before {
                     if held.contains_key(seq) {
                         continue;
@@ -115,6 +146,7 @@ impl Holds {
                 }
             }
         }
+        self.newest_seq = newest;
         let timeout = timing.poll_timeout();
         // The card of a held task's worker is fetched meanwhile, so its release subscribes at once.
         for (alias, _) in held.values() {

@@ -156,10 +156,10 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             (false, Some(due)) => Some(due),
             _ => None,
         };
-        let next = match (next, subs.next_retry_ms()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let next = [next, subs.next_retry_ms(), holds.next_look_ms()]
+            .into_iter()
+            .flatten()
+            .min();
         let wait = next.map_or(RESCAN, |due| {
             Duration::from_millis((due - now_ms()).clamp(0, RESCAN.as_millis() as i64) as u64)
         });

@@ -807,18 +807,25 @@ impl Store {
     /// The tracked live tasks held by an inline window (`next_poll_ms` past `hold_bound`,
     /// `core::schedule::hold_bound`): (seq, worker, task id). One range lookup on the partial
     /// index `tasks_due`; outside windows and deferrals, nothing.
-    pub fn held_tasks(&self, hold_bound: i64) -> Result<Vec<(i64, String, String)>> {
+    pub fn held_tasks(&self, hold_bound: i64) -> Result<Vec<(i64, String, String, i64)>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, worker, task_id FROM tasks
+            "SELECT seq, worker, task_id, next_poll_ms FROM tasks
              WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
         )?;
-        let rows = stmt.query_map([hold_bound], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let rows = stmt.query_map([hold_bound], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Every task the poller owns.
     pub fn live_tasks(&self) -> Result<Vec<TaskRecord>> {
         self.query("WHERE ended_ms IS NULL ORDER BY seq", [])
+    }
+
+    /// The live tasks recorded after row `seq` (rows only grow; an upsert keeps its row).
+    pub fn live_tasks_after(&self, seq: i64) -> Result<Vec<TaskRecord>> {
+        self.query("WHERE ended_ms IS NULL AND seq > ?1 ORDER BY seq", [seq])
     }
 
     /// How many tasks the poller owns (one indexed count, no rows decoded).
