@@ -251,7 +251,7 @@ impl Worker {
 
     /// The worker claims streaming but refused it where only a refusal explains the answer (a
     /// subscription to a task it still runs answered "unsupported operation"): plain calls from
-    /// now on, logged once, as [`Refusal::Unsupported`] is.
+    /// now on, logged once, as an unsupported stream call is.
     pub fn refuse_streaming(&self, why: &A2aError) {
         if !std::mem::replace(&mut self.lock().no_stream, true) {
             tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");

@@ -208,7 +208,7 @@ pub fn line(k: &Kept) -> String {
 }
 
 /// The artifacts part of a note, at most `max` characters (in [`super::wake::json_len`] units)
-/// however many there are: a header naming the task's folder, then one [`line`] per part while
+/// however many there are: a header naming the task's folder, then one [`line()`] per part while
 /// they fit, then how many more are in the folder; when not even one line fits, only the folder
 /// and the count. Empty when there is nothing to list (or no room even for that).
 pub fn summary(items: &[Kept], folder: &str, max: usize) -> String {
