@@ -499,10 +499,7 @@ impl Session {
                 crate::a2a::poll_outcome(&Ok(v.clone())),
                 now_ms(),
             );
-            let (update, told) = match &after {
-                inline::After::Ended(u) => (u, true),
-                inline::After::Live(u) | inline::After::Deferred { update: u, .. } => (u, false),
-            };
+            let (update, told) = after.update();
             self.store(|s| s.apply_poll(alias, &v.task_id, update, told, now_ms()))?;
             *last = v;
             Ok(match after {
@@ -553,10 +550,7 @@ impl Session {
             };
             let not_found = matches!(polled, Err(A2aError::TaskNotFound));
             let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
-            let (update, told) = match &after {
-                inline::After::Ended(u) => (u, true),
-                inline::After::Live(u) | inline::After::Deferred { update: u, .. } => (u, false),
-            };
+            let (update, told) = after.update();
             self.store(|s| s.apply_poll(alias, &last.task_id, update, told, now_ms()))?;
             if let Ok(v) = polled {
                 last = v;

@@ -249,9 +249,9 @@ impl Worker {
         card.is_some_and(|c| self.stream_endpoint_of(&c, false).is_some())
     }
 
-    /// The worker claims streaming but refused it where only a refusal explains the answer (a
+    /// The worker claims streaming but refused it (a stream call it does not serve, or a
     /// subscription to a task it still runs answered "unsupported operation"): plain calls from
-    /// now on, logged once, as an unsupported stream call is.
+    /// now on, logged once.
     pub fn refuse_streaming(&self, why: &A2aError) {
         if !std::mem::replace(&mut self.lock().no_stream, true) {
             tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");
@@ -305,10 +305,7 @@ impl Worker {
         {
             Ok(s) => Ok(Followed::Stream(s)),
             Err(Refusal::Unsupported(why)) => {
-                let first = !std::mem::replace(&mut self.lock().no_stream, true);
-                if first {
-                    tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");
-                }
+                self.refuse_streaming(&why);
                 Ok(Followed::NotStreaming)
             }
             Err(Refusal::Declined(why)) => {

@@ -55,6 +55,17 @@ pub enum After {
     },
 }
 
+impl After {
+    /// The store update to apply, and whether Claude is told it now (the tool result carries an
+    /// ending; a live or deferred task is still the poller's to announce).
+    pub fn update(&self) -> (&PollUpdate, bool) {
+        match self {
+            After::Ended(u) => (u, true),
+            After::Live(u) | After::Deferred { update: u, .. } => (u, false),
+        }
+    }
+}
+
 impl Window {
     /// `gaps`: `[timing] inline_polls_s`; `budget_used_at_send`: how much of the call's budget had
     /// gone when the send went out (the agent card and the send itself).
