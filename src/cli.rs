@@ -114,7 +114,8 @@ pub struct SessionArg {
 #[derive(Debug, Args)]
 pub struct SendArgs {
     pub alias: String,
-    #[arg(required = true, num_args = 1..)]
+    /// What the worker should do (may be left out when --data or --file says it all)
+    #[arg(required_unless_present_any = ["data", "files"], num_args = 1..)]
     pub message: Vec<String>,
     /// Answer an input-required task
     #[arg(long, value_name = "ID")]
@@ -193,6 +194,9 @@ pub struct FakeWorkerArgs {
     /// The --streaming fault applies to subscriptions (SubscribeToTask) only; sends stream as `on`
     #[arg(long)]
     pub subscribe_faults_only: bool,
+    /// Cancel a task when the stream of the send that made it closes before the task ends
+    #[arg(long)]
+    pub cancel_on_disconnect: bool,
 }
 
 /// `fake-worker --streaming`: see `fake_worker::StreamMode`.

@@ -322,10 +322,63 @@ impl Session {
         progress: Progress<'_>,
         stop: impl std::future::Future<Output = ()>,
     ) -> Result<Outcome> {
+        let (o, _) = self
+            .send_kept(alias, message, input, budget, progress, stop, false)
+            .await?;
+        Ok(o)
+    }
+
+    /// [`Session::send_input`] for a process that outlives the call (the MCP server): with
+    /// `keep_stream`, a task handed to the background with its stream still open comes back with
+    /// that stream ([`Handed`]), for [`Session::follow_on`] to go on reading. Closing it would
+    /// lose the chunks the poller's own subscription starts after, and some servers cancel a task
+    /// whose creating stream disconnects.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn send_kept(
+        &self,
+        alias: &str,
+        message: &str,
+        input: &SendInput,
+        budget: Budget,
+        progress: Progress<'_>,
+        stop: impl std::future::Future<Output = ()>,
+        keep_stream: bool,
+    ) -> Result<(Outcome, Option<Handed>)> {
+        let (mut o, handed) = self
+            .send_window(alias, message, input, budget, progress, stop, keep_stream)
+            .await?;
+        // The answer to a question went to a new task (a worker that ignores `taskId`): say so,
+        // since Claude asked about the other one, which no longer waits (`send_window`).
+        if let Some(asked) = input.task_id.as_deref().map(str::trim)
+            && asked != o.task_id
+        {
+            o.note = format!(
+                "The worker took this answer up on a new task, {}; task {} no longer waits. What follows is about the new task.\n{}",
+                o.task_id,
+                fence::shown(asked),
+                o.note
+            );
+        }
+        Ok((o, handed))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn send_window(
+        &self,
+        alias: &str,
+        message: &str,
+        input: &SendInput,
+        budget: Budget,
+        progress: Progress<'_>,
+        stop: impl std::future::Future<Output = ()>,
+        keep_stream: bool,
+    ) -> Result<(Outcome, Option<Handed>)> {
         let mut stop = std::pin::pin!(stop);
         let task_id = input.task_id.as_deref();
         let message = message.trim();
-        if message.is_empty() {
+        // A message may hold only files or data (some agents resume an interrupted task only
+        // from a lone data part); with nothing at all there is nothing to send.
+        if message.is_empty() && input.files.is_empty() && input.data.is_none() {
             return Err(anyhow!(
                 "the message is empty — say what the worker should do"
             ));
@@ -441,6 +494,15 @@ impl Session {
             view.text = None;
         }
 
+        // What the status line and the task lists call a task sent without words.
+        let shown_message = match (message.is_empty(), input.files.len(), &input.data) {
+            (false, ..) => message.to_string(),
+            (true, 0, _) => "(data)".to_string(),
+            (true, 1, None) => "(1 file)".to_string(),
+            (true, n, None) => format!("({n} files)"),
+            (true, 1, Some(_)) => "(1 file and data)".to_string(),
+            (true, n, Some(_)) => format!("({n} files and data)"),
+        };
         let timing = &self.config.timing;
         let now = now_ms();
         let mut window = inline::Window::new(
@@ -457,7 +519,9 @@ impl Session {
                     worker: alias,
                     task_id: &view.task_id,
                     context_id: view.context_id.as_deref(),
-                    message: previous.as_ref().map_or(message, |p| p.message.as_str()),
+                    message: previous
+                        .as_ref()
+                        .map_or(shown_message.as_str(), |p| p.message.as_str()),
                     state: view.state,
                     result: view.text.as_deref(),
                     question: view.question.as_deref(),
@@ -467,8 +531,11 @@ impl Session {
                 now,
             )
         })?;
+        if let Some(p) = previous.as_ref().filter(|p| p.task_id != view.task_id) {
+            self.store(|s| s.close_moved(alias, &p.task_id, now))?;
+        }
         if !live {
-            return Ok(self.outcome(&view, alias, false));
+            return Ok((self.outcome(&view, alias, false), None));
         }
         // Tracked from here on: if the caller stops waiting (Claude Code cancels the call), the
         // poller already owns the task.
@@ -511,16 +578,18 @@ impl Session {
             let (at, cut) = match window.next(sent_at.elapsed(), now_ms()) {
                 inline::Step::Poll { at, cut } => (at, cut),
                 inline::Step::HandOver { next_poll_ms } => {
-                    self.store(|s| s.set_next_poll(alias, &last.task_id, next_poll_ms))?;
-                    return Ok(self.outcome(&last, alias, true));
+                    let handed =
+                        self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
+                    return Ok((self.outcome(&last, alias, true), handed));
                 }
             };
             loop {
                 tokio::select! {
                     _ = tokio::time::sleep_until(sent_at + at) => break,
                     r = next_event(&mut stream) => {
+                        let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
                         if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
-                            return Ok(o);
+                            return Ok((o, None));
                         }
                     }
                     _ = &mut stop => break 'window,
@@ -541,8 +610,9 @@ impl Session {
                 tokio::select! {
                     p = &mut poll => break p,
                     r = next_event(&mut stream) => {
+                        let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
                         if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
-                            return Ok(o);
+                            return Ok((o, None));
                         }
                     }
                     _ = &mut stop => break 'window,
@@ -562,18 +632,136 @@ impl Session {
                         A2aError::TaskNotFound
                     ));
                 }
-                inline::After::Ended(_) => return Ok(self.outcome(&last, alias, false)),
+                inline::After::Ended(_) => return Ok((self.outcome(&last, alias, false), None)),
                 inline::After::Live(_) => {}
                 inline::After::Deferred { next_poll_ms, .. } => {
-                    self.store(|s| s.set_next_poll(alias, &last.task_id, next_poll_ms))?;
-                    return Ok(self.outcome(&last, alias, true));
+                    let handed =
+                        self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
+                    return Ok((self.outcome(&last, alias, true), handed));
                 }
             }
         }
         // Stopped early (the call was cancelled): hand over in the window's rhythm.
         let next = window.hand_over_ms(now_ms());
-        self.store(|s| s.set_next_poll(alias, &last.task_id, next))?;
-        Ok(self.outcome(&last, alias, true))
+        let handed = self.hand_over(&worker, &last, next, stream, keep_stream)?;
+        Ok((self.outcome(&last, alias, true), handed))
+    }
+
+    /// The window is over and the task live: the poller's next poll, and the stream (if one is
+    /// open and `keep`) leased to this process for [`Session::follow_on`], in one write.
+    fn hand_over(
+        &self,
+        worker: &Arc<Worker>,
+        last: &TaskView,
+        next_poll_ms: i64,
+        stream: Option<crate::a2a::TaskStream>,
+        keep: bool,
+    ) -> Result<Option<Handed>> {
+        let stream = stream.filter(|_| keep);
+        let lease = stream
+            .as_ref()
+            .map(|_| now_ms() + schedule::STREAM_LEASE.as_millis() as i64);
+        self.store(|s| s.hand_over(&worker.alias, &last.task_id, next_poll_ms, lease))?;
+        Ok(stream.map(|stream| Handed {
+            worker: worker.clone(),
+            task_id: last.task_id.clone(),
+            stream,
+        }))
+    }
+
+    /// Goes on reading the stream of a task the inline window handed over ([`Session::send_kept`]),
+    /// applying each event as the poller applies its own streams' (the end saved and stored, not
+    /// told: the wake-up announces it), while holding the task's stream lease so the poller opens
+    /// no second stream. The polls go on beside it as ever. Over when the task ends (here or by a
+    /// poll, a cancel) or the stream does; the lease is then given up, and a task still live
+    /// gets the poller's own subscription.
+    pub async fn follow_on(self: Arc<Self>, mut h: Handed) {
+        let handed_at = Instant::now();
+        let alias = h.worker.alias.clone();
+        let timing = &self.config.timing;
+        let lease_ms = schedule::STREAM_LEASE.as_millis() as i64;
+        let mut renew = tokio::time::interval(schedule::STREAM_LEASE / 3);
+        renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        renew.reset();
+        loop {
+            tokio::select! {
+                r = h.stream.next() => {
+                    let v = match r {
+                        Some(Ok(v)) => v,
+                        Some(Err(e)) => {
+                            tracing::debug!(worker = %alias, "stream of task {} ended: {e}", h.task_id);
+                            break;
+                        }
+                        None => break,
+                    };
+                    let ended = !v.state.is_live();
+                    if ended {
+                        // The send's PostToolUse hook runs as Claude Code gets the tool result:
+                        // an ending stored before it would ride in that hook's context, and the
+                        // monitor's wake line would then come with nothing in it. The poller's
+                        // own subscription never told an ending this soon either.
+                        tokio::time::sleep_until(handed_at + HAND_OVER_SETTLE).await;
+                    }
+                    let v = if ended {
+                        let deadline = Instant::now() + timing.poll_timeout();
+                        let v = h.worker.filled(v, deadline).await;
+                        self.save_artifacts(&alias, &v).await;
+                        v
+                    } else {
+                        v
+                    };
+                    if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v))) {
+                        let now = now_ms();
+                        let bound = schedule::hold_bound(now, timing.poll_interval());
+                        let applied = self.store(|s| {
+                            s.apply_polls_and_events([], [(alias.as_str(), h.task_id.as_str(), &u)], bound, now)
+                        });
+                        if let Err(e) = applied {
+                            tracing::warn!("{e:#}");
+                        }
+                    }
+                    if ended {
+                        break;
+                    }
+                }
+                _ = renew.tick() => {
+                    let until = now_ms() + lease_ms;
+                    match self.store(|s| s.set_stream_lease(&alias, &h.task_id, Some(until))) {
+                        Ok(true) => {}
+                        // Ended meanwhile (a poll saw it first, a cancel): nothing left to read.
+                        Ok(false) => break,
+                        Err(e) => {
+                            tracing::warn!("{e:#}");
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if let Err(e) = self.store(|s| s.set_stream_lease(&alias, &h.task_id, None)) {
+            tracing::warn!("{e:#}");
+        }
+    }
+
+    /// Saves an ended or waiting task's artifacts off the async threads (up to `[results]
+    /// max_task_mib` of fsynced writes), before its ending is stored: a hook that sees the ending
+    /// finds them.
+    async fn save_artifacts(&self, alias: &str, v: &TaskView) {
+        if v.state.is_live() || v.artifacts.is_empty() {
+            return;
+        }
+        let (ctx, session, worker, id, arts, cap) = (
+            self.ctx.clone(),
+            self.id.clone(),
+            alias.to_string(),
+            v.task_id.clone(),
+            v.artifacts.clone(),
+            self.config.results.max_task_bytes(),
+        );
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::artifacts::save(&ctx, &session, &worker, &id, &arts, cap)
+        })
+        .await;
     }
 
     /// `task`: GetTask now. Claude gets the outcome, so it is marked told; a live task that was
@@ -663,6 +851,29 @@ impl Session {
     }
 }
 
+/// A streamed view with its answer looked up when it ended without one (`Worker::filled`).
+async fn filled(
+    worker: &Worker,
+    r: Option<Result<TaskView, A2aError>>,
+    deadline: Instant,
+) -> Option<Result<TaskView, A2aError>> {
+    match r {
+        Some(Ok(v)) if !v.state.is_live() => Some(Ok(worker.filled(v, deadline).await)),
+        other => other,
+    }
+}
+
+/// How long after the hand-over [`Session::follow_on`] holds back a streamed ending: longer than
+/// Claude Code takes to run the send's PostToolUse hook once it has the tool result.
+const HAND_OVER_SETTLE: Duration = Duration::from_millis(300);
+
+/// A live task's stream, still open after its inline window, for [`Session::follow_on`].
+pub struct Handed {
+    worker: Arc<Worker>,
+    task_id: String,
+    stream: crate::a2a::TaskStream,
+}
+
 /// The next event of the stream, if one is open; never, if not (so `select!` waits on the rest).
 async fn next_event(
     stream: &mut Option<crate::a2a::TaskStream>,
@@ -694,9 +905,12 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         }
         A2aError::Timeout(_) => "the worker is slow or stuck; try again later".to_string(),
         A2aError::Unreachable(_) => format!("check that it is running at {url}"),
-        A2aError::Protocol(_) | A2aError::Rpc { .. } => {
+        // Only an answer that is not A2A at all puts the URL in doubt; an agent that answered
+        // with an error of its own is there and spoke.
+        A2aError::Protocol(_) => {
             format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)")
         }
+        A2aError::Rpc { code, .. } => rpc_fix(*code, alias),
         A2aError::Untrusted { origin, .. } => {
             format!("if you trust it, pass --allow-origin {origin} to `a2a-mod worker add {alias}`")
         }
@@ -712,6 +926,26 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         }
     };
     anyhow!("worker {alias:?}: {e} — {fix}")
+}
+
+/// What to do about an agent's own error, by its code (docs/a2a.md: the A2A and JSON-RPC codes).
+fn rpc_fix(code: i64, alias: &str) -> String {
+    match code {
+        -32602 => {
+            "the worker refused what was sent: change the message, files or data and send again"
+                .into()
+        }
+        -32004 => format!(
+            "the worker does not do this (for a task that already ended, send a new message without its taskId; see `a2a-mod worker show {alias}`)"
+        ),
+        -32005 => format!(
+            "the worker does not take this kind of content (the input modes its skills take: `a2a-mod worker show {alias}`)"
+        ),
+        -32008 => format!(
+            "the worker needs an A2A extension a2a-mod does not send (`a2a-mod worker show {alias}`)"
+        ),
+        _ => "the worker could not do it; try again later, or ask its operator".into(),
+    }
 }
 
 /// Ended tasks younger than this are in the `tasks` tool's list.

@@ -38,7 +38,8 @@ pub fn line(batch: &[TaskRecord]) -> String {
 /// cap however many ended ([`bounds::HOOK_CONTEXT_CHARS`]): each task gets an equal share, its
 /// result and question cut to fit (the whole saved under the state folder, the note says where),
 /// and notes that still do not fit are counted at the end, pointing to the tasks tool.
-pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord]) -> String {
+/// `held_back`: how many more ended tasks wait for a later hook (`core::wake::context`).
+pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize) -> String {
     if batch.is_empty() {
         return String::new();
     }
@@ -70,7 +71,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord]) -> String {
             }
         })
         .collect();
-    wake::context(&notes)
+    wake::context(&notes, held_back)
 }
 
 /// One task's note with its worker text (result and question) cut to `allow` characters each.

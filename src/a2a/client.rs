@@ -33,10 +33,37 @@ struct State {
     card: Option<Arc<Card>>,
     /// A v1 call met a v0.3-only server: use the card's fallback endpoint from now on.
     fell_back: bool,
-    /// Streaming is off for this worker: config said so, or it claimed streaming and refused it
-    /// (remembered for the process, logged once).
-    no_stream: bool,
+    /// Streaming is off for this worker: config said so (for good), or it claimed streaming
+    /// and refused it (until [`STREAM_RETRY`] has passed, then tried again; logged once).
+    no_stream: NoStream,
 }
+
+/// Whether stream calls go to the worker.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum NoStream {
+    #[default]
+    Streams,
+    /// `[timing] streaming = false`.
+    Configured,
+    /// The worker refused a stream call in a way that means it does not serve one: plain calls
+    /// until then. Not for good: a refusal holds only as long as it is likely to (a worker
+    /// restarted with streaming, a proxy fixed), and one more refused call costs little.
+    Until(Instant),
+}
+
+impl NoStream {
+    fn off(self, now: Instant) -> bool {
+        match self {
+            NoStream::Streams => false,
+            NoStream::Configured => true,
+            NoStream::Until(t) => now < t,
+        }
+    }
+}
+
+/// How long a worker that refused streaming is sent plain calls before a stream call is tried
+/// again.
+const STREAM_RETRY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// How a streamed send began.
 pub enum Started {
@@ -55,6 +82,10 @@ pub enum Followed {
     /// This one call accepted nothing: why (the task unknown or ended, credentials, the network).
     Declined(A2aError),
 }
+
+/// History messages asked for when an ended task's answer may be only there: enough to reach
+/// the agent's last message past a few of the user's, and a bounded answer.
+const HISTORY_LOOK: u32 = 10;
 
 /// Redirects followed for one card location before giving up.
 const MAX_REDIRECTS: usize = 5;
@@ -131,8 +162,41 @@ impl Worker {
         self.call(op, deadline).await
     }
 
+    /// GetTask without the history (a poll). A task that is over and says nothing of its answer
+    /// is asked again with its history, where some agents leave the answer (`filled`).
     pub async fn get_task(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
-        self.call(Op::Get { id: task_id }, deadline).await
+        let v = self
+            .call(
+                Op::Get {
+                    id: task_id,
+                    history: 0,
+                },
+                deadline,
+            )
+            .await?;
+        Ok(self.filled(v, deadline).await)
+    }
+
+    /// `v` itself, or, when the task is over and `v` holds no answer (no artifact, no status
+    /// message: Microsoft Agent Framework's default), the task as a GetTask with its recent
+    /// history shows it, whose last agent message is then the answer. A failed look keeps `v`:
+    /// the ending stands, only its answer is missing.
+    pub async fn filled(&self, v: TaskView, deadline: Instant) -> TaskView {
+        if !wire::lacks_answer(&v) {
+            return v;
+        }
+        let op = Op::Get {
+            id: &v.task_id,
+            history: HISTORY_LOOK,
+        };
+        match self.call(op, deadline).await {
+            Ok(w) if w.state == v.state && !wire::lacks_answer(&w) => w,
+            Ok(_) => v,
+            Err(e) => {
+                tracing::debug!(worker = %self.alias, "no history for task {}: {e}", v.task_id);
+                v
+            }
+        }
     }
 
     pub async fn cancel(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
@@ -141,20 +205,20 @@ impl Worker {
 
     /// No stream calls to this worker from now on (config `[timing] streaming = false`).
     pub fn disable_streaming(&self) {
-        self.lock().no_stream = true;
+        self.lock().no_stream = NoStream::Configured;
     }
 
     /// A stream call was accepted but its stream told no task (silence, garbage, a close): plain
     /// calls from now on, logged once.
     pub fn stream_failed(&self, why: &A2aError) {
-        if !std::mem::replace(&mut self.lock().no_stream, true) {
-            tracing::warn!(worker = %self.alias, "the worker's stream told no task ({why}); polling it instead");
+        if self.stop_streaming() {
+            tracing::warn!(worker = %self.alias, "the worker's stream told no task ({why}); polling it instead for {} minutes", STREAM_RETRY.as_secs() / 60);
         }
     }
 
     /// Whether this worker's card offers streaming over JSON-RPC, and it has not refused it.
     pub async fn streams(&self, deadline: Instant) -> bool {
-        if self.lock().no_stream {
+        if self.lock().no_stream.off(Instant::now()) {
             return false;
         }
         let Ok(budget) = Budget::start(deadline) else {
@@ -179,7 +243,7 @@ impl Worker {
             .and_then(|c| c.get("streaming"))
             == Some(&serde_json::Value::Bool(true));
         let (ep, _) = self.endpoints(card);
-        let refused = unless_refused && self.lock().no_stream;
+        let refused = unless_refused && self.lock().no_stream.off(Instant::now());
         (claims && !refused && ep.binding == Binding::JsonRpc).then_some(ep)
     }
 
@@ -253,9 +317,21 @@ impl Worker {
     /// subscription to a task it still runs answered "unsupported operation"): plain calls from
     /// now on, logged once.
     pub fn refuse_streaming(&self, why: &A2aError) {
-        if !std::mem::replace(&mut self.lock().no_stream, true) {
-            tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead");
+        if self.stop_streaming() {
+            tracing::warn!(worker = %self.alias, "the card offers streaming but the worker refused it ({why}); polling it instead for {} minutes", STREAM_RETRY.as_secs() / 60);
         }
+    }
+
+    /// Plain calls for [`STREAM_RETRY`] from now (never undoing the config's "off"). True when
+    /// streaming was on until now, so the caller logs the change once.
+    fn stop_streaming(&self) -> bool {
+        let now = Instant::now();
+        let mut st = self.lock();
+        let was_on = !st.no_stream.off(now);
+        if st.no_stream != NoStream::Configured {
+            st.no_stream = NoStream::Until(now + STREAM_RETRY);
+        }
+        was_on
     }
 
     /// Opens a stream call: the stream, or why not (the caller then makes the plain call, which
@@ -295,12 +371,14 @@ impl Worker {
             }
             Err(e) => return Err(super::http::transport_error(&e, &budget)),
         };
-        let known = match op {
-            StreamOp::Subscribe { id } => Some(id),
-            StreamOp::Send { .. } => None,
+        let (known, names_task) = match op {
+            StreamOp::Subscribe { id } => (Some(id), true),
+            StreamOp::Send { task_id, .. } => (None, task_id.is_some()),
         };
         match budget
-            .run(async { Ok(TaskStream::open(resp, id, &ep.url, known, &budget).await) })
+            .run(async {
+                Ok(TaskStream::open(resp, id, &ep.url, known, names_task, &budget).await)
+            })
             .await?
         {
             Ok(s) => Ok(Followed::Stream(s)),
@@ -652,7 +730,7 @@ pub(super) fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError>
     }
     // A follow-up send may be answered by a plain message (its id is the message's), so only
     // the task reads are held to the id they asked for.
-    if let Op::Get { id } | Op::Cancel { id } = op
+    if let Op::Get { id, .. } | Op::Cancel { id } = op
         && *id != view.task_id
     {
         return Err(A2aError::Protocol(

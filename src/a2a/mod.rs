@@ -28,7 +28,9 @@ pub enum A2aError {
     TaskNotFound,
     #[error("the task can no longer be canceled")]
     NotCancelable,
-    #[error("the worker answered error {code}: {message}")]
+    /// The agent answered a valid request with an error of its own (JSON-RPC or REST): its words,
+    /// already one clean bounded line (`wire::parse_jsonrpc`).
+    #[error("the worker answered: \"{message}\" (error {code})")]
     Rpc { code: i64, message: String },
     /// HTTP 429 or 503: the worker is there but will not serve now. With `Retry-After` it said
     /// when to come back, and a poll is put off that long instead of counting as failed.

@@ -50,7 +50,7 @@ impl<'a> StreamOp<'a> {
                 task_id,
                 context_id,
             },
-            StreamOp::Subscribe { id } => Op::Get { id },
+            StreamOp::Subscribe { id } => Op::Get { id, history: 0 },
         }
     }
 }
@@ -162,6 +162,14 @@ pub(crate) struct Assembly {
     task: Option<Map<String, Value>>,
     /// Bytes of artifact parts taken in, bounded like any answer.
     size: usize,
+    /// The newest message the agent sent on the way (a status message a later status replaced,
+    /// a message event): the stream's history, where an agent that ends with nothing left its
+    /// answer (`wire::parse_task` reads it as the last agent message).
+    said: Option<Value>,
+    /// Chunks were appended to an artifact this stream never saw begin (a subscription that
+    /// joined mid-stream with no task first, as a2a-sdk 0.3's `tasks/resubscribe`): the text
+    /// it assembles lacks the chunks before, so its ending is checked against a snapshot.
+    pub partial: bool,
     /// The worker said no more events come (v0.3 `final`, or an ending state).
     pub done: bool,
 }
@@ -185,7 +193,9 @@ impl Assembly {
             }
             Event::Message(m) => {
                 if self.task.is_some() {
-                    // A progress message on a known task: the task's own status says more.
+                    // A progress message on a known task: the task's own status says more, but
+                    // the message may be all there is of the answer.
+                    self.said = Some(m.clone());
                     return Ok(Folded::Nothing);
                 }
                 self.done = true;
@@ -196,7 +206,12 @@ impl Assembly {
             Event::Status(u) => {
                 let task = self.skeleton(u)?;
                 let status = u.get("status").cloned().unwrap_or(Value::Null);
-                task.insert("status".into(), status);
+                let before = task.insert("status".into(), status);
+                if let Some(m) = before.as_ref().and_then(|s| s.get("message"))
+                    && m.is_object()
+                {
+                    self.said = Some(m.clone());
+                }
                 if u.get("final").and_then(Value::as_bool) == Some(true) {
                     self.done = true;
                 }
@@ -214,7 +229,9 @@ impl Assembly {
                     return Err("streamed artifacts larger than 4 MiB".into());
                 }
                 let task = self.skeleton(u)?;
-                add_artifact(task, art, append);
+                if add_artifact(task, art, append) == Added::AppendedToUnseen {
+                    self.partial = true;
+                }
             }
             Event::Other => return Ok(Folded::Nothing),
         }
@@ -229,8 +246,16 @@ impl Assembly {
         if !has_state {
             return Ok(Folded::Nothing);
         }
-        let view =
-            wire::parse_task_result(&Value::Object(task.clone())).map_err(|e| e.to_string())?;
+        let mut whole = task.clone();
+        if let Some(m) = &self.said {
+            // Only the agent speaks in status messages; a message that names no role is its.
+            let mut m = m.clone();
+            if let Some(obj) = m.as_object_mut() {
+                obj.entry("role").or_insert_with(|| "agent".into());
+            }
+            whole.insert("history".into(), Value::Array(vec![m]));
+        }
+        let view = wire::parse_task_result(&Value::Object(whole)).map_err(|e| e.to_string())?;
         if !view.state.is_live() {
             self.done = true;
         }
@@ -259,7 +284,7 @@ impl Assembly {
 
 /// An artifact update: `append` adds its parts to the artifact of the same id (in the order the
 /// chunks came), otherwise it replaces that artifact or is added after the others.
-fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: bool) {
+fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: bool) -> Added {
     let list = task
         .entry("artifacts")
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -267,7 +292,7 @@ fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: 
         *list = Value::Array(Vec::new());
     }
     let Some(list) = list.as_array_mut() else {
-        return;
+        return Added::Other;
     };
     let id = art.get("artifactId").cloned();
     let same = list
@@ -304,8 +329,21 @@ fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: 
             }
         }
         Some(old) => *old = Value::Object(art),
+        None if append => {
+            list.push(Value::Object(art));
+            return Added::AppendedToUnseen;
+        }
         None => list.push(Value::Object(art)),
     }
+    Added::Other
+}
+
+/// What [`add_artifact`] did, as the assembly's completeness needs it.
+#[derive(Debug, PartialEq, Eq)]
+enum Added {
+    /// Chunks for an artifact never seen: the ones before them went by before this stream.
+    AppendedToUnseen,
+    Other,
 }
 
 type Sses = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
@@ -340,6 +378,7 @@ impl TaskStream {
         rpc_id: u64,
         url: &str,
         task_id: Option<&str>,
+        names_task: bool,
         budget: &Budget,
     ) -> Result<TaskStream, Refusal> {
         let status = resp.status().as_u16();
@@ -381,10 +420,12 @@ impl TaskStream {
             .ok()
             .and_then(|v| wire::parse_jsonrpc(&v, rpc_id).ok());
         match rpc {
-            // Method not found, invalid request (an old server), unsupported operation.
-            // (On a subscription, -32004 is also what an ended task gets: not a refusal.)
+            // Method not found, invalid request (an old server), unsupported operation. On a
+            // call about a task (a subscription, a follow-up message) -32004 is also what an
+            // ended task gets ("task is in terminal state", a2a-sdk 1.x): a task error, which
+            // the plain call meets and reports, not a refusal of streaming.
             Some(RpcAnswer::Error { code, message })
-                if matches!(code, -32601 | -32600) || (code == -32004 && task_id.is_none()) =>
+                if matches!(code, -32601 | -32600) || (code == -32004 && !names_task) =>
             {
                 Err(unsupported(A2aError::Rpc { code, message }))
             }
@@ -398,6 +439,12 @@ impl TaskStream {
                 "{url} answered the stream call with HTTP {status}"
             )))),
         }
+    }
+
+    /// Whether the stream joined the task mid-way and missed chunks of an artifact
+    /// (`Assembly::partial`): its text is then not the whole answer.
+    pub fn partial(&self) -> bool {
+        self.asm.partial
     }
 
     /// The task after the next event that tells something; `None` when the stream is over.
@@ -454,7 +501,7 @@ impl TaskStream {
             Folded::View(v) => v,
         };
         let view = match &self.task_id {
-            Some(id) => super::client::checked(&Op::Get { id }, view)?,
+            Some(id) => super::client::checked(&Op::Get { id, history: 0 }, view)?,
             None => {
                 let v = super::client::checked(
                     &Op::Send {

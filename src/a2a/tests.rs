@@ -425,9 +425,11 @@ async fn method_not_found_falls_back_to_v03_once() {
             r,
             json!({"kind": "task", "id": "t1", "status": {"state": "submitted"}}),
         ),
+        // With an answer: an ended task without one is asked again for its history.
         "tasks/get" => rpc_ok(
             r,
-            json!({"kind": "task", "id": "t1", "status": {"state": "completed"}}),
+            json!({"kind": "task", "id": "t1", "status": {"state": "completed"},
+                "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "ok"}]}]}),
         ),
         _ => rpc_err(r, -32601, "Method not found"),
     })
@@ -1245,7 +1247,7 @@ mod answers {
         fn any_answer_is_read_safely(v in prop_oneof![json_value(), task_like()]) {
             for parsed in [parse_task_result(&v), parse_send_result(&v)] {
                 let Ok(view) = parsed else { continue };
-                for op in [Op::Get { id: "t-1" }, Op::Send { text: "x", parts: &[], task_id: None, context_id: None }] {
+                for op in [Op::Get { id: "t-1", history: 0 }, Op::Send { text: "x", parts: &[], task_id: None, context_id: None }] {
                     if let Ok(ok) = checked(&op, view.clone()) {
                         prop_assert!(plain_id(&ok.task_id));
                         prop_assert!(ok.context_id.as_deref().is_none_or(plain_id));

@@ -23,6 +23,9 @@ pub(crate) enum Op<'a> {
     },
     Get {
         id: &'a str,
+        /// How many history messages to ask for: 0 for a poll, more where the answer may be
+        /// only in the history (`Worker::get_task`).
+        history: u32,
     },
     Cancel {
         id: &'a str,
@@ -57,20 +60,32 @@ fn message(
 ) -> Value {
     let mut m = Map::new();
     m.insert("messageId".into(), crate::ids::uuid_v4().into());
+    // No text part for a message of files or data alone: an empty one is a part some agents
+    // refuse beside a data part (Strands resumes only from a lone data part).
+    let text_part = |p: Value| {
+        if text.is_empty() {
+            json!([])
+        } else {
+            json!([p])
+        }
+    };
     match (dialect, binding) {
         (Dialect::V1, _) => {
             m.insert("role".into(), "ROLE_USER".into());
-            m.insert("parts".into(), json!([{ "text": text }]));
+            m.insert("parts".into(), text_part(json!({ "text": text })));
         }
         (Dialect::V03, Binding::JsonRpc) => {
             m.insert("kind".into(), "message".into());
             m.insert("role".into(), "user".into());
-            m.insert("parts".into(), json!([{ "kind": "text", "text": text }]));
+            m.insert(
+                "parts".into(),
+                text_part(json!({ "kind": "text", "text": text })),
+            );
         }
         // v0.3 REST is proto-JSON: parts in `content`, proto role names (docs/a2a.md).
         (Dialect::V03, Binding::Rest) => {
             m.insert("role".into(), "ROLE_USER".into());
-            m.insert("content".into(), json!([{ "text": text }]));
+            m.insert("content".into(), text_part(json!({ "text": text })));
         }
     }
     let key = if binding == Binding::Rest && dialect == Dialect::V03 {
@@ -122,7 +137,7 @@ pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
             task_id,
             context_id,
         } => send_body(ep, text, parts, task_id, context_id),
-        Op::Get { id } => json!({ "id": id, "historyLength": 0 }),
+        Op::Get { id, history } => json!({ "id": id, "historyLength": history }),
         Op::Cancel { id } => json!({ "id": id }),
     };
     if let (Dialect::V1, Some(t), Some(obj)) = (ep.dialect, &ep.tenant, p.as_object_mut()) {
@@ -151,9 +166,12 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
             format!("{base}/message:send"),
             Some(send_body(ep, text, parts, task_id, context_id)),
         ),
-        Op::Get { id } => (
+        Op::Get { id, history } => (
             reqwest::Method::GET,
-            format!("{base}/tasks/{}?historyLength=0", encode_segment(id)),
+            format!(
+                "{base}/tasks/{}?historyLength={history}",
+                encode_segment(id)
+            ),
             None,
         ),
         Op::Cancel { id } => (
@@ -257,29 +275,40 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
         if let Some(k) = artifact_of(a) {
             kept.push(k);
         }
-        let pieces = render_parts(parts_of(a));
-        if !pieces.is_empty() {
-            artifacts.push(pieces.join("\n"));
+        let text = text_of(parts_of(a));
+        if !text.trim().is_empty() {
+            artifacts.push(text);
         }
     }
+    // Where the answer is: the artifacts, else the final status message, else the last agent
+    // message of the history (an agent that answers in a `working` status message and then
+    // completes with nothing keeps its answer only there; `Worker::get_task` asks for it).
+    let answer = if !artifacts.is_empty() || !kept.is_empty() || state.is_waiting() {
+        None
+    } else {
+        status
+            .get("message")
+            .filter(|m| !text_of(parts_of(m)).trim().is_empty())
+            .or_else(|| last_agent_message(t))
+    };
     let text = if !artifacts.is_empty() {
         Some(artifacts.join("\n\n"))
     } else if status_msg.is_some() {
         status_msg.clone()
     } else {
-        // Some servers ignore historyLength 0 and leave the answer only in the history.
-        t.get("history")
-            .and_then(Value::as_array)
-            .and_then(|h| {
-                h.iter().rev().find(|m| {
-                    m.get("role")
-                        .and_then(Value::as_str)
-                        .is_some_and(|r| r.eq_ignore_ascii_case("agent") || r == "ROLE_AGENT")
-                })
-            })
-            .map(message_text)
-            .filter(|s| !s.is_empty())
+        answer.map(message_text).filter(|s| !s.is_empty())
     };
+    // The answer of a completed task is kept as its artifact would be (saved, listed): the
+    // same fallback for the files as for the text. A failure's reason is not a result, but its
+    // files and data are kept all the same.
+    if let Some(a) = answer.and_then(artifact_of)
+        && (state == TaskState::Completed || a.parts.iter().any(|p| !matches!(p, Part::Text(_))))
+    {
+        kept.push(Artifact {
+            name: Some("answer".into()),
+            parts: a.parts,
+        });
+    }
     let question = if state.is_waiting() { status_msg } else { None };
     Ok(TaskView {
         task_id,
@@ -290,6 +319,22 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
         question,
         artifacts: kept,
     })
+}
+
+/// The newest message of the task's history that the agent wrote (v0.3 `agent`, v1
+/// `ROLE_AGENT`), if the answer holds a history.
+fn last_agent_message(t: &Value) -> Option<&Value> {
+    t.get("history")?.as_array()?.iter().rev().find(|m| {
+        m.get("role")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.eq_ignore_ascii_case("agent") || r == "ROLE_AGENT")
+    })
+}
+
+/// Whether a task view says nothing of its answer although the task is over: the answer may
+/// then be in the history, which polls do not ask for.
+pub(crate) fn lacks_answer(v: &TaskView) -> bool {
+    !v.state.is_live() && !v.state.is_waiting() && v.text.is_none() && v.artifacts.is_empty()
 }
 
 fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
@@ -327,7 +372,15 @@ fn artifact_of(a: &Value) -> Option<Artifact> {
         .filter(|n| !n.trim().is_empty())
         .or_else(|| a.get("artifactId").and_then(Value::as_str))
         .map(str::to_string);
-    let parts: Vec<Part> = parts_of(a).iter().filter_map(part_of).collect();
+    // Text parts side by side are one text (the text rule of `text_of`): a snapshot of a token
+    // stream is then saved as the one text file its stream would give.
+    let mut parts: Vec<Part> = Vec::new();
+    for p in parts_of(a).iter().filter_map(part_of) {
+        match (parts.last_mut(), p) {
+            (Some(Part::Text(prev)), Part::Text(t)) => prev.push_str(&t),
+            (_, p) => parts.push(p),
+        }
+    }
     (!parts.is_empty()).then_some(Artifact { name, parts })
 }
 
@@ -394,17 +447,36 @@ fn parts_of(v: &Value) -> &[Value] {
 }
 
 fn message_text(m: &Value) -> String {
-    render_parts(parts_of(m)).join("\n")
+    text_of(parts_of(m)).trim().to_string()
 }
 
-/// Each part as text: text verbatim, files and data as one-line summaries so nothing a worker
-/// returns is dropped silently.
-fn render_parts(parts: &[Value]) -> Vec<String> {
-    parts
-        .iter()
-        .filter_map(render_part)
-        .filter(|s| !s.trim().is_empty())
-        .collect()
+/// The one text rule for the parts of an artifact or a message, the same for a snapshot and a
+/// stream (docs/a2a.md "One text per artifact"): text parts run together as they are, so a
+/// token stream kept as one part per chunk (a2a-sdk 1.x, Mastra) reads as the text its chunks
+/// make, exactly as the streamed chunks joined; each file or data part is a one-line summary on
+/// a line of its own, so nothing a worker returns is dropped silently.
+pub(crate) fn text_of(parts: &[Value]) -> String {
+    let mut out = String::new();
+    let mut after_text = false;
+    for p in parts {
+        let Some(piece) = render_part(p) else {
+            continue;
+        };
+        let is_text = p.get("text").is_some_and(Value::is_string);
+        if is_text && after_text {
+            out.push_str(&piece);
+            continue;
+        }
+        if !is_text && piece.trim().is_empty() {
+            continue;
+        }
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&piece);
+        after_text = is_text;
+    }
+    out
 }
 
 fn render_part(p: &Value) -> Option<String> {
@@ -587,6 +659,103 @@ mod artifact_tests {
             &v.artifacts[0].parts[..],
             [Part::Data(_), Part::Bytes { .. }, Part::Url { .. }]
         ));
+    }
+
+    /// One text rule for an artifact's parts. A token stream's snapshot keeps
+    /// each chunk as its own part (a2a-sdk 1.x, Mastra, MAF's streaming executor); it reads as
+    /// the chunks streamed and joined, not split by newlines, and is saved as one text.
+    #[test]
+    fn a_snapshot_of_chunks_reads_as_the_stream_does() {
+        let chunks: Vec<String> = (0..5).map(|i| format!("t{i:03} ")).collect();
+        let snap = json!({"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [
+            {"artifactId": "a", "parts": chunks.iter().map(|c| json!({"text": c})).collect::<Vec<_>>()}]});
+        let from_snapshot = parse_task_result(&snap).unwrap();
+
+        let mut asm = super::super::stream::Assembly::default();
+        asm.apply(&json!({"task": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}}}))
+            .unwrap();
+        for (i, c) in chunks.iter().enumerate() {
+            asm.apply(&json!({"artifactUpdate": {"taskId": "t", "append": i > 0,
+                "artifact": {"artifactId": "a", "parts": [{"text": c}]}}}))
+                .unwrap();
+        }
+        let done =
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        let super::super::stream::Folded::View(from_stream) = asm.apply(&done).unwrap() else {
+            panic!("a view")
+        };
+        assert_eq!(
+            from_snapshot.text.as_deref(),
+            Some("t000 t001 t002 t003 t004 ")
+        );
+        assert_eq!(from_snapshot.text, from_stream.text);
+        assert_eq!(from_snapshot.artifacts, from_stream.artifacts);
+        assert_eq!(
+            from_snapshot.artifacts[0].parts,
+            [Part::Text("t000 t001 t002 t003 t004 ".into())]
+        );
+        assert!(!asm.partial, "the stream saw the artifact begin");
+
+        // A file part between texts stands on its own line; texts on each side run together.
+        let mixed = json!({"id": "t", "status": {"state": "completed"}, "artifacts": [{"parts": [
+            {"kind": "text", "text": "a"}, {"kind": "text", "text": "b"},
+            {"kind": "file", "file": {"name": "f", "uri": "https://x/f"}},
+            {"kind": "text", "text": "c"}]}]});
+        assert_eq!(
+            parse_task_result(&mixed).unwrap().text.as_deref(),
+            Some("ab\n[file: f (https://x/f)]\nc")
+        );
+    }
+
+    /// The answer of a task that ends with neither an artifact nor a status
+    /// message is the last agent message: of the history in a snapshot, of the stream (a
+    /// `working` status message) in a stream; saved as the task's artifact.
+    #[test]
+    fn an_answer_only_in_the_history_or_a_working_message_is_the_result() {
+        let snap = json!({"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}, "history": [
+            {"role": "ROLE_USER", "parts": [{"text": "question"}]},
+            {"role": "ROLE_AGENT", "parts": [{"text": "the answer"}]}]});
+        let v = parse_task_result(&snap).unwrap();
+        assert_eq!(v.text.as_deref(), Some("the answer"));
+        assert_eq!(v.artifacts.len(), 1);
+        assert_eq!(v.artifacts[0].name.as_deref(), Some("answer"));
+        assert!(!lacks_answer(&v));
+        let bare = json!({"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}});
+        assert!(lacks_answer(&parse_task_result(&bare).unwrap()));
+        // A failure's reason is its text, not a result to save.
+        let failed = json!({"id": "t", "status": {"state": "failed",
+            "message": {"role": "agent", "parts": [{"kind": "text", "text": "no disk"}]}}});
+        let v = parse_task_result(&failed).unwrap();
+        assert_eq!((v.text.as_deref(), v.artifacts.len()), (Some("no disk"), 0));
+
+        let mut asm = super::super::stream::Assembly::default();
+        for e in [
+            json!({"task": {"id": "t", "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_WORKING",
+                "message": {"role": "ROLE_AGENT", "parts": [{"text": "the answer"}]}}}}),
+        ] {
+            asm.apply(&e).unwrap();
+        }
+        let done =
+            json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        let super::super::stream::Folded::View(v) = asm.apply(&done).unwrap() else {
+            panic!("a view")
+        };
+        assert_eq!(v.text.as_deref(), Some("the answer"));
+    }
+
+    /// A subscription that joins mid-stream (a2a-sdk 0.3's `tasks/resubscribe`
+    /// sends no task first) gets chunks of an artifact it never saw begin: it knows its text is
+    /// partial, so the poller takes the worker's snapshot for the ending.
+    #[test]
+    fn chunks_of_an_unseen_artifact_make_a_partial_stream() {
+        let mut asm = super::super::stream::Assembly::default();
+        asm.apply(
+            &json!({"kind": "artifact-update", "taskId": "t", "append": true,
+            "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "t003 "}]}}),
+        )
+        .unwrap();
+        assert!(asm.partial);
     }
 
     #[test]

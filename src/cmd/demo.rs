@@ -165,7 +165,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
     say("\nThe monitor wakes Claude with one line (what the transcript shows):");
     say(&indent(&crate::wake::line(&announced)));
     say("\nand a hook attaches the result as hidden context (what Claude reads, you do not see):");
-    let context = crate::wake::context(&ctx, &session.id, &delivered);
+    let context = crate::wake::context(&ctx, &session.id, &delivered, 0);
     say(&indent(&context));
     say(
         "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",

@@ -428,6 +428,9 @@ async fn check_worker(w: &Worker) -> Check {
                 A2aError::Unreachable(_) | A2aError::Timeout(_) => {
                     format!("check that it is running at {url}")
                 }
+                A2aError::Rpc { .. } => {
+                    "the worker answered the card request with an error of its own; ask its operator".to_string()
+                }
                 _ => format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)"),
             };
             return fail(format!("worker {alias:?}: card not reachable: {e}"), &fix);

@@ -82,6 +82,7 @@ fn options(
             FakeStreaming::RpcError => StreamMode::RpcError,
         },
         subscribe_faults_only: args.subscribe_faults_only,
+        cancel_on_disconnect: args.cancel_on_disconnect,
     })
 }
 
@@ -118,6 +119,7 @@ mod tests {
             log: None,
             streaming: FakeStreaming::Off,
             subscribe_faults_only: false,
+            cancel_on_disconnect: false,
         }
     }
 

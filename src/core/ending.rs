@@ -38,7 +38,9 @@ pub struct Ending {
 pub fn of(state: TaskState, end: Option<EndReason>, live: bool) -> Ending {
     let standing = match end {
         _ if live => Standing::Running,
-        Some(EndReason::Lost | EndReason::Removed | EndReason::Gone) => Standing::Ended,
+        Some(EndReason::Lost | EndReason::Removed | EndReason::Gone | EndReason::Moved) => {
+            Standing::Ended
+        }
         _ if state.is_waiting() => Standing::Waiting,
         _ => Standing::Ended,
     };
@@ -74,6 +76,14 @@ pub fn of(state: TaskState, end: Option<EndReason>, live: bool) -> Ending {
             false,
         ),
         Some(EndReason::Gone) if !live => e("gone", "✕", "gone", "gone", Role::Failed, true),
+        Some(EndReason::Moved) if !live => e(
+            "answered on another task",
+            "✓",
+            "answered on another task",
+            "answered",
+            Role::Done,
+            false,
+        ),
         _ => {
             let (symbol, line_word, role) = match state {
                 TaskState::Completed => ("✓", "done", Role::Done),
@@ -88,7 +98,8 @@ pub fn of(state: TaskState, end: Option<EndReason>, live: bool) -> Ending {
 }
 
 /// The waiting states as an SQL list (`'input-required', 'auth-required'`), for queries that
-/// must agree with [`Standing::Waiting`].
+/// must agree with [`Standing::Waiting`] (with [`ENDED_BY_STATE_SQL`]: a waiting task whose
+/// answer moved to another task waits no more).
 pub fn waiting_states_sql() -> String {
     TaskState::ALL
         .iter()
@@ -97,6 +108,10 @@ pub fn waiting_states_sql() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// The SQL condition of a task that ended by its state (not lost, removed, gone or moved): only
+/// such a task can be [`Standing::Waiting`].
+pub const ENDED_BY_STATE_SQL: &str = "(end_reason IS NULL OR end_reason = 'state')";
 
 #[cfg(test)]
 mod tests {
@@ -150,6 +165,14 @@ mod tests {
                 "no longer tracked",
             ),
             (Unknown, Some(Gone), false, Standing::Ended, "gone", "gone"),
+            (
+                InputRequired,
+                Some(Moved),
+                false,
+                Standing::Ended,
+                "answered on another task",
+                "answered on another task",
+            ),
         ];
         for (state, end, live, standing, word, status) in cases {
             let e = of(state, end, live);

@@ -148,7 +148,7 @@ proptest! {
                 text: Some(kept), question: Some(kept), last_error: None, failed_checks: 6,
             })
         }).collect();
-        let c = wake::context(&notes);
+        let c = wake::context(&notes, 0);
         prop_assert!(wake::json_len(&c) <= bounds::HOOK_CONTEXT_CHARS, "{}", wake::json_len(&c));
         prop_assert!(!has_controls(&c));
         prop_assert!(outside_fences(&c).is_some(), "fence broken");

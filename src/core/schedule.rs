@@ -131,6 +131,11 @@ pub fn after_event(outcome: PollOutcome) -> Option<PollUpdate> {
     }
 }
 
+/// How long a stream lease runs (a process that goes on reading a task's stream after its
+/// window, `Store::set_stream_lease`); renewed three times as often, so a crashed holder frees
+/// the task for the poller's own subscription within this long.
+pub const STREAM_LEASE: Duration = Duration::from_secs(3);
+
 /// The first wait before a dropped subscription is opened again; doubled on each drop in a row.
 pub const RESUBSCRIBE_FIRST: Duration = Duration::from_secs(1);
 /// The longest wait between two subscriptions to one task: polling covers the gap meanwhile.

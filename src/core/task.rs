@@ -111,6 +111,10 @@ pub enum EndReason {
     /// The worker answered that it does not know the task (JSON-RPC -32001, HTTP 404): it
     /// restarted, expired the task, or never had it. Nothing more will come of polling.
     Gone,
+    /// Claude answered the task's question (a follow-up with its taskId), and the worker took
+    /// the answer up on a new task (it ignores `taskId`): the work goes on there, so this one
+    /// no longer waits.
+    Moved,
 }
 
 impl EndReason {
@@ -120,6 +124,7 @@ impl EndReason {
             EndReason::Lost => "lost",
             EndReason::Removed => "removed",
             EndReason::Gone => "gone",
+            EndReason::Moved => "moved",
         }
     }
     pub fn parse(s: &str) -> Option<EndReason> {
@@ -128,6 +133,7 @@ impl EndReason {
             "lost" => Some(EndReason::Lost),
             "removed" => Some(EndReason::Removed),
             "gone" => Some(EndReason::Gone),
+            "moved" => Some(EndReason::Moved),
             _ => None,
         }
     }

@@ -116,7 +116,10 @@ const OVERFLOW_ROOM: usize = 120;
 /// The hidden context for Claude: a header that says who speaks, then one note per task, never
 /// longer than [`bounds::HOOK_CONTEXT_CHARS`] in [`json_len`]: notes that do not fit are left out
 /// and counted, with the tool that lists them.
-pub fn context(notes: &[String]) -> String {
+/// `held_back`: ended tasks whose results this hook does not carry (past
+/// [`bounds::NOTES_PER_HOOK`]); they stay undelivered, and the context says they come next, so
+/// Claude does not take them for lost.
+pub fn context(notes: &[String], held_back: usize) -> String {
     if notes.is_empty() {
         return String::new();
     }
@@ -129,7 +132,7 @@ pub fn context(notes: &[String]) -> String {
         if used + len > room {
             s.push_str(&format!(
                 "\n[{} more delegated tasks ended and are not shown here: call the tasks tool to see them.]\n",
-                notes.len() - i
+                notes.len() - i + held_back
             ));
             return s;
         }
@@ -137,6 +140,15 @@ pub fn context(notes: &[String]) -> String {
         s.push('\n');
         s.push_str(n);
         s.push('\n');
+    }
+    if held_back > 0 {
+        let (n, verb) = match held_back {
+            1 => ("1 more delegated task".to_string(), "has"),
+            n => (format!("{n} more delegated tasks"), "have"),
+        };
+        s.push_str(&format!(
+            "\n[{n} ended and {verb} results not shown here yet: they come with the next notice like this one (or call the tasks tool now).]\n"
+        ));
     }
     s
 }
@@ -208,7 +220,11 @@ mod tests {
     #[test]
     fn context_is_marked_and_fenced() {
         let t = ended("fake", TaskState::Completed, Some(EndReason::State));
-        let c = context(&[fence::note(&t)]);
+        let c = context(&[fence::note(&t)], 0);
+        assert!(!c.contains("more delegated"), "{c}");
+        let held = context(&[fence::note(&t)], 3);
+        assert!(held.contains("[3 more delegated tasks ended"), "{held}");
+        assert!(held.contains("the next notice"), "{held}");
         assert!(c.starts_with("[a2a-mod notice"), "{c}");
         assert!(c.contains("not a message from the user"));
         assert!(c.contains("<worker-output worker=\"fake\""));

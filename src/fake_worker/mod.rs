@@ -65,6 +65,9 @@ pub struct FakeWorkerOptions {
     /// `stream`'s fault applies to subscriptions only; streamed sends are served as `On` (tests
     /// of the poller's subscriptions, whose tasks must first be sent and tracked).
     pub subscribe_faults_only: bool,
+    /// Cancel a task when the stream of the send that made it closes before it ends (as some
+    /// framework servers do).
+    pub cancel_on_disconnect: bool,
 }
 
 /// The fake worker's streaming (issue 11): off (the seed's behaviour, the card says

@@ -28,8 +28,17 @@ pub(crate) enum Script {
     /// `artifact <kind>`: completed at once with artifacts other than text (issue 13).
     Artifacts(Made),
     /// `parts`: completed at once, the artifact describes every part received (`echo.rs`); the
-    /// server fills the description in, since the script sees only the text.
+    /// server fills the description in, since the script sees only the text. A message with no
+    /// text at all (files or data alone) gets the same answer.
     Parts(String),
+    /// `quiet N <words>`: working for `ms` with `<words>` as the status message, then completed
+    /// with no message and no artifact, the words left only in the history (Microsoft Agent
+    /// Framework's default answer, docs/a2a.md).
+    Quiet { ms: u64, words: String },
+    /// `ask-elsewhere <question>`: input-required like `ask`, but the follow-up is answered on a
+    /// new task (a worker that ignores `message.taskId`, as FastA2A does); this one stays
+    /// input-required.
+    AskElsewhere(String),
 }
 
 /// What `artifact <kind>` makes: `data`, `file [KiB]` (default 1024), `url`, `chunks` (one text
@@ -165,23 +174,16 @@ impl Script {
             None => (text, ""),
         };
         match verb.to_ascii_lowercase().as_str() {
-            "slow" => {
-                let (n, words) = match rest.split_once(char::is_whitespace) {
-                    Some((n, w)) => (n, w.trim()),
-                    None => (rest, ""),
-                };
-                match n.parse::<f64>() {
-                    Ok(secs) if (0.0..=MAX_SLOW_SECS).contains(&secs) => {
-                        Script::Slow {
-                            // in range by the guard above, so the cast neither wraps nor saturates
-                            ms: (secs * 1000.0).round() as u64,
-                            words: words.to_string(),
-                        }
-                    }
-                    _ => Script::Echo(text.to_string()),
-                }
-            }
+            "slow" => match timed(rest) {
+                Some((ms, words)) => Script::Slow { ms, words },
+                None => Script::Echo(text.to_string()),
+            },
+            "quiet" => match timed(rest) {
+                Some((ms, words)) => Script::Quiet { ms, words },
+                None => Script::Echo(text.to_string()),
+            },
             "ask" => Script::Ask(rest.to_string()),
+            "ask-elsewhere" => Script::AskElsewhere(rest.to_string()),
             "fail" => Script::Fail(if rest.is_empty() {
                 "failed".to_string()
             } else {
@@ -197,6 +199,21 @@ impl Script {
             "parts" => Script::Parts(String::new()),
             _ => Script::Echo(text.to_string()),
         }
+    }
+}
+
+/// `N <words>` of `slow` and `quiet`: N seconds (fractional, at most [`MAX_SLOW_SECS`]) in ms.
+fn timed(rest: &str) -> Option<(u64, String)> {
+    let (n, words) = match rest.split_once(char::is_whitespace) {
+        Some((n, w)) => (n, w.trim()),
+        None => (rest, ""),
+    };
+    match n.parse::<f64>() {
+        // in range by the guard, so the cast neither wraps nor saturates
+        Ok(secs) if (0.0..=MAX_SLOW_SECS).contains(&secs) => {
+            Some(((secs * 1000.0).round() as u64, words.to_string()))
+        }
+        _ => None,
     }
 }
 
@@ -283,10 +300,25 @@ impl TaskRecord {
                     at(TaskState::Working, created, None, None)
                 };
             }
+            Script::Quiet { ms, words } => {
+                let done_at = created.saturating_add(*ms);
+                if now_ms < done_at {
+                    return at(TaskState::Working, created, Some(words), None);
+                }
+                let mut s = at(TaskState::Completed, done_at, None, None);
+                s.history.push(HistoryEntry {
+                    message_id: format!("{}-answer", self.id),
+                    from_agent: true,
+                    text: words.clone(),
+                });
+                return s;
+            }
             Script::Fail(why) => return at(TaskState::Failed, created, Some(why), None),
             Script::Reject => return at(TaskState::Rejected, created, Some(REJECT_TEXT), None),
             Script::Silent => return at(TaskState::Submitted, created, None, None),
-            Script::Ask(question) => (TaskState::InputRequired, question.as_str()),
+            Script::Ask(question) | Script::AskElsewhere(question) => {
+                (TaskState::InputRequired, question.as_str())
+            }
             Script::Auth => (TaskState::AuthRequired, AUTH_TEXT),
         };
         // ask/auth: waiting until answered, then completed echoing the answer, with the agent's
@@ -308,6 +340,16 @@ impl TaskRecord {
                 s.history.push(answer.clone());
                 s
             }
+        }
+    }
+
+    /// When this task changes by itself next (a `slow` or `quiet` task's end), if it is live.
+    pub(crate) fn wakes_at(&self, now_ms: u64) -> Option<u64> {
+        match &self.script {
+            Script::Slow { ms, .. } | Script::Quiet { ms, .. } => {
+                Some(self.created_ms.saturating_add(*ms)).filter(|at| *at > now_ms)
+            }
+            _ => None,
         }
     }
 
@@ -398,6 +440,14 @@ mod tests {
                 },
             ),
             ("slow soon x", Script::Echo("slow soon x".into())),
+            (
+                "quiet 1 the answer",
+                Script::Quiet {
+                    ms: 1000,
+                    words: "the answer".into(),
+                },
+            ),
+            ("ask-elsewhere q?", Script::AskElsewhere("q?".into())),
             ("slow -1 x", Script::Echo("slow -1 x".into())),
             ("slow NaN x", Script::Echo("slow NaN x".into())),
             ("ask what colour?", Script::Ask("what colour?".into())),
@@ -453,6 +503,28 @@ mod tests {
         let mut asked = record("ask q", 0);
         asked.cancel(1).unwrap();
         assert_eq!(asked.snapshot(2).state, TaskState::Canceled);
+    }
+
+    #[test]
+    fn quiet_answers_only_in_a_working_message_and_the_history() {
+        let r = record("quiet 1 forty-two", 0);
+        let s = r.snapshot(500);
+        assert_eq!(
+            (s.state, s.status_text.as_deref()),
+            (TaskState::Working, Some("forty-two"))
+        );
+        let s = r.snapshot(1000);
+        assert_eq!(
+            (s.state, s.status_text, s.artifact),
+            (TaskState::Completed, None, None)
+        );
+        assert!(
+            s.history
+                .last()
+                .is_some_and(|h| h.from_agent && h.text == "forty-two")
+        );
+        assert_eq!(r.wakes_at(500), Some(1000));
+        assert_eq!(r.wakes_at(1000), None);
     }
 
     #[test]

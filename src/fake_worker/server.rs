@@ -36,6 +36,7 @@ pub(crate) struct Shared {
     shutdown: watch::Receiver<bool>,
     stream: StreamMode,
     subscribe_faults_only: bool,
+    cancel_on_disconnect: bool,
     /// Bumped on every change a clock does not make (a follow-up, a cancel), so open streams
     /// look again.
     changes: watch::Sender<u64>,
@@ -100,6 +101,7 @@ impl Shared {
             shutdown,
             stream: opts.stream,
             subscribe_faults_only: opts.subscribe_faults_only,
+            cancel_on_disconnect: opts.cancel_on_disconnect,
             changes: watch::channel(0).0,
         }
     }
@@ -438,6 +440,24 @@ fn stream_events(
     .flat_map(futures::stream::iter)
 }
 
+/// `cancel_on_disconnect` (Mastra's way): the stream of the send that made a task is gone
+/// (the client closed it, or went away) while the task is live, and the task is canceled.
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        if self.subscribe || !self.sh.cancel_on_disconnect {
+            return;
+        }
+        let now = self.sh.arrival().since_ms;
+        let mut tasks = lock(&self.sh.tasks);
+        if let Some(rec) = tasks.get_mut(&self.task_id)
+            && rec.snapshot(now).state.is_live()
+            && rec.cancel(now).is_ok()
+        {
+            self.sh.changes.send_modify(|n| *n += 1);
+        }
+    }
+}
+
 impl Streaming {
     fn data(v: &Value) -> SseEvent {
         Ok(axum::response::sse::Event::default().data(v.to_string()))
@@ -466,12 +486,7 @@ impl Streaming {
                 } else {
                     rec.snapshot(now)
                 };
-                let wake_at = match &rec.script {
-                    Script::Slow { ms, .. } if snap.state.is_live() => {
-                        Some(rec.created_ms.saturating_add(*ms))
-                    }
-                    _ => None,
-                };
+                let wake_at = rec.wakes_at(now).filter(|_| snap.state.is_live());
                 let task = wire::task(self.d, rec, &snap, Some(0), self.sh.start_unix_ms);
                 (snap, wake_at, task, rec.chunks())
             };
@@ -748,6 +763,14 @@ fn read_message(d: Dialect, m: &Value) -> anyhow::Result<(String, String)> {
     Ok((message_id.to_string(), texts.join("\n")))
 }
 
+/// Whether a message has any part at all.
+fn has_parts(message: &Value) -> bool {
+    message
+        .get("parts")
+        .and_then(Value::as_array)
+        .is_some_and(|p| !p.is_empty())
+}
+
 fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
     let Some(message) = params.get("message") else {
         return error(
@@ -790,7 +813,33 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
         text,
     };
     let mut tasks = lock(&sh.tasks);
+    let asked_elsewhere = message
+        .get("taskId")
+        .and_then(Value::as_str)
+        .and_then(|t| tasks.get(t))
+        .filter(|rec| matches!(rec.script, Script::AskElsewhere(_)))
+        .map(|rec| rec.context_id.clone());
     let (rec, snap) = match message.get("taskId").and_then(Value::as_str) {
+        // A worker that ignores the taskId: the answer starts a new task in the same context.
+        Some(_) if asked_elsewhere.is_some() => {
+            let task_id = crate::ids::uuid_v4();
+            let rec = TaskRecord {
+                id: task_id.clone(),
+                context_id: asked_elsewhere.unwrap_or_default(),
+                script: Script::Echo(format!("you said: {}", entry.text)),
+                first: entry,
+                created_ms: at.since_ms,
+                answer: None,
+                canceled_ms: None,
+            };
+            let rec = tasks.entry(task_id).or_insert(rec);
+            let snap = if non_blocking {
+                rec.submitted()
+            } else {
+                rec.snapshot(at.since_ms)
+            };
+            (&*rec, snap)
+        }
         Some(task_id) => {
             let Some(rec) = tasks.get_mut(task_id) else {
                 return error(
@@ -825,6 +874,10 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 .map(str::to_string)
                 .unwrap_or_else(crate::ids::uuid_v4);
             let mut script = Script::parse(&entry.text);
+            // A message of files or data alone is answered with what it held.
+            if entry.text.is_empty() && has_parts(message) {
+                script = Script::Parts(String::new());
+            }
             if let Script::Parts(echo) = &mut script {
                 *echo = super::echo::summary(message, &context_id);
             }

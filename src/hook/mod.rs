@@ -97,7 +97,8 @@ fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
     if batch.is_empty() {
         return EXIT_OK;
     }
-    let text = crate::wake::context(ctx, &owner, &batch);
+    let left = store.count_undelivered().unwrap_or(0);
+    let text = crate::wake::context(ctx, &owner, &batch, left);
     let out = serde_json::json!({
         "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
     });

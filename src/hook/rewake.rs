@@ -118,7 +118,8 @@ fn wake(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
     if text.is_empty() && delivered.is_empty() {
         return EXIT_OK;
     }
-    let context = crate::wake::context(ctx, owner, &delivered);
+    let left = store.count_undelivered().unwrap_or(0);
+    let context = crate::wake::context(ctx, owner, &delivered, left);
     let mut e = std::io::stderr().lock();
     let _ = write!(e, "{text}\n\n{context}");
     let _ = e.flush();

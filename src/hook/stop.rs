@@ -141,8 +141,11 @@ fn answer(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
     // not wake Claude again for what this answer carries.
     let _ = store.claim_unannounced(now);
     let mut printed = false;
+    // Counted before the claim: what the claim leaves is held back for the next Stop.
+    let waiting = store.count_undelivered().unwrap_or(0);
     let taken = store.take_undelivered_with(now, |batch| {
-        print_block(&reason(ctx, owner, batch, note.as_deref()))?;
+        let left = waiting.saturating_sub(batch.len());
+        print_block(&reason(ctx, owner, batch, note.as_deref(), left))?;
         printed = true;
         Ok(())
     });
@@ -150,13 +153,19 @@ fn answer(ctx: &Ctx, owner: &str, store: &Store, note: Option<String>) -> i32 {
         && !printed
         && let Some(n) = note.as_deref()
     {
-        let _ = print_block(&reason(ctx, owner, &[], Some(n)));
+        let _ = print_block(&reason(ctx, owner, &[], Some(n), 0));
     }
     EXIT_OK
 }
 
 /// The wake line, the note, then the hidden-context text (marked, results fenced).
-fn reason(ctx: &Ctx, owner: &str, batch: &[TaskRecord], note: Option<&str>) -> String {
+fn reason(
+    ctx: &Ctx,
+    owner: &str,
+    batch: &[TaskRecord],
+    note: Option<&str>,
+    held_back: usize,
+) -> String {
     let mut text = crate::wake::line(batch);
     if let Some(n) = note {
         if !text.is_empty() {
@@ -166,7 +175,7 @@ fn reason(ctx: &Ctx, owner: &str, batch: &[TaskRecord], note: Option<&str>) -> S
     }
     if !batch.is_empty() {
         text.push_str("\n\n");
-        text.push_str(&crate::wake::context(ctx, owner, batch));
+        text.push_str(&crate::wake::context(ctx, owner, batch, held_back));
     }
     text
 }

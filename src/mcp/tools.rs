@@ -196,15 +196,24 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
             data: p.data.clone(),
         };
         let r = session
-            .send_input(
+            .send_kept(
                 &p.worker,
                 &p.message,
                 &input,
                 budget,
                 &progress,
                 ctx.ct.cancelled(),
+                true,
             )
             .await;
+        // This server outlives the call: it goes on reading the task's stream, so nothing the
+        // worker streams after the window is lost and no disconnect cancels the task.
+        let r = r.map(|(o, handed)| {
+            if let Some(h) = handed {
+                tokio::spawn(session.clone().follow_on(h));
+            }
+            o
+        });
         drop(progress);
         if let Some(f) = forwarder {
             f.abort();

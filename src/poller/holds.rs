@@ -102,12 +102,9 @@ impl Holds {
         }
         self.looked_ms = now_ms;
         let interval = timing.poll_interval();
-        let rows = store.held_tasks(schedule::hold_bound(now_ms, interval))?;
         let interval_ms = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX);
-        self.release_ms = rows
-            .iter()
-            .map(|(_, _, _, next_poll)| next_poll.saturating_sub(interval_ms))
-            .min();
+        let rows = store.held_tasks(schedule::hold_bound(now_ms, interval), now_ms, interval_ms)?;
+        self.release_ms = rows.iter().map(|(_, _, _, until)| *until).min();
         let held: Tasks = rows
             .into_iter()
             .map(|(seq, w, id, _)| (seq, (w, id)))
@@ -121,7 +118,7 @@ impl Holds {
             None => {
                 for t in store.live_tasks()? {
                     newest = newest.max(t.seq);
-                    if t.tracked && !schedule::held_by_window(t.next_poll_ms, now_ms, interval) {
+                    if t.tracked && !held.contains_key(&t.seq) {
                         self.unheld.insert(t.seq, (t.worker, t.task_id));
                     }
                 }

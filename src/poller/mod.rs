@@ -107,7 +107,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                     && t.tracked
                     && t.seq == seq
                     && !schedule::held_by_window(t.next_poll_ms, now, interval)
-            });
+            }) && !store.stream_leased(&alias, &task_id, now)?;
             if let (true, Some(w)) = (live, worker_of(&alias)) {
                 subs.consider(seq, &task_id, &w, timing);
             }

@@ -30,4 +30,11 @@ pub const MIGRATIONS: &[&str] = &[
     // 2: the poller asks "what is due now" and "when is the next one" on every wake-up; with
     // 500 live tasks a scan of each made it the poller's main cost (benches/poller.rs).
     "CREATE INDEX tasks_due ON tasks (next_poll_ms) WHERE ended_ms IS NULL AND tracked = 1;",
+    // 3: a task whose stream a long-lived process (the MCP server) keeps reading after the
+    // inline window: until this time the poller polls it but opens no stream of its own (a
+    // second stream would double what some servers store, and a gap at the hand-over loses
+    // chunks). Renewed while the stream lives; a crash lets it lapse within seconds.
+    "ALTER TABLE tasks ADD COLUMN stream_lease_ms INTEGER;
+    CREATE INDEX tasks_leased ON tasks (stream_lease_ms)
+        WHERE ended_ms IS NULL AND stream_lease_ms IS NOT NULL;",
 ];

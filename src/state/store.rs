@@ -451,12 +451,14 @@ impl Store {
         // The waiting states come from `core::ending`, the table the line itself draws by.
         static WAITING_AND_NEWEST: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
             let waiting = crate::core::ending::waiting_states_sql();
+            let by_state = crate::core::ending::ENDED_BY_STATE_SQL;
             format!(
                 "WHERE seq IN (
                     SELECT seq FROM tasks WHERE state IN ({waiting}) AND ended_ms IS NOT NULL
+                        AND {by_state}
                     UNION SELECT seq FROM tasks WHERE ended_ms = (
                         SELECT ended_ms FROM tasks WHERE ended_ms IS NOT NULL
-                            AND state NOT IN ({waiting})
+                            AND NOT (state IN ({waiting}) AND {by_state})
                         ORDER BY ended_ms DESC LIMIT 1)
                  ) ORDER BY started_ms, seq"
             )
@@ -780,14 +782,59 @@ impl Store {
 
     /// Puts off the next background poll of a live task (e.g. while an inline window polls it).
     pub fn set_next_poll(&self, worker: &str, task_id: &str, at_ms: i64) -> Result<()> {
+        self.hand_over(worker, task_id, at_ms, None)
+    }
+
+    /// The inline window hands a live task to the background: its next poll, and, when this
+    /// process goes on reading the task's stream, the stream lease ([`Store::set_stream_lease`])
+    /// in the same write, so the poller never sees the task free of both and opens a second
+    /// stream between the two.
+    pub fn hand_over(
+        &self,
+        worker: &str,
+        task_id: &str,
+        next_poll_ms: i64,
+        lease_until_ms: Option<i64>,
+    ) -> Result<()> {
         self.write(|c| {
             c.execute(
-                "UPDATE tasks SET next_poll_ms = ?3
+                "UPDATE tasks SET next_poll_ms = ?3, stream_lease_ms = ?4
                  WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
-                params![worker, task_id, at_ms],
+                params![worker, task_id, next_poll_ms, lease_until_ms],
             )
         })?;
         Ok(())
+    }
+
+    /// Renews (`Some`) or gives up (`None`) the stream lease of a live task: while it runs, the
+    /// poller polls the task but does not subscribe to it (schema step 3). False when the task
+    /// is no longer live (ended by a poll, a cancel): the stream has nothing left to tell.
+    pub fn set_stream_lease(
+        &self,
+        worker: &str,
+        task_id: &str,
+        until_ms: Option<i64>,
+    ) -> Result<bool> {
+        let n = self.write(|c| {
+            c.execute(
+                "UPDATE tasks SET stream_lease_ms = ?3
+                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
+                params![worker, task_id, until_ms],
+            )
+        })?;
+        Ok(n > 0)
+    }
+
+    /// Whether another process reads the task's stream now (its lease runs past `now`).
+    pub fn stream_leased(&self, worker: &str, task_id: &str, now: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT 1 FROM tasks WHERE worker = ?1 AND task_id = ?2 AND stream_lease_ms > ?3",
+            )?
+            .query_row(params![worker, task_id, now], |_| Ok(()))
+            .optional()?
+            .is_some())
     }
 
     /// Live tasks the poller should poll now, most overdue first, at most `limit` of them.
@@ -804,15 +851,26 @@ impl Store {
         )
     }
 
-    /// The tracked live tasks held by an inline window (`next_poll_ms` past `hold_bound`,
-    /// `core::schedule::hold_bound`): (seq, worker, task id). One range lookup on the partial
-    /// index `tasks_due`; outside windows and deferrals, nothing.
-    pub fn held_tasks(&self, hold_bound: i64) -> Result<Vec<(i64, String, String, i64)>> {
+    /// The live tasks the poller must not subscribe to now: held by an inline window
+    /// (`next_poll_ms` past `hold_bound`, `core::schedule::hold_bound`) or streamed by another
+    /// process (a stream lease past `now`): (seq, worker, task id, when that ends). Two range
+    /// lookups on partial indexes; outside windows, deferrals and leases, nothing.
+    pub fn held_tasks(
+        &self,
+        hold_bound: i64,
+        now: i64,
+        interval_ms: i64,
+    ) -> Result<Vec<(i64, String, String, i64)>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, worker, task_id, next_poll_ms FROM tasks
-             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
+            "SELECT seq, worker, task_id,
+                MAX(CASE WHEN next_poll_ms > ?1 THEN next_poll_ms - ?3 ELSE 0 END,
+                    COALESCE(stream_lease_ms, 0))
+             FROM tasks WHERE seq IN (
+                SELECT seq FROM tasks WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1
+                UNION SELECT seq FROM tasks WHERE ended_ms IS NULL AND stream_lease_ms > ?2
+             ) AND tracked = 1",
         )?;
-        let rows = stmt.query_map([hold_bound], |r| {
+        let rows = stmt.query_map(params![hold_bound, now, interval_ms], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -914,6 +972,16 @@ impl Store {
         )
     }
 
+    /// How many ended tasks' outcomes have not reached Claude (what a hook holds back).
+    pub fn count_undelivered(&self) -> Result<usize> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NOT NULL AND delivered_ms IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n.max(0) as usize)
+    }
+
     /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
     pub fn has_undelivered(&self) -> Result<bool> {
         self.has_unclaimed("delivered_ms")
@@ -992,6 +1060,22 @@ impl Store {
             }
             Ok(())
         })
+    }
+
+    /// A waiting task whose answer the worker took up on a new task: it waits no more, and
+    /// nothing is announced of it (the send that answered it told Claude where the work went).
+    pub fn close_moved(&self, worker: &str, task_id: &str, now: i64) -> Result<()> {
+        self.write(|c| {
+            c.execute(
+                "UPDATE tasks SET end_reason = 'moved', tracked = 0, next_poll_ms = NULL,
+                    ended_ms = COALESCE(ended_ms, ?3), updated_ms = ?3,
+                    announced_ms = COALESCE(announced_ms, ?3),
+                    delivered_ms = COALESCE(delivered_ms, ?3)
+                 WHERE worker = ?1 AND task_id = ?2",
+                params![worker, task_id, now],
+            )
+        })?;
+        Ok(())
     }
 
     /// A worker was removed: its live tasks stop being tracked, to be announced as such.
@@ -1144,16 +1228,34 @@ mod tests {
             .unwrap();
         s.set_next_poll("fake", "t1", 13_500).unwrap();
         let done = upd(TaskState::Completed, Some(EndReason::State));
-        assert_eq!(s.held_tasks(8_000).unwrap().len(), 1);
+        assert_eq!(s.held_tasks(8_000, 3_000, 5_000).unwrap().len(), 1);
         s.apply_polls_and_events([], [("fake", "t1", &done)], 8_000, 3_000)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!((t.state, t.ended_ms), (TaskState::Submitted, None));
-        assert!(s.held_tasks(13_500).unwrap().is_empty());
+        assert!(s.held_tasks(13_500, 8_500, 5_000).unwrap().is_empty());
         s.apply_polls_and_events([], [("fake", "t1", &done)], 13_500, 8_500)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!((t.state, t.ended_ms), (TaskState::Completed, Some(8_500)));
+    }
+
+    /// A task whose stream another process reads (its lease) is named by `held_tasks` until the
+    /// lease runs out, polls or no polls; without it, the poller would open a second stream.
+    #[test]
+    fn a_stream_lease_holds_a_task_from_the_pollers_streams_until_it_lapses() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Submitted), 0)
+            .unwrap();
+        s.hand_over("fake", "t1", 8_000, Some(9_000)).unwrap();
+        let held = s.held_tasks(8_000, 3_000, 5_000).unwrap();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].3, 9_000, "held until the lease ends");
+        assert!(s.stream_leased("fake", "t1", 8_999).unwrap());
+        assert!(s.held_tasks(9_000, 9_000, 5_000).unwrap().is_empty());
+        assert!(s.set_stream_lease("fake", "t1", None).unwrap());
+        assert!(!s.stream_leased("fake", "t1", 0).unwrap());
     }
 
     #[test]

@@ -256,6 +256,8 @@ fn alias_of(kind: Kind) -> &'static str {
         Kind::PyV1 => "py",
         Kind::PyV03 => "py03",
         Kind::Js => "js",
+        Kind::Adk => "adk",
+        Kind::Maf => "maf",
     }
 }
 

@@ -180,7 +180,7 @@ async fn mcp_files_data_and_context(kind: Kind) {
     assert_eq!(data2["kind"], "data");
     // Not an object: v1 sends it as it is, v0.3 as {"value": …} (docs/commands-and-tools.md).
     let want = match kind {
-        Kind::Fake | Kind::PyV1 | Kind::Js => json!(["list", "value"]),
+        Kind::Fake | Kind::PyV1 | Kind::Js | Kind::Adk | Kind::Maf => json!(["list", "value"]),
         Kind::FakeV03 | Kind::PyV03 => json!({"value": ["list", "value"]}),
     };
     assert_eq!(data2["data"], want, "{echo2}");

@@ -17,6 +17,7 @@ mod doctor;
 mod fake;
 mod fake_worker;
 mod files_in;
+mod frameworks;
 mod hostile;
 mod hostile_creds;
 mod hostile_state;

@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::Instant;
 
-const SESSION: &str = "b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f";
+pub(crate) const SESSION: &str = "b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f";
 /// Deadline for any one answer the test waits for (generous: debug build, 2 shared cores).
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -48,6 +48,11 @@ impl Home {
     /// `A2A_MOD_HOME`.
     pub(crate) fn path(&self) -> &Path {
         &self.a2a
+    }
+
+    /// The temp home itself, to run other commands in it.
+    pub(crate) fn temp(&self) -> &TempHome {
+        &self.home
     }
 }
 

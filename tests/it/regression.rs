@@ -100,3 +100,241 @@ fn r9_a_store_being_created_reads_as_empty() {
     no_tasks("migration not committed");
     c.execute_batch("ROLLBACK").unwrap();
 }
+
+/// Issue 17, item 3: an agent that answers in a `working` status message and then completes with
+/// no message and no artifact (Microsoft Agent Framework's default) was reported `completed`
+/// with no text and nothing saved: the answer was only in the history, which polls ask for
+/// with `historyLength: 0`. Now the answer is the last agent message of the history (asked for
+/// when an ended task says nothing), or of the stream, and it is saved like an artifact.
+/// The fake worker's `quiet` verb answers exactly so; polled and streamed.
+#[test]
+fn r17_an_answer_left_only_in_the_history_arrives_and_is_saved() {
+    for streaming in [false, true] {
+        let extra: &[&str] = if streaming {
+            &["--streaming", "on"]
+        } else {
+            &[]
+        };
+        let Some(peer) = Peer::start(Kind::Fake, extra) else {
+            return;
+        };
+        let home = TempHome::new();
+        ok(&home, &["worker", "add", "w", &peer.url]);
+        let r = crate::util::send_json(&home, "w", "quiet 0.8 forty-two", &["--session", "r17q"]);
+        assert_eq!(r["state"], "completed", "streaming {streaming}: {r}");
+        assert_eq!(r["text"], "forty-two", "streaming {streaming}: {r}");
+        let saved: Vec<String> = r["artifacts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|k| k["path"].as_str())
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        assert_eq!(saved, ["forty-two"], "streaming {streaming}: {r}");
+    }
+}
+
+/// Issue 17, items 4 and 5: a message to a task that already ended is answered `-32004` ("task is
+/// in terminal state", a2a-sdk 1.x) on the streaming send; that was read as "streaming
+/// unsupported", and the worker was polled for the rest of the Claude session. And the error
+/// line said "check that <url> is an A2A agent", though the agent had answered. Now it is the
+/// agent's own error, and the next send in the same MCP server still streams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r17_a_task_error_on_a_stream_call_leaves_streaming_on() {
+    use crate::mcp::{Home, Mcp, structured};
+    let Some(peer) = Peer::start(Kind::PyV1, &[]) else {
+        return;
+    };
+    let home = Home::new(Some(&peer.url), "");
+    let mut m = Mcp::start(&home, &[]).await;
+    let first = m
+        .call(
+            "send",
+            serde_json::json!({"worker": "fake", "message": "hello"}),
+        )
+        .await;
+    let id = structured(&first)["taskId"].as_str().unwrap().to_string();
+    let again = m
+        .call(
+            "send",
+            serde_json::json!({"worker": "fake", "message": "more", "taskId": id}),
+        )
+        .await;
+    assert_eq!(again["isError"], true, "{again}");
+    let line = again["content"][0]["text"].as_str().unwrap();
+    assert!(line.contains("the worker answered: \""), "{line}");
+    assert!(line.contains("(error -32004)"), "{line}");
+    assert!(!line.contains("is an A2A agent"), "{line}");
+    let before = peer.events().len();
+    let next = m
+        .call(
+            "send",
+            serde_json::json!({"worker": "fake", "message": "hi again"}),
+        )
+        .await;
+    assert_eq!(structured(&next)["state"], "completed", "{next}");
+    let methods: Vec<String> = peer.events()[before..]
+        .iter()
+        .filter(|e| e.is_send())
+        .map(|e| e.method.clone())
+        .collect();
+    assert_eq!(methods, ["SendStreamingMessage"], "still streamed");
+}
+
+/// Issue 17, item 6: `send` refused an empty text even with `data`, and some agents resume an
+/// interrupted task only from a message holding nothing but a data part. Now such a message goes
+/// out with no text part at all (the fake worker echoes what arrived); nothing at all stays
+/// refused.
+#[test]
+fn r17_a_message_of_data_alone_has_no_text_part() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let out = ok(
+        &home,
+        &[
+            "send",
+            "w",
+            "--data",
+            r#"{"interruptResponse":{"ok":true}}"#,
+            "--json",
+        ],
+    );
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["state"], "completed", "{r}");
+    let echo: Value = serde_json::from_str(r["text"].as_str().unwrap()).unwrap();
+    let parts = echo["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{echo}");
+    assert_eq!(parts[0]["kind"], "data", "{echo}");
+    assert_eq!(parts[0]["data"]["interruptResponse"]["ok"], true, "{echo}");
+    let e = crate::util::fails(&home, &["send", "w", " "]);
+    assert!(e.contains("message is empty"), "{e}");
+}
+
+/// Issue 17, item 7: a follow-up (same `taskId`) to an input-required task, answered by the worker
+/// on a new task id (a worker that ignores `taskId`, as FastA2A does), was delivered, but the
+/// asked task stayed "waiting" for good: the status line read `? … waiting` for the rest of the
+/// session. Now it waits no more, and Claude is told which task carried the answer.
+#[test]
+fn r17_a_question_answered_on_a_new_task_waits_no_more() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let session = ["--session", "r17m"];
+    let r = crate::util::send_json(&home, "w", "ask-elsewhere which colour?", &session);
+    assert_eq!(r["state"], "input-required", "{r}");
+    let asked = r["taskId"].as_str().unwrap().to_string();
+    let a = crate::util::send_json(
+        &home,
+        "w",
+        "blue",
+        &["--session", "r17m", "--task-id", &asked],
+    );
+    assert_eq!(a["state"], "completed", "{a}");
+    assert_ne!(a["taskId"], asked.as_str(), "{a}");
+    assert_eq!(a["text"], "you said: blue", "{a}");
+    let note = a["note"].as_str().unwrap();
+    assert!(
+        note.contains(&format!("task {asked} no longer waits"))
+            && note.contains(a["taskId"].as_str().unwrap()),
+        "{note}"
+    );
+    let listed = ok(&home, &["tasks", "--session", "r17m"]);
+    let asked_line = listed
+        .lines()
+        .find(|l| l.contains(&asked))
+        .unwrap_or_default();
+    assert!(asked_line.contains("answered on another task"), "{listed}");
+    let line = home
+        .command()
+        .arg("statusline")
+        .stdin(r#"{"session_id":"r17m"}"#)
+        .ok();
+    assert!(!line.contains("waiting"), "{line:?}");
+}
+
+/// Issue 17, item 8: some servers cancel a task when the `message/stream` request that created it
+/// disconnects, and a2a-mod closed it at the end of the inline window. The MCP server now keeps
+/// reading the stream after the tool call returns (and holds the task's stream lease, so the
+/// poller opens no second one): the task runs to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r17_the_stream_that_made_a_task_stays_open_after_the_window() {
+    use crate::mcp::{Home, Mcp, SESSION, structured};
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on", "--cancel-on-disconnect"])
+    else {
+        return;
+    };
+    let home = Home::new(Some(&peer.url), "");
+    let mut m = Mcp::start(&home, &[]).await;
+    let r = m
+        .call(
+            "send",
+            serde_json::json!({"worker": "fake", "message": "slow 9 the end"}),
+        )
+        .await;
+    let s = structured(&r);
+    assert_eq!(s["tracked"], true, "{s}");
+    let id = s["taskId"].as_str().unwrap().to_string();
+    let a2a = home.path().to_path_buf();
+    let t = tokio::task::spawn_blocking(move || {
+        let ctx = a2a_mod::env::Ctx::at(&a2a);
+        let db = a2a_mod::state::session::db_path(&ctx, SESSION);
+        let row = || {
+            a2a_mod::state::Store::open_read(&db)
+                .ok()
+                .flatten()
+                .and_then(|s| s.find(&id).ok().flatten())
+        };
+        wait_until("the task to end", 30 * SECOND, || {
+            row().is_some_and(|t| t.ended_ms.is_some())
+        });
+        row().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(t.state.as_str(), "completed", "{t:?}");
+    assert_eq!(t.result.as_deref(), Some("done: the end"), "{t:?}");
+    let subs = peer
+        .events()
+        .iter()
+        .filter(|e| e.method == "SubscribeToTask")
+        .count();
+    assert_eq!(subs, 0, "the poller opened no second stream");
+    drop(m);
+}
+
+/// Issue 17, item 9: a hook hands Claude at most a dozen results; the rest wait for the next hook,
+/// but the context did not say more were coming, so Claude could take them for lost. Now the
+/// first hook says how many wait and that they come next.
+#[test]
+fn r17_a_hook_that_holds_results_back_says_they_come_next() {
+    use a2a_mod::core::task::TaskState;
+    let home = TempHome::new();
+    let s = crate::wake::store(&home);
+    for i in 0..14 {
+        let id = format!("t-{i:02}");
+        crate::wake::live(&s, "w", &id);
+        crate::wake::end(&s, "w", &id, TaskState::Completed, Some("ok"));
+    }
+    let input = crate::wake::prompt_input(crate::wake::SESSION);
+    let first = home
+        .command()
+        .args(["hook", "user-prompt-submit"])
+        .stdin(input.clone())
+        .ok();
+    assert!(
+        first.contains("[2 more delegated tasks ended and have results not shown here yet: they come with the next notice like this one (or call the tasks tool now).]"),
+        "{first}"
+    );
+    let second = home
+        .command()
+        .args(["hook", "user-prompt-submit"])
+        .stdin(input)
+        .ok();
+    assert!(second.contains("t-13"), "{second}");
+    assert!(!second.contains("more delegated tasks"), "{second}");
+}

@@ -26,6 +26,24 @@ pub enum Kind {
     PyV03,
     /// `tests/peers/js/worker.mjs` on `@a2a-js/sdk` (pass `--v03-only` to make a2a-mod talk v0.3).
     Js,
+    /// `tests/peers/adk_worker.py`: a scripted Google ADK agent behind ADK's own A2A server.
+    Adk,
+    /// `tests/peers/maf_worker.py`: a scripted Microsoft Agent Framework agent behind
+    /// `agent-framework-a2a`'s executor (pass `--stream` for its `stream=True`).
+    Maf,
+}
+
+impl Kind {
+    /// The venv `tests/peers/setup.sh` builds for a Python peer, and its script.
+    fn python(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Kind::PyV1 => Some(("venv-v1", "worker.py")),
+            Kind::PyV03 => Some(("venv-v03", "worker.py")),
+            Kind::Adk => Some(("venv-adk", "adk_worker.py")),
+            Kind::Maf => Some(("venv-maf", "maf_worker.py")),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -87,22 +105,18 @@ impl Peer {
                 }
                 c
             }
-            Kind::PyV1 | Kind::PyV03 => {
-                let venv = if kind == Kind::PyV1 {
-                    "venv-v1"
-                } else {
-                    "venv-v03"
-                };
+            Kind::PyV1 | Kind::PyV03 | Kind::Adk | Kind::Maf => {
+                let (venv, script) = kind.python().expect("a Python peer");
                 let python = peers_dir().join(venv).join("bin/python");
                 if !python.exists() {
                     skip(&format!(
-                        "Python a2a-sdk peer not set up ({} missing) — run tests/peers/setup.sh",
+                        "Python peer {script} not set up ({} missing) — run tests/peers/setup.sh",
                         python.display()
                     ));
                     return None;
                 }
                 let mut c = TestCommand::program(python);
-                c.arg(repo().join("tests/peers/worker.py"))
+                c.arg(repo().join("tests/peers").join(script))
                     .arg("--log")
                     .arg(&log)
                     .arg("--exit-on-stdin-eof");

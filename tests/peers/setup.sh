@@ -2,11 +2,13 @@
 # Installs the real A2A SDKs the peer workers run on:
 #   $A2A_PEERS_DIR/venv-v1   a2a-sdk 1.x  (v1.0 + v0.3 compatibility), requirements-v1.txt
 #   $A2A_PEERS_DIR/venv-v03  a2a-sdk 0.3  (v0.3 only),                 requirements-v03.txt
+#   $A2A_PEERS_DIR/venv-adk  google-adk[a2a] for adk_worker.py,        requirements-adk.txt
+#   $A2A_PEERS_DIR/venv-maf  agent-framework-a2a for maf_worker.py,    requirements-maf.txt
 #   $A2A_PEERS_DIR/js        @a2a-js/sdk + express for js/worker.mjs,  js/package-lock.json (npm ci)
 # A2A_PEERS_DIR defaults to <repo>/target/peers. Idempotent: a venv or the js dir whose stamp
 # matches its requirements/lock file and interpreter is left alone, so a second run takes well
-# under a second. The Python and the JS parts are independent: one failing does not stop the
-# other, and the script exits 1 if either failed.
+# under a second. All five are built at once (background jobs) and are independent: one failing
+# does not stop the others, and the script exits 1 if any failed.
 # Env: A2A_PEERS_PYTHON picks the interpreter (default python3, must be >= 3.10);
 #      A2A_PEERS_NODE picks node (default node, must be >= 20; npm is taken from beside it or PATH).
 set -euo pipefail
@@ -30,6 +32,15 @@ if command -v flock >/dev/null 2>&1; then
     flock 9
 fi
 
+# What each venv must be able to import once built, and the distribution whose version it reports.
+declare -A check_import=(
+    [v1]="a2a.server, uvicorn"
+    [v03]="a2a.server, uvicorn"
+    [adk]="a2a.server, uvicorn, google.adk.a2a.utils.agent_to_a2a"
+    [maf]="a2a.server, uvicorn, starlette, agent_framework.a2a"
+)
+declare -A check_dist=([v1]=a2a-sdk [v03]=a2a-sdk [adk]=google-adk [maf]=agent-framework-a2a)
+
 setup_venv() {
     local name="$1"
     local req="$here/requirements-$name.txt"
@@ -50,22 +61,20 @@ setup_venv() {
         die "\"$python -m venv\" failed — on Debian/Ubuntu install python3-venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$req" ||
         die "pip install -r \"$req\" failed (network to PyPI needed on first run)"
-    "$venv/bin/python" -c 'import a2a.server, uvicorn' ||
-        die "venv-$name built but cannot import a2a.server and uvicorn"
+    "$venv/bin/python" -c "import ${check_import[$name]}" ||
+        die "venv-$name built but cannot import ${check_import[$name]}"
     echo "$want" >"$stamp"
-    echo "peers: venv-$name ready: a2a-sdk $("$venv/bin/python" -c \
-        'from importlib.metadata import version; print(version("a2a-sdk"))')"
+    echo "peers: venv-$name ready: ${check_dist[$name]} $("$venv/bin/python" -c \
+        "from importlib.metadata import version; print(version('${check_dist[$name]}'))")"
 }
 
-setup_python() {
+check_python() {
     command -v "$python" >/dev/null 2>&1 ||
         die "\"$python\" not found — install Python >= 3.10 or set A2A_PEERS_PYTHON"
     py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" ||
         die "\"$python\" does not run"
     "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
         die "a2a-sdk needs Python >= 3.10, \"$python\" is $py_version — set A2A_PEERS_PYTHON"
-    setup_venv v1
-    setup_venv v03
 }
 
 # @a2a-js/sdk and express, exactly as js/package-lock.json pins them, in $dir/js (outside the
@@ -101,7 +110,28 @@ setup_js() {
     echo "peers: js ready: @a2a-js/sdk $("$node" -p "require('$js/node_modules/@a2a-js/sdk/package.json').version")"
 }
 
+# Every part in its own background subshell (a `die` there ends that part only), all at once:
+# cold, the wall time is the slowest part (venv-adk) rather than the sum.
 failed=0
-(setup_python) || failed=1
-(setup_js) || failed=1
+pids=()
+names=()
+if (check_python); then
+    py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
+    for name in v1 v03 adk maf; do
+        (setup_venv "$name") &
+        pids+=("$!")
+        names+=("venv-$name")
+    done
+else
+    failed=1
+fi
+(setup_js) &
+pids+=("$!")
+names+=("js")
+for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then
+        echo "tests/peers/setup.sh: ${names[$i]} failed" >&2
+        failed=1
+    fi
+done
 exit "$failed"

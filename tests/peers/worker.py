@@ -9,6 +9,9 @@ The SDK's major version is read at import and picks the matching API below.
 The message text is a script (the same verbs as `a2a-mod fake-worker`):
   slow N <words>   working, then completed after N seconds (fractional ok) with an
                    artifact whose text is `done: <words>`
+  tokens N S       working, then N artifact-update chunks `t000 `, `t001 `, ... over S seconds,
+                   all on one artifact (`result`; append=true from the second on, lastChunk on
+                   the last), then completed: a streamed answer, token by token
   ask <question>   input-required, the question as the status message; a follow-up on
                    the same taskId completes it with the artifact `you said: <answer>`
   fail <why>       failed, status message `<why>`
@@ -170,7 +173,7 @@ TASK_ID_METHODS = GET_METHODS | {
 
 @dataclass(frozen=True)
 class Script:
-    verb: str  # slow | ask | fail | reject | auth | silent | echo
+    verb: str  # slow | tokens | ask | fail | reject | auth | silent | artifact | parts | echo
     text: str  # the words, question, reason or echoed text
     seconds: float = 0.0
 
@@ -188,6 +191,15 @@ def parse_script(text: str) -> Script:
             return Script("echo", stripped)
         if seconds >= 0:
             return Script("slow", words.strip(), seconds)
+        return Script("echo", stripped)
+    if head == "tokens":
+        n, _, secs = rest.partition(" ")
+        try:
+            count, seconds = int(n), float(secs.strip() or "0")
+        except ValueError:
+            return Script("echo", stripped)
+        if count >= 0 and seconds >= 0:
+            return Script("tokens", str(count), seconds)
         return Script("echo", stripped)
     if head in ("ask", "fail"):
         return Script(head, rest)
@@ -337,6 +349,20 @@ class ScriptedExecutor(AgentExecutor):
             await updater.start_work()
             await asyncio.sleep(script.seconds)
             await finish(f"done: {script.text}")
+        elif script.verb == "tokens":
+            await updater.start_work()
+            count = int(script.text)
+            aid = str(uuid.uuid4())
+            for i in range(count):
+                await asyncio.sleep(script.seconds / count)
+                await updater.add_artifact(
+                    [text_part(f"t{i:03d} ")],
+                    artifact_id=aid,
+                    name="result",
+                    append=i > 0,
+                    last_chunk=i == count - 1,
+                )
+            await updater.complete()
         elif script.verb == "ask":
             await updater.requires_input(say(script.text))
         elif script.verb == "fail":
@@ -376,7 +402,7 @@ def build_card(base_url: str, auth: str | None) -> Any:
     skill = AgentSkill(
         id="script",
         name="Scripted replies",
-        description="slow N <words> | ask <q> | fail <why> | reject | auth | silent | <echo>",
+        description="slow N <words> | tokens N S | ask <q> | fail <why> | reject | auth | silent | <echo>",
         tags=["test"],
         examples=["slow 2 build", "ask Which colour?", "fail out of disk"],
     )
