@@ -1,11 +1,11 @@
-//! What the plugin's hooks cost when they have nothing to say (issue 12), which is nearly every
+//! What the plugin's hooks cost when they have nothing to say, which is nearly every
 //! run: they start on every tool call and every turn end of every session. Each installed hook is
 //! run as a whole process with Claude Code's stdin, as the ratio to a hello-world Rust binary
 //! compiled and spawned in the same run; once as `install` wires it (the binary by its path) and,
 //! for comparison, through `bin/a2a-mod-launch` (what a `--plugin-dir` checkout runs).
 //! Two sessions: one that never used a2a (no store) and one with an ended, delivered task.
 //!
-//! Run: `cargo bench --bench hooks` (release profile). Goal from the issue: ≤ 2× hello-world for
+//! Run: `cargo bench --bench hooks` (release profile). Goal: ≤ 2× hello-world for
 //! every hook, Stop included. `A2A_MOD_BENCH_ROUNDS` sets the spawns per case (default 300).
 //! Cases are interleaved round by round; medians. Without `--bench` (`cargo test --all-targets`)
 //! it does a few rounds only and says so.

@@ -5,7 +5,7 @@
 //! CPU share of the wall time, peak RSS (`VmHWM`), and the polls the workers answered.
 //! A benchmark, not a test: it asserts only that the poller kept polling.
 //!
-//! The streaming case (issue 11) runs the same load against workers whose card offers streaming,
+//! The streaming case runs the same load against workers whose card offers streaming,
 //! with `max_streams_per_worker` high enough that the poller holds a subscription to every task
 //! beside its polls: the cost of 500 open streams, against the same poller with one streamed task.
 //!

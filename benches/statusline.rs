@@ -1,11 +1,11 @@
-//! The status line's cost, measured (STYLE.md "measured, not asserted"): the whole
+//! The status line's cost, measured rather than asserted (CONTRIBUTING.md, "Benchmarks"): the whole
 //! `a2a-mod statusline` process with 0, 1, 10 and 500 tracked tasks, as a ratio to a hello-world
 //! Rust binary compiled and spawned in the same run; the same stores without their status snapshot
-//! (the SQLite fallback, as before issue 4) for comparison; the writer's cost of publishing the
-//! snapshot; and the parts of one run in process.
+//! (the SQLite fallback, as before the snapshot) for comparison; the writer's cost of publishing
+//! the snapshot; and the parts of one run in process.
 //!
-//! Run: `cargo bench --bench statusline` (release profile: the binary Claude Code runs). Goals from
-//! the issue: ≤ 1.3× hello-world with 1 task, ≤ 1.5× with 500. `A2A_MOD_BENCH_ROUNDS` sets the
+//! Run: `cargo bench --bench statusline` (release profile: the binary Claude Code runs). Goals:
+//! ≤ 1.3× hello-world with 1 task, ≤ 1.5× with 500. `A2A_MOD_BENCH_ROUNDS` sets the
 //! number of spawns per case (default 400). Cases are interleaved round by round so a busy
 //! machine slows all of them alike; medians, not means, so one descheduled run does not count.
 //! Run without `--bench` (as `cargo test --all-targets` does, in debug) it does a few rounds only
@@ -82,7 +82,7 @@ fn main() {
     for n in [0, 1, 10, 500] {
         home_for(&format!("{n} tasks"), Some(n));
     }
-    // The same stores without a snapshot: the SQLite path (stores from before issue 4).
+    // The same stores without a snapshot: the SQLite path (stores from before the snapshot).
     for n in [1, 500] {
         home_for(&format!("{n} sqlite"), Some(n));
         let db = session::db_path(&Ctx::at(&tmp.path().join(format!("{n} sqlite"))), SID);

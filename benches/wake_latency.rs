@@ -1,4 +1,4 @@
-//! Wake latency in the real Claude Code CLI (issue 11, "the wake path follows"): from a delegated
+//! Wake latency in the real Claude Code CLI: from a delegated
 //! task's end at the worker to the request Claude Code sends the model by itself carrying the wake
 //! line, for a worker that streams (`fake-worker --streaming on`) and one that is only polled,
 //! side by side.
@@ -17,7 +17,7 @@
 //! `claude` or `tmux` is missing. Without `--bench` (`cargo test --all-targets`) it runs nothing:
 //! one run takes a minute of real time.
 //!
-//! Goals (issue 11): streaming p50 ≤ 1 s, p95 ≤ 1.5 s; polling-only p95 ≤ 6.5 s.
+//! Goals: streaming p50 ≤ 1 s, p95 ≤ 1.5 s; polling-only p95 ≤ 6.5 s.
 
 // A benchmark prints its figures, a failed set-up is a bug in the bench itself, and it shares the
 // integration tests' harness files, of which it uses a part.

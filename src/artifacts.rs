@@ -1,5 +1,5 @@
 //! The session's results folder (`state/results/<session>/`), the one home of files a2a-mod
-//! writes from a worker's answer (issue 13): each artifact of a task that ended or waits saved
+//! writes from a worker's answer: each artifact of a task that ended or waits saved
 //! under `<session>/<task>/`, with `.artifacts.json` beside the files saying what each is (the
 //! hooks run later, in another process, and read it back to tell Claude); and the clean-up of old
 //! sessions' results (`tasks --prune`, offered by `doctor`). `overflow.rs` keeps too-long texts in

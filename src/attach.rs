@@ -1,4 +1,4 @@
-//! The local files `send` attaches (issue 13, the `files` input and `--file`): which paths may be
+//! The local files `send` attaches (the `files` input and `--file`): which paths may be
 //! read, and reading them into file parts.
 //!
 //! Rules, in order, for each path (absolute, or relative to the project directory:
@@ -224,7 +224,7 @@ pub fn media_type(name: &str, bytes: &[u8]) -> String {
 /// The media type a file's extension names, for the formats a coding agent hands a worker. A
 /// `match` rather than `mime_guess`: that crate's table of ~1,100 extensions is static data with
 /// pointers, relocated at every start of this binary, the status line's once a second included
-/// (+58 KB of `.data.rel.ro`, +12 page faults a start; docs/design.md "Start-up cost"). A
+/// (docs/design.md "Start-up cost"). A
 /// `match` on literals is code and costs nothing until it runs. An extension not listed falls
 /// back to the content (`text/plain` or `application/octet-stream`).
 fn by_extension(name: &str) -> Option<&'static str> {

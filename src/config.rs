@@ -1,4 +1,4 @@
-//! `config.toml`: workers, `[timing]`, `[statusline]` (docs/commands-and-tools.md). Read strictly: an unknown
+//! `config.toml`: workers, `[timing]`, `[streaming]`, `[statusline]`, … (docs/commands-and-tools.md). Read strictly: an unknown
 //! key or a bad value is a one-line error naming the key and the file. Written surgically through
 //! `toml_edit`, so a user's comments and order survive `worker add`/`remove`; always 0600, because
 //! it names where secrets come from.
@@ -18,6 +18,36 @@ pub struct Config {
     pub headless: HeadlessConfig,
     pub results: ResultsConfig,
     pub files: FilesConfig,
+    /// `[streaming]`: what it sets is applied to `timing` (`Config::parse`), where the code reads it.
+    pub streaming: StreamingConfig,
+    /// One line per deprecated key the file still uses (logged by `Config::load`, shown by
+    /// `doctor`).
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+/// `[streaming]`: a worker's SSE streams. These keys were under `[timing]` at first, and are
+/// still read there, with a deprecation note.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StreamingConfig {
+    /// `false`: never use a worker's stream, only polls (`Timing::streaming`).
+    pub enabled: Option<bool>,
+    /// `Timing::max_streams_per_worker`.
+    pub max_streams_per_worker: Option<usize>,
+}
+
+/// The streaming keys as `[timing]` used to hold them, read only to apply and name them.
+#[derive(Debug, Default, Deserialize)]
+struct OldKeys {
+    #[serde(default)]
+    timing: OldTiming,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct OldTiming {
+    streaming: Option<bool>,
+    max_streams_per_worker: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -64,8 +94,9 @@ pub struct Timing {
     pub poll_timeout_s: f64,
     pub max_failed_polls: u32,
     pub done_display_s: f64,
-    /// Use a worker's SSE stream when its card offers one (issue 11); polling stays the safety
-    /// net either way. `false`: plain calls only, as before streaming.
+    /// Use a worker's SSE stream when its card offers one; polling stays the safety net either
+    /// way. `false`: plain calls only. Set as `[streaming] enabled` (the `[timing]` key is the
+    /// old spelling).
     pub streaming: bool,
     /// The background poller's subscriptions (`SubscribeToTask`) open at once to one streaming
     /// worker; its other tasks are polled only. Each holds a connection open, and a browser's
@@ -178,7 +209,7 @@ impl HeadlessConfig {
     }
 }
 
-/// `[results]`: what workers send back, saved under `state/results/<session>/` (issue 13).
+/// `[results]`: what workers send back, saved under `state/results/<session>/`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ResultsConfig {
@@ -197,7 +228,7 @@ impl Default for ResultsConfig {
     }
 }
 
-/// `[files]`: which local files `send` may read and send as file parts (issue 13). Only files
+/// `[files]`: which local files `send` may read and send as file parts. Only files
 /// inside the project directory (`CLAUDE_PROJECT_DIR`, else the working directory) or one of
 /// `allow_dirs` are read, each at most `max_file_mib`, all of one send at most `max_send_mib`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -264,6 +295,30 @@ fn mib(v: f64) -> u64 {
 }
 
 impl Config {
+    /// `[streaming]` onto `timing`, after the old `[timing]` spellings (each with its note).
+    fn apply_streaming(&mut self, text: &str) {
+        let old = toml_edit::de::from_str::<OldKeys>(text)
+            .map(|o| o.timing)
+            .unwrap_or_default();
+        let mut note = |old_key: &str, new_key: &str| {
+            self.notes.push(format!(
+                "timing.{old_key} is deprecated — write it as {new_key} under [streaming]"
+            ));
+        };
+        if old.streaming.is_some() {
+            note("streaming", "enabled");
+        }
+        if old.max_streams_per_worker.is_some() {
+            note("max_streams_per_worker", "max_streams_per_worker");
+        }
+        if let Some(on) = self.streaming.enabled {
+            self.timing.streaming = on;
+        }
+        if let Some(n) = self.streaming.max_streams_per_worker {
+            self.timing.max_streams_per_worker = n;
+        }
+    }
+
     /// A missing file is an empty config; a bad one is an error naming the file and the key.
     pub fn load(path: &Path) -> Result<Config> {
         let text = match std::fs::read_to_string(path) {
@@ -271,17 +326,25 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        Config::parse(&text).map_err(|e| {
+        let cfg = Config::parse(&text).map_err(|e| {
             anyhow!(
                 "bad config {}: {e} — fix or remove that key",
                 quote_path(path)
             )
-        })
+        })?;
+        for n in &cfg.notes {
+            tracing::warn!("config {}: {n}", quote_path(path));
+        }
+        Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<Config> {
-        let cfg: Config =
+        let mut cfg: Config =
             toml_edit::de::from_str(text).map_err(|e| anyhow!(toml_error_line(&e.to_string())))?;
+        // Only a file that names streaming at all is read a second time for the old keys.
+        if text.contains("stream") {
+            cfg.apply_streaming(text);
+        }
         cfg.timing.validate()?;
         cfg.files.validate()?;
         if !(cfg.headless.max_wait_s.is_finite() && cfg.headless.max_wait_s >= 0.0) {
@@ -481,6 +544,40 @@ mod tests {
         assert_eq!(c.timing.done_display_s, 5.0);
         assert_eq!(c.timing.max_streams_per_worker, 16);
         assert_eq!(c.statusline, StatuslineConfig::default());
+    }
+
+    #[test]
+    fn streaming_has_its_own_section_and_the_old_keys_still_work() {
+        let c =
+            Config::parse("[streaming]\nenabled = false\nmax_streams_per_worker = 3\n").unwrap();
+        assert_eq!(
+            (c.timing.streaming, c.timing.max_streams_per_worker),
+            (false, 3)
+        );
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+        let c = Config::parse("[timing]\nstreaming = false\nmax_streams_per_worker = 2\n").unwrap();
+        assert_eq!(
+            (c.timing.streaming, c.timing.max_streams_per_worker),
+            (false, 2)
+        );
+        assert_eq!(
+            c.notes,
+            [
+                "timing.streaming is deprecated — write it as enabled under [streaming]",
+                "timing.max_streams_per_worker is deprecated — write it as max_streams_per_worker under [streaming]",
+            ]
+        );
+        // Both: the new section wins.
+        let c =
+            Config::parse("[timing]\nstreaming = false\n[streaming]\nenabled = true\n").unwrap();
+        assert!(c.timing.streaming);
+        assert_eq!(c.notes.len(), 1);
+        assert!(Config::parse("[streaming]\nenable = true\n").is_err());
+        let d = Config::parse("").unwrap();
+        assert_eq!(
+            (d.timing.streaming, d.timing.max_streams_per_worker),
+            (true, 16)
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Exit codes and one-line error rendering (STYLE.md conventions 1 and 4).
+//! Exit codes and one-line error rendering (CONTRIBUTING.md, "Errors" and "Exit codes").
 //!
 //! User commands: 0 success, 1 failure (one line on stderr saying what to do), 2 bad usage
 //! (docs/commands-and-tools.md). Claude Code hooks: 0 = success (stdout JSON read), 2 = blocking / asyncRewake

@@ -1,5 +1,5 @@
 //! File-system helpers every writer shares: atomic writes (zoxide `util::write`), lock files, and
-//! private folders and files for the state (issue 9: sessions hold task messages and results, so
+//! private folders and files for the state (sessions hold task messages and results, so
 //! nothing under the state folder is readable by other users, whatever the umask).
 
 use anyhow::{Context, Result};

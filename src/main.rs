@@ -1,6 +1,7 @@
 //! Entry point: parse, `run`, render an error as one line and map it to an exit code. Every
 //! command is a file of `src/cmd/` implementing `cmd::Run`. The status line is routed before
-//! clap's full parse, and it and the hooks before any runtime is built (hot path, STYLE.md).
+//! clap's full parse, and it and the hooks before any runtime is built (the hot-path rules in
+//! ARCHITECTURE.md).
 
 // The process ends here and only here (clippy.toml forbids `process::exit` elsewhere): every
 // entry point returns its exit code to `main`.
@@ -37,7 +38,7 @@ fn exit_code(result: anyhow::Result<i32>) -> i32 {
         Ok(code) => code,
         Err(e) if error::is_broken_pipe(&e) => error::EXIT_OK,
         Err(e) => {
-            // The one-line error of every user command, rendered once (STYLE.md 1).
+            // The one-line error of every user command, rendered once (CONTRIBUTING.md, "Errors").
             #[allow(clippy::print_stderr)]
             {
                 eprintln!("{}", error::render(&e));

@@ -8,7 +8,7 @@
 //! (a warning reaches the log only when `A2A_MOD_LOG` is set), no config parsing beyond
 //! `[statusline]` and `timing.done_display_s`, and an early exit before reading config when the
 //! session has no store. No SQLite either while the snapshot is fresh: one small file read and two
-//! stats, because SQLite's first read of a file costs more than the whole process may (issue 4).
+//! stats, because SQLite's first read of a file costs more than the whole process may.
 //! No theme is loaded when nothing is shown. Every failure degrades to printing less; it always
 //! exits 0.
 //!

@@ -48,7 +48,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize)
         .iter()
         .map(|t| {
             // What the worker made: a short list with paths, its own part of the share, so many
-            // artifacts never push the note (or the context) past the cap (issue 13).
+            // artifacts never push the note (or the context) past the cap.
             let kept = crate::artifacts::load(ctx, session, &t.worker, &t.task_id);
             let listed = crate::artifacts::summary(
                 ctx,

@@ -348,7 +348,7 @@ impl Card {
     }
 
     pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
-        /// A skill's media types (issue 13: Claude sees what a worker takes), else the card's
+        /// A skill's media types (Claude sees what a worker takes), else the card's
         /// defaults; at most 10, each one clean line, since the worker wrote them.
         fn modes(skill: &Value, key: &str, card: &Value, default_key: &str) -> Vec<String> {
             let list = |v: &Value, k: &str| v.get(k).and_then(Value::as_array).cloned();

@@ -43,7 +43,7 @@ struct State {
 enum NoStream {
     #[default]
     Streams,
-    /// `[timing] streaming = false`.
+    /// `[streaming] enabled = false`.
     Configured,
     /// The worker refused a stream call in a way that means it does not serve one: plain calls
     /// until then. Not for good: a refusal holds only as long as it is likely to (a worker
@@ -203,7 +203,7 @@ impl Worker {
         self.call(Op::Cancel { id: task_id }, deadline).await
     }
 
-    /// No stream calls to this worker from now on (config `[timing] streaming = false`).
+    /// No stream calls to this worker from now on (config `[streaming] enabled = false`).
     pub fn disable_streaming(&self) {
         self.lock().no_stream = NoStream::Configured;
     }

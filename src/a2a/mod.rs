@@ -8,8 +8,8 @@
 use crate::core::task::TaskState;
 use serde::Serialize;
 
-/// Errors the callers branch on (STYLE.md convention 2): the poller clears the token on `Auth`,
-/// counts `Timeout`/`Unreachable`/`Protocol` as failed polls, stops on `TaskNotFound`.
+/// Errors the callers branch on (CONTRIBUTING.md, "Typed errors"): the poller clears the token on
+/// `Auth`, counts `Timeout`/`Unreachable`/`Protocol` as failed polls, stops on `TaskNotFound`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum A2aError {
     #[error("the worker refused our credentials (HTTP {status})")]
@@ -89,7 +89,7 @@ pub struct TaskView {
     pub text: Option<String>,
     /// For input-required / auth-required: what the worker asks.
     pub question: Option<String>,
-    /// Every artifact, parts and all (issue 13), saved by `crate::artifacts` once the task ends
+    /// Every artifact, parts and all, saved by `crate::artifacts` once the task ends
     /// or waits. Not serialised: file bytes are for the results folder, not for printing.
     #[serde(skip)]
     pub artifacts: Vec<crate::core::artifact::Artifact>,

@@ -1,5 +1,5 @@
-//! The parts we send beside the message text (issue 13): files by bytes and one JSON data part,
-//! each written in the shape of the endpoint's dialect and binding (docs/a2a-facts.md "Part"):
+//! The parts we send beside the message text: files by bytes and one JSON data part,
+//! each written in the shape of the endpoint's dialect and binding (docs/a2a.md "Versions"):
 //!
 //! | | file | data |
 //! |---|---|---|

@@ -1,4 +1,4 @@
-//! A2A streaming (issue 11): `SendStreamingMessage` / `message/stream` and `SubscribeToTask` /
+//! A2A streaming: `SendStreamingMessage` / `message/stream` and `SubscribeToTask` /
 //! `tasks/resubscribe` over SSE, read as a sequence of whole [`TaskView`]s, so the inline window
 //! and the poller apply a streamed state exactly as they apply a GetTask answer.
 //!

@@ -1,5 +1,6 @@
 //! Claude Code integration: the wire types of what Claude Code sends us (tolerant readers only,
-//! STYLE.md convention 6), the settings entries `install` owns, and the embedded plugin files.
+//! CONTRIBUTING.md, "Read tolerantly, write strictly"), the settings entries `install` owns, and
+//! the embedded plugin files.
 //! Nothing here does IO.
 
 pub mod hook_input;

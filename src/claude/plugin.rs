@@ -45,8 +45,8 @@ pub const LAUNCHER: &str = "${CLAUDE_PLUGIN_ROOT}/bin/a2a-mod-launch";
 
 /// [`FILES`] as `install` writes them: the hooks, the monitor and the MCP server name `exe`
 /// directly instead of the launcher. Hooks run on every tool call and turn end of every session,
-/// and the launcher's `sh` plus its search cost several times the binary's own start (issue 12:
-/// 9.3 ms against 2.9 ms); install knows the path, so only a `--plugin-dir` checkout needs the
+/// and the launcher's `sh` plus its search cost several times the binary's own start;
+/// install knows the path, so only a `--plugin-dir` checkout needs the
 /// search. A moved binary is rewritten by the next `install` (doctor says so).
 pub fn installed_files(exe: &str) -> Vec<(&'static str, String, u32)> {
     FILES

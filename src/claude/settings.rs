@@ -2,8 +2,9 @@
 //! `serde_json::Value` (with `preserve_order`, so the user's key order survives). The IO shell is
 //! `cmd/install.rs`; `cmd/doctor.rs` reads the same markers.
 //!
-//! Our entries, and how each is recognised without comparing exact command text (STYLE.md
-//! convention 7), so a moved binary updates them instead of adding a second copy:
+//! Our entries, and how each is recognised without comparing exact command text
+//! (CONTRIBUTING.md, "Atomic writes, surgical edits"), so a moved binary updates them instead of
+//! adding a second copy:
 //! - `extraKnownMarketplaces["a2a-mod"]` and `enabledPlugins["a2a-mod@a2a-mod"]`: ours by key.
 //! - `statusLine`: ours when its command's first word is a file named `a2a-mod` and the second is
 //!   `statusline`. A status line the user had before is kept as the `--then` argument, so the

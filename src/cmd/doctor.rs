@@ -474,7 +474,7 @@ fn check_state_dir(ctx: &Ctx) -> Check {
     }
 }
 
-/// Old sessions' saved results (issue 13): offered for `tasks --prune`, never a failure.
+/// Old sessions' saved results: offered for `tasks --prune`, never a failure.
 fn check_results(ctx: &Ctx) -> Check {
     let keep = crate::config::Config::load(&ctx.config_path())
         .map(|c| c.results)

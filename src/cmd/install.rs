@@ -187,7 +187,7 @@ fn save_record(ctx: &Ctx, record: &Map<String, Value>) -> Result<()> {
     crate::fsx::write_atomic(
         &path,
         pretty(&Value::Object(record.clone())).as_bytes(),
-        // In the state folder, private like the rest of it (issue 9).
+        // In the state folder, private like the rest of it.
         Some(crate::fsx::PRIVATE_FILE),
     )
     .with_context(|| format!("cannot write {}", path.display()))

@@ -20,7 +20,7 @@ impl Run for TaskArgs {
             print_outcome(&o, true)?;
         } else {
             // The note lists the artifacts when there is more than the result text; the command
-            // names every saved file either way (issue 13).
+            // names every saved file either way.
             let mut text = o.note.clone();
             if !o.artifacts.is_empty() && !crate::core::artifact::worth_listing(&o.artifacts) {
                 for k in &o.artifacts {

@@ -1,4 +1,4 @@
-//! What a worker made (issue 13): the artifacts of an answer as plain data, the names they are
+//! What a worker made: the artifacts of an answer as plain data, the names they are
 //! saved under, and the short summary Claude reads about them. Pure: the saving is
 //! `src/artifacts.rs`, the parsing `a2a::wire`.
 //!

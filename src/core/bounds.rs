@@ -26,7 +26,7 @@ pub const CARD_DESCRIPTION_COLS: usize = 1_000;
 pub const CARD_SKILLS: usize = 32;
 /// A skill's id, name or description, in display columns.
 pub const CARD_SKILL_COLS: usize = 300;
-/// The artifacts list of one task in a hook's hidden context, at most (issue 13); a task with
+/// The artifacts list of one task in a hook's hidden context, at most; a task with
 /// more artifacts names the folder that holds them all. Also capped by the task's share of
 /// [`HOOK_CONTEXT_CHARS`].
 pub const CONTEXT_ARTIFACT_CHARS: usize = 1_500;

@@ -27,7 +27,7 @@ pub struct Window {
     sent_ms: i64,
     last_started_ms: Option<i64>,
     /// The worker's stream told a state since the last poll slot: the next slot's poll is not
-    /// needed (issue 11: polls run only when the stream has told nothing newer).
+    /// needed (polls run only when the stream has told nothing newer).
     streamed: bool,
 }
 

@@ -1,5 +1,6 @@
 //! The product's behaviour as plain functions over plain data. PURE: no IO, no async, no env, no
-//! clock reads; `now` is always a parameter (STYLE.md). `tests/it/arch.rs` keeps it that way.
+//! clock reads; `now` is always a parameter (CONTRIBUTING.md, "A pure core"). `tests/it/arch.rs`
+//! keeps it that way.
 
 pub mod artifact;
 pub mod bounds;

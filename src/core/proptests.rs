@@ -1,5 +1,5 @@
-//! Property tests (issue 9): whatever a worker chooses — its text, ids, names, states — the
-//! renderers that show it (status line, wake line, hook context, tool note) never let a control
+//! Property tests for hostile workers: whatever a worker chooses — its text, ids, names, states —
+//! the renderers that show it (status line, wake line, hook context, tool note) never let a control
 //! character out, never leave or break a `<worker-output>` fence, and never panic.
 
 use super::fence::{self, TaskFacts};

@@ -111,7 +111,7 @@ pub fn after_poll(
     }
 }
 
-/// What one event of the poller's subscription to a task does (issue 11): the task as the worker
+/// What one event of the poller's subscription to a task does: the task as the worker
 /// now tells it, folded like a GetTask answer. Only a told state counts (`None` for anything else:
 /// a stream's failures are not polls and never end a task). For a task that stays live, the
 /// update's `failed_polls` and `next_poll_ms` mean nothing: `Store::apply_events` keeps the 5 s
@@ -159,13 +159,13 @@ pub fn resubscribe_after(drops_before: u32, lived: Duration) -> (Duration, u32) 
     (wait, drops)
 }
 
-/// Whether another stream to a worker fits under `[timing] max_streams_per_worker`; a task that
+/// Whether another stream to a worker fits under `[streaming] max_streams_per_worker`; a task that
 /// finds no room is polled, and gets a stream when its next poll falls due with one free.
 pub fn stream_fits(open_to_worker: usize, cap: usize) -> bool {
     open_to_worker < cap
 }
 
-/// The hold rule (issue 11): a task is held by an inline window while `now < next_poll_ms −
+/// The hold rule: a task is held by an inline window while `now < next_poll_ms −
 /// interval`. A window records the task with its first background poll one interval after the
 /// window's end and slack (`inline::Window::first_background_poll_ms`), so the hold lasts until
 /// then; the hand-over (and every poll of the poller's own) puts the next poll at most one
@@ -339,7 +339,7 @@ mod tests {
         );
     }
 
-    /// Issue 9: a task the worker forgot is "gone", not "an unknown state".
+    /// A task the worker forgot is "gone", not "an unknown state".
     #[test]
     fn not_found_ends_as_gone() {
         let u = after_poll(0, TaskState::Working, PollOutcome::NotFound, 0, S, 6);
@@ -366,7 +366,7 @@ mod tests {
         );
     }
 
-    /// Issue 9: a 429/503 with Retry-After is not a failed check, and waits as long as asked
+    /// A 429/503 with Retry-After is not a failed check, and waits as long as asked
     /// (never less than the cadence, never more than five minutes).
     #[test]
     fn retry_after_postpones_without_counting() {
@@ -385,7 +385,7 @@ mod tests {
         let u = after_poll(0, TaskState::Working, defer(86_400), 0, S, 6);
         assert_eq!(u.next_poll_ms, Some(300_000));
     }
-    /// Issue 11: a streamed state folds like a poll's, and only a state counts; the rhythm and the
+    /// A streamed state folds like a poll's, and only a state counts; the rhythm and the
     /// count are the store's to keep (what `Store::apply_events` relies on).
     #[test]
     fn an_event_ends_or_updates_like_a_poll() {

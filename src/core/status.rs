@@ -8,7 +8,7 @@
 //! [`text::sanitize`] and [`text::cut`] before it is drawn.
 //!
 //! Why a snapshot: the status line's process must cost about what starting a process costs, and
-//! SQLite's first read of the file alone costs more than that (issue 4). Writers publish the
+//! SQLite's first read of the file alone costs more than that. Writers publish the
 //! snapshot after every write (`state::snapshot`); the status line reads only that. It is
 //! O(1) in the number of tasks: counts, the first running and the first waiting task, and the
 //! newest ended one, with texts kept only as far as the line can show them.

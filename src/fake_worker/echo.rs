@@ -1,4 +1,4 @@
-//! The fake worker's `parts` verb (issue 13): the task completes at once with one text artifact
+//! The fake worker's `parts` verb: the task completes at once with one text artifact
 //! that describes every part of the message it received, so tests can check that the bytes a
 //! worker got are the files Claude named. One line of JSON:
 //!

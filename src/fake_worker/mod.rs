@@ -70,7 +70,7 @@ pub struct FakeWorkerOptions {
     pub cancel_on_disconnect: bool,
 }
 
-/// The fake worker's streaming (issue 11): off (the seed's behaviour, the card says
+/// The fake worker's streaming: off (the seed's behaviour, the card says
 /// `streaming: false`), served, or one of the faults a real worker shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum StreamMode {

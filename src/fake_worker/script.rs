@@ -25,7 +25,7 @@ pub(crate) enum Script {
     Auth,
     /// `silent`: accepted, then every GetTask/CancelTask on the task hangs.
     Silent,
-    /// `artifact <kind>`: completed at once with artifacts other than text (issue 13).
+    /// `artifact <kind>`: completed at once with artifacts other than text.
     Artifacts(Made),
     /// `parts`: completed at once, the artifact describes every part received (`echo.rs`); the
     /// server fills the description in, since the script sees only the text. A message with no

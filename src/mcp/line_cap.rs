@@ -1,5 +1,4 @@
-//! The MCP server's stdin, with a cap on one request line that answers instead of going silent
-//! (issue 9, item 8).
+//! The MCP server's stdin, with a cap on one request line that answers instead of going silent.
 //!
 //! rmcp's stdio transport drops a line longer than its limit (16 MiB) with a log line and reads
 //! on, so the request is never answered and Claude Code waits for its tool timeout (by default
@@ -33,7 +32,7 @@ pub const TOO_LONG_METHOD: &str = "a2a-mod/request-too-long";
 const MAX_ID: usize = 256;
 
 /// Bytes read from stdin at a time. Small on purpose: the buffer is zeroed before the first
-/// request, on the path of the `initialize` reply, and 64 KiB of it cost 16 page faults there
+/// request, on the path of the `initialize` reply, and 64 KiB of it cost page faults there
 /// (benches/mcp_start.rs); a long request simply takes more reads.
 const READ_CHUNK: usize = 16 * 1024;
 

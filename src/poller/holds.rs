@@ -1,4 +1,4 @@
-//! When the poller subscribes to a task (issue 11): as soon as no inline window holds it
+//! When the poller subscribes to a task: as soon as no inline window holds it
 //! (`core::schedule::held_by_window`), not at its first background poll one interval later, so a
 //! task that ends just after its window is told by the stream within a second. Each pass looks
 //! up the held tasks (one range query, empty outside windows and deferrals); a task that was held

@@ -52,7 +52,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
     let mut in_flight: HashSet<i64> = HashSet::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
-    // Subscriptions to the tasks of streaming workers (issue 11): their events come in beside the
+    // Subscriptions to the tasks of streaming workers: their events come in beside the
     // polls' answers and go to the store in the same write.
     let (stx, mut srx) = mpsc::unbounded_channel::<streams::Msg>();
     let keep = |c: &Config| Keep {
@@ -94,7 +94,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             )
         };
         let interval = timing.poll_interval();
-        // Subscriptions as soon as a window's hold is over (issue 11, `holds.rs`).
+        // Subscriptions as soon as a window's hold is over (`holds.rs`).
         if timing.streaming && timing.max_streams_per_worker > 0 {
             holds.pass(&store, now, timing, &mut subs, &mut worker_of)?;
         } else {
@@ -251,7 +251,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     }
 }
 
-/// Where an ended task's artifacts are saved (issue 13), by the poll or the stream that saw the
+/// Where an ended task's artifacts are saved, by the poll or the stream that saw the
 /// end, before the ending is stored: a hook that sees the ending finds them.
 #[derive(Clone)]
 pub(crate) struct Keep {

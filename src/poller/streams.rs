@@ -1,10 +1,10 @@
-//! The background poller's subscriptions (issue 11): while a tracked task of a streaming worker is
+//! The background poller's subscriptions: while a tracked task of a streaming worker is
 //! live, the poller holds a `SubscribeToTask` / `tasks/resubscribe` stream to it, and each event
 //! is applied to the store the moment it arrives (by the loop in `mod.rs`, in the same write as
 //! the polls). Polling goes on beside it unchanged (5 s, 15 s timeout, 6 failed checks): a stream
 //! is never trusted to be complete, only to be early.
 //!
-//! Owns: which tasks have a stream (at most `[timing] max_streams_per_worker` per worker, the
+//! Owns: which tasks have a stream (at most `[streaming] max_streams_per_worker` per worker, the
 //! rest only polled), re-subscribing a dropped stream with backoff (`core::schedule::
 //! resubscribe_after`), and remembering for the poller's life a worker that claims streaming but
 //! refuses it (logged once). Decisions are `core::schedule`'s; this file is the IO.

@@ -1,4 +1,4 @@
-//! Telling the waiters a task ended, at once (issue 11, "the wake path follows"): the monitor
+//! Telling the waiters a task ended, at once: the monitor
 //! (`watch`), the asyncRewake waiter (`hook wake`) and the headless Stop hook (`hook stop`) each
 //! bind a Unix datagram socket in the session's wake folder, `sessions/<owner>.wake/<kind><pid>`,
 //! and a store writer that commits an ending sends one empty datagram to each socket there.

@@ -1,5 +1,5 @@
 //! The status snapshot: `sessions/<id>.status`, next to `<id>.db`, what the status line reads
-//! instead of SQLite (issue 4: SQLite's first read of a file costs more than starting a process).
+//! instead of SQLite (SQLite's first read of a file costs more than starting a process).
 //!
 //! Owns the file's format, its freshness stamp, publishing (writers) and [`load`] (the hot path).
 //! The content is [`crate::core::status::Snapshot`], built by the pure `summarize`; this module

@@ -232,7 +232,7 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
-/// Makes a writer's store private before SQLite touches it (issue 9: it holds task messages and
+/// Makes a writer's store private before SQLite touches it (it holds task messages and
 /// results). SQLite creates a new db 0644 less the umask, and its `-wal` and `-shm` with the db's
 /// mode, so creating the db 0600 first makes all three private. Files and folders an older
 /// a2a-mod (or a loose umask) left readable are tightened: the sessions folder, the state folder
@@ -263,7 +263,7 @@ fn make_private(db: &Path) -> Result<()> {
 const PAUSE_AFTER_FAILED_OPEN: &str = "A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN";
 
 /// A read-only open that never mistakes a store being created for an error. The open fails when
-/// there is no file; a writer may create it right after (issue 9, item 10: `tasks` failed with
+/// there is no file; a writer may create it right after (`tasks` once failed with
 /// "unable to open database file" because the existence check that followed found the new file).
 /// So: a failed open with no file now is "no store"; with a file now, open again. a2a-mod never
 /// deletes a store, so the second open finds the file and fails only for a real reason
@@ -436,7 +436,7 @@ impl Store {
     /// The status snapshot of the store as this connection sees it (inside a write transaction:
     /// including its own writes). What `core::status::summarize` needs, cheaply, because the
     /// poller writes after every poll: the live tasks as a count and the first one (SQL counts
-    /// them; reading 500 rows per write cost ≈ 0.5 ms), then every waiting-state task and the
+    /// them rather than reading every row per write), then every waiting-state task and the
     /// newest endings, in store order; indexed lookups and only the columns the line draws.
     pub fn summarize(&self) -> rusqlite::Result<Snapshot> {
         let mut snap = Snapshot::default();
@@ -682,7 +682,7 @@ impl Store {
         self.apply_polls_and_events(polls, std::iter::empty(), i64::MAX, now)
     }
 
-    /// The background poller's pass (issue 11): the polls' answers and the events its
+    /// The background poller's pass: the polls' answers and the events its
     /// subscriptions streamed, in one transaction and one snapshot refresh, as [`Store::apply_polls`]
     /// alone would be. An event (`core::schedule::after_event`) sets what the worker told (state,
     /// result, question) but, on a task it leaves live, keeps the poll rhythm, the failed-check
@@ -1177,7 +1177,7 @@ mod tests {
         assert!(s.take_undelivered_with(4, |_| Ok(())).unwrap().len() == 1);
     }
 
-    /// Issue 11: a streamed event on a live task keeps the poll rhythm and the failed-check count
+    /// A streamed event on a live task keeps the poll rhythm and the failed-check count
     /// (a stream is not a check); one that ends the task ends it, and a poll after it changes
     /// nothing.
     #[test]
@@ -1217,7 +1217,7 @@ mod tests {
         assert_eq!(s.claim_unannounced(50).unwrap().len(), 1);
     }
 
-    /// Issue 11: while an inline window holds a task (its next poll past the hold bound), the
+    /// While an inline window holds a task (its next poll past the hold bound), the
     /// poller's stream events are dropped and `held_tasks` names it; once the hold is over they
     /// apply. Were a held task's end applied, it would be announced beside the tool result.
     #[test]
@@ -1434,8 +1434,8 @@ mod tests {
         assert_eq!(fresh(&p), truth(&p));
     }
 
-    /// Issue 9, item 10: a writer creating the store between a reader's failed open and its
-    /// existence check made the reader fail with "unable to open database file". The opener here
+    /// A writer creating the store between a reader's failed open and its existence check once
+    /// made the reader fail with "unable to open database file". The opener here
     /// creates the file (as the writer would) and then fails, exactly that interleaving.
     #[test]
     fn a_store_created_after_a_failed_open_reads_as_empty() {
@@ -1486,7 +1486,7 @@ mod tests {
         }
     }
 
-    /// Issue 9, item 5: the store and everything SQLite makes next to it are private under a
+    /// The store and everything SQLite makes next to it are private under a
     /// loose umask; a looser one from before is tightened by the next writer.
     #[test]
     fn store_files_are_private_and_tightened() {
