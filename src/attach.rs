@@ -23,8 +23,8 @@ use std::path::{Component, Path, PathBuf};
 /// The project directory relative paths start at: `CLAUDE_PROJECT_DIR` (Claude Code sets it in
 /// the MCP server's environment), else the working directory.
 pub fn project_dir() -> Result<PathBuf> {
-    if let Some(d) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(d));
+    if let Some(d) = crate::env::project_dir() {
+        return Ok(d);
     }
     std::env::current_dir().map_err(|e| {
         anyhow!(
@@ -286,7 +286,7 @@ fn by_extension(name: &str) -> Option<&'static str> {
 /// The directories files may come from: the project directory and `[files] allow_dirs`, each
 /// with symlinks resolved; one that does not exist is left out.
 pub fn roots(project: &Path, cfg: &FilesConfig) -> Vec<Root> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::env::home_dir();
     let mut given = vec![project.to_path_buf()];
     for d in &cfg.allow_dirs {
         match (d.strip_prefix("~/"), &home) {

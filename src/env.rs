@@ -1,9 +1,136 @@
-//! Where a2a-mod keeps its files. `A2A_MOD_HOME`, when set, holds everything (`config.toml`,
-//! `state/`); otherwise XDG config and state dirs (docs/commands-and-tools.md). Read once at start-up and passed
-//! down, so nothing else reads the environment for paths (starship's `Env`).
+//! The process environment, read here and nowhere else (`tests/it/arch.rs` holds the rest of
+//! the code to it): where a2a-mod keeps its files (`A2A_MOD_HOME`, when set, holds everything,
+//! `config.toml` and `state/`; otherwise XDG config and state dirs, docs/commands-and-tools.md),
+//! read once at start-up into [`Ctx`] and passed down, and one named accessor per variable
+//! anything else needs: what Claude Code tells its entry points, a2a-mod's own knobs and test
+//! seams, and the variables a user names for a worker's secrets.
 
 use anyhow::{Result, bail};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+/// A variable's value, unless unset, empty, or not Unicode.
+fn text(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// A variable's value as the OS has it, unless unset or empty.
+fn os(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// A variable set to anything but `0`, `false` or `no`.
+fn truthy(name: &str) -> bool {
+    text(name).is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false" | "no"))
+}
+
+fn number(name: &str) -> Option<u64> {
+    text(name)?.trim().parse().ok()
+}
+
+/// `CLAUDE_CODE_SESSION_ID`: the session Claude Code started this process for (the MCP server,
+/// the monitor, hooks, the status line; stale after `/clear` in the first two).
+pub fn claude_session_id() -> Option<String> {
+    text("CLAUDE_CODE_SESSION_ID")
+}
+
+/// `CLAUDE_PID`: the Claude Code process (monitor, hooks and status line have it).
+pub fn claude_pid() -> Option<u32> {
+    text("CLAUDE_PID")?.trim().parse().ok()
+}
+
+/// `CLAUDE_PROJECT_DIR`: the project Claude Code runs in (relative file paths start there).
+pub fn project_dir() -> Option<PathBuf> {
+    os("CLAUDE_PROJECT_DIR").map(PathBuf::from)
+}
+
+/// `CLAUDE_CODE_SESSION_ATTENDED` and `CLAUDE_CODE_ENTRYPOINT`, as a hook reads its mode
+/// (`hook::mode`).
+pub fn session_mode_vars() -> (Option<String>, Option<String>) {
+    (
+        text("CLAUDE_CODE_SESSION_ATTENDED"),
+        text("CLAUDE_CODE_ENTRYPOINT"),
+    )
+}
+
+/// `CLAUDE_CONFIG_DIR`: where Claude Code keeps its settings, when not `~/.claude`.
+pub fn claude_config_dir() -> Option<PathBuf> {
+    os("CLAUDE_CONFIG_DIR").map(PathBuf::from)
+}
+
+/// `HOME`.
+pub fn home_dir() -> Option<PathBuf> {
+    os("HOME").map(PathBuf::from)
+}
+
+/// `PATH`, to find a program as a shell would.
+pub fn search_path() -> Option<OsString> {
+    os("PATH")
+}
+
+/// `NO_COLOR` (no-color.org): set at all means no colour.
+pub fn no_color() -> bool {
+    os("NO_COLOR").is_some()
+}
+
+/// `TERM`, empty when unset.
+pub fn term() -> String {
+    text("TERM").unwrap_or_default()
+}
+
+/// `A2A_MOD_REDUCE_MOTION` or `REDUCE_MOTION`: a still spinner.
+pub fn reduce_motion() -> bool {
+    truthy("A2A_MOD_REDUCE_MOTION") || truthy("REDUCE_MOTION")
+}
+
+/// `A2A_MOD_ASCII`: ASCII symbols in the status line.
+pub fn ascii() -> bool {
+    truthy("A2A_MOD_ASCII")
+}
+
+/// `A2A_MOD_LOG`: the log filter (a level, or `target=level` pairs).
+pub fn log_filter() -> Option<String> {
+    text("A2A_MOD_LOG")
+}
+
+/// `A2A_MOD_NOW_MS`: the status line's clock, for tests and screenshots.
+pub fn now_override_ms() -> Option<i64> {
+    text("A2A_MOD_NOW_MS")?.trim().parse().ok()
+}
+
+/// `A2A_MOD_THEN_TIMEOUT_MS`: how long `statusline --then` waits for the user's own command.
+pub fn then_timeout_ms() -> Option<u64> {
+    number("A2A_MOD_THEN_TIMEOUT_MS")
+}
+
+/// `A2A_MOD_TOOL_TIMEOUT_MS` (the per-server timeout `.mcp.json` passes) and `MCP_TOOL_TIMEOUT`
+/// (Claude Code's own), in ms, where set to a positive number.
+pub fn tool_timeouts_ms() -> [Option<u64>; 2] {
+    ["A2A_MOD_TOOL_TIMEOUT_MS", "MCP_TOOL_TIMEOUT"].map(|k| number(k).filter(|v| *v > 0))
+}
+
+/// The waiters' fallback tick, in ms (tests stretch it so only the notification can deliver).
+pub const WAKE_TICK: &str = "A2A_MOD_WAKE_TICK_MS";
+
+pub fn wake_tick_ms() -> Option<u64> {
+    number(WAKE_TICK)
+}
+
+/// A test seam: a FIFO a store reader blocks on after a failed open (`state::store`).
+pub const PAUSE_AFTER_FAILED_OPEN: &str = "A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN";
+
+pub fn pause_after_failed_open() -> Option<OsString> {
+    os(PAUSE_AFTER_FAILED_OPEN)
+}
+
+/// A variable the user named for a secret (`bearer_env`, `api_key_env`, `client_secret_env`,
+/// `fake-worker --bearer-env`), read at each use so a changed value is picked up: its value
+/// trimmed, unless unset or blank.
+pub fn secret(name: &str) -> Option<String> {
+    let v = std::env::var(name).ok()?;
+    let v = v.trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
 
 #[derive(Debug, Clone)]
 pub struct Ctx {
@@ -15,11 +142,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn from_env() -> Result<Ctx> {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
+        let var = |k: &str| os(k).map(PathBuf::from);
         if let Some(home) = var("A2A_MOD_HOME") {
             return Ok(Ctx::at(&home));
         }
@@ -85,10 +208,7 @@ pub fn valid_session_id(id: &str) -> bool {
 pub fn cli_session(flag: Option<&str>) -> Result<String> {
     let id = match flag {
         Some(s) => s.to_string(),
-        None => std::env::var("CLAUDE_CODE_SESSION_ID")
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "cli".to_string()),
+        None => claude_session_id().unwrap_or_else(|| "cli".to_string()),
     };
     if !valid_session_id(&id) {
         bail!(

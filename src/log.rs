@@ -64,7 +64,7 @@ pub fn init_stderr() {
 /// on) made every start of the binary, the status line's included, measurably slower
 /// (docs/design.md "Start-up cost").
 fn filter() -> Option<Targets> {
-    parse_filter(&std::env::var("A2A_MOD_LOG").ok()?)
+    parse_filter(&crate::env::log_filter()?)
 }
 
 /// A filter that does not parse is ignored, as before: logging never stops a command.

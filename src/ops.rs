@@ -15,7 +15,6 @@ use crate::env::{Ctx, now_ms};
 use crate::state::{NewTask, SessionPaths, Store, TaskRecord};
 use anyhow::{Result, anyhow};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -84,13 +83,7 @@ impl Budget {
     /// The budget Claude Code gives an MCP tool call: `MCP_TOOL_TIMEOUT` (ms) or the per-server
     /// timeout we ship in `.mcp.json` (passed as `A2A_MOD_TOOL_TIMEOUT_MS`), capped by ours.
     pub fn from_env() -> Budget {
-        let ms = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .filter(|v| *v > 0)
-        };
-        let host = [ms("A2A_MOD_TOOL_TIMEOUT_MS"), ms("MCP_TOOL_TIMEOUT")]
+        let host = crate::env::tool_timeouts_ms()
             .into_iter()
             .flatten()
             .min()
@@ -119,8 +112,7 @@ pub struct Session {
     /// The session that owns the store (after following `/clear` links).
     pub id: String,
     store: Mutex<Store>,
-    workers: Mutex<HashMap<String, Arc<Worker>>>,
-    http: reqwest::Client,
+    workers: Mutex<crate::a2a::Workers>,
 }
 
 impl Session {
@@ -136,8 +128,7 @@ impl Session {
             config,
             id: paths.owner,
             store: Mutex::new(store),
-            workers: Mutex::new(HashMap::new()),
-            http: crate::a2a::http_client(),
+            workers: Mutex::new(crate::a2a::Workers::default()),
         })
     }
 
@@ -151,21 +142,13 @@ impl Session {
     }
 
     pub fn worker(&self, alias: &str) -> Result<Arc<Worker>> {
-        let cfg = self.config.worker(alias)?;
-        let mut map = self
-            .workers
+        // The config's own error names the worker and what to do.
+        self.config.worker(alias)?;
+        self.workers
             .lock()
-            .map_err(|_| anyhow!("worker cache lock poisoned"))?;
-        Ok(map
-            .entry(alias.to_string())
-            .or_insert_with(|| {
-                let w = Worker::new(alias, cfg.clone(), self.http.clone());
-                if !self.config.timing.streaming {
-                    w.disable_streaming();
-                }
-                Arc::new(w)
-            })
-            .clone())
+            .map_err(|_| anyhow!("worker cache lock poisoned"))?
+            .get(alias, &self.config)
+            .ok_or_else(|| anyhow!("worker {alias:?} not found — run `a2a-mod worker list`"))
     }
 
     fn poll_timeout(&self) -> Duration {
@@ -345,282 +328,9 @@ impl Session {
         stop: impl std::future::Future<Output = ()>,
         keep_stream: bool,
     ) -> Result<(Outcome, Option<Handed>)> {
-        // Every way out of the window, in one block, so what follows sees each outcome.
-        let (mut o, handed) = async {
-            let mut stop = std::pin::pin!(stop);
-            let task_id = input.task_id.as_deref();
-            let message = message.trim();
-            // A message may hold only files or data (some agents resume an interrupted task only
-            // from a lone data part); with nothing at all there is nothing to send.
-            if message.is_empty() && input.files.is_empty() && input.data.is_none() {
-                return Err(anyhow!(
-                    "the message is empty — say what the worker should do"
-                ));
-            }
-            let given_context = match input.context_id.as_deref().map(str::trim) {
-                Some("") => {
-                    return Err(anyhow!(
-                        "the contextId is empty — pass the contextId an earlier result showed, or leave it out"
-                    ));
-                }
-                Some(c) if !crate::core::bounds::plain_id(c) => {
-                    return Err(anyhow!(
-                        "the contextId {} is not one a worker gave — pass the contextId an earlier result showed",
-                        fence::shown(c)
-                    ));
-                }
-                other => other,
-            };
-            let worker = self.worker(alias)?;
-            let previous = match task_id {
-                Some(id) => Some(
-                    self.store(|s| s.get(alias, id))?
-                        .ok_or_else(|| unknown_task(id, Some(alias)))?,
-                ),
-                None => None,
-            };
-            let stored_context = previous.as_ref().and_then(|p| p.context_id.clone());
-            if let (Some(given), Some(stored)) = (given_context, stored_context.as_deref())
-                && given != stored
-            {
-                return Err(anyhow!(
-                    "task {} of worker {alias:?} is in context {}, not {} — leave contextId out when answering with taskId, or pass that task's own",
-                    fence::shown(task_id.unwrap_or_default()),
-                    fence::shown(stored),
-                    fence::shown(given)
-                ));
-            }
-            let context_id = stored_context.or_else(|| given_context.map(str::to_string));
-            // Every file is checked, and only then read, before the worker is asked anything.
-            let mut parts = if input.files.is_empty() {
-                Vec::new()
-            } else {
-                // Up to 25 MiB of disk reads: off the async threads, which also serve progress.
-                let (files, project, rules) = (
-                    input.files.clone(),
-                    crate::attach::project_dir()?,
-                    self.config.files.clone(),
-                );
-                let private = [self.ctx.state_dir.clone(), self.ctx.config_path()];
-                tokio::task::spawn_blocking(move || {
-                    crate::attach::load(&files, &project, &rules, &private)
-                })
-                .await
-                .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
-            };
-            if let Some(d) = &input.data {
-                parts.push(crate::a2a::OutPart::Data(d.clone()));
-            }
-            // The window counts from when the send went out, as the worker sees it arrive: a slow
-            // answer to the send must not push every GetTask later, and neither must the agent card,
-            // which a fresh process fetches first (cached for the send and the polls after it).
-            worker
-                .card(budget.request_deadline(self.poll_timeout()))
-                .await
-                .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
-            let sent_at = Instant::now();
-            let deadline = budget.request_deadline(self.poll_timeout());
-            let started = worker
-                .send_streamed_parts(message, &parts, task_id, context_id.as_deref(), deadline)
-                .await
-                .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
-            // A streamed send's first event is the task (or the direct answer); without it there is no
-            // task id to track, so a stream that says nothing in time fails like a send would.
-            let (view, mut stream) = match started {
-                Started::Plain(v) => (v, None),
-                Started::Stream(mut s) => {
-                    let first = tokio::time::timeout_at(deadline, s.next()).await;
-                    let first = match first {
-                        Ok(Some(r)) => r,
-                        Ok(None) => Err(A2aError::Protocol(format!(
-                            "{} closed the stream before saying anything",
-                            worker.config.url
-                        ))),
-                        Err(_) => Err(A2aError::Timeout(
-                            deadline.saturating_duration_since(sent_at).as_secs_f64(),
-                        )),
-                    };
-                    // The worker may have taken the message, but told no task id: nothing can be
-                    // tracked. Its streaming is not to be relied on, so later sends go out plainly.
-                    let v = first.map_err(|e| {
-                        // An A2A error (task not found, invalid params) is the worker speaking.
-                        if matches!(
-                            e,
-                            A2aError::Timeout(_) | A2aError::Protocol(_) | A2aError::Unreachable(_)
-                        ) {
-                            worker.stream_failed(&e);
-                        }
-                        worker_error(alias, &worker.config.url, &e)
-                    })?;
-                    (v, Some(s))
-                }
-            };
-            let mut view = view;
-            // An answer to an input-required task may come back with the task still in its old
-            // waiting state (a2a-sdk 0.3 answers the snapshot taken before the resumed run starts):
-            // the worker has the answer but has not picked it up. Treat it as submitted, so the
-            // inline window and the poller look again instead of reporting the old question. Any
-            // artifact in that snapshot goes too: the result is told once, with the state that ends
-            // the task, not beside "submitted" and then again by the wake.
-            if previous.as_ref().is_some_and(|p| p.state == view.state) && view.state.is_waiting() {
-                view.state = TaskState::Submitted;
-                view.question = None;
-                view.text = None;
-            }
-
-            // What the status line and the task lists call a task sent without words.
-            let shown_message = match (message.is_empty(), input.files.len(), &input.data) {
-                (false, ..) => message.to_string(),
-                (true, 0, _) => "(data)".to_string(),
-                (true, 1, None) => "(1 file)".to_string(),
-                (true, n, None) => format!("({n} files)"),
-                (true, 1, Some(_)) => "(1 file and data)".to_string(),
-                (true, n, Some(_)) => format!("({n} files and data)"),
-            };
-            let timing = &self.config.timing;
-            let now = now_ms();
-            let mut window = inline::Window::new(
-                &timing.inline_gaps(),
-                timing.poll_interval(),
-                budget.total,
-                budget.elapsed().saturating_sub(sent_at.elapsed()),
-                now,
-            );
-            let live = view.state.is_live();
-            self.store(|s| {
-                s.record_sent(
-                    &NewTask {
-                        worker: alias,
-                        task_id: &view.task_id,
-                        context_id: view.context_id.as_deref(),
-                        message: previous
-                            .as_ref()
-                            .map_or(shown_message.as_str(), |p| p.message.as_str()),
-                        state: view.state,
-                        result: view.text.as_deref(),
-                        question: view.question.as_deref(),
-                        next_poll_ms: Some(window.first_background_poll_ms()),
-                        told: !live,
-                    },
-                    now,
-                )
-            })?;
-            if let Some(p) = previous.as_ref().filter(|p| p.task_id != view.task_id) {
-                self.store(|s| s.close_moved(alias, &p.task_id, now))?;
-            }
-            if !live {
-                return Ok((self.outcome(&view, alias, false), None));
-            }
-            // Tracked from here on: if the caller stops waiting (Claude Code cancels the call), the
-            // poller already owns the task.
-            crate::poller::ensure(&self.ctx, &self.id);
-
-            let mut last = view;
-            // What one streamed event (the task as it now stands) does: applied like a poll; the
-            // answer when the task ended.
-            let on_event = |window: &mut inline::Window,
-                            last: &mut TaskView,
-                            r: Option<Result<TaskView, A2aError>>,
-                            stream: &mut Option<crate::a2a::TaskStream>|
-             -> Result<Option<Outcome>> {
-                let v = match r {
-                    Some(Ok(v)) => v,
-                    Some(Err(e)) => {
-                        tracing::debug!(worker = %alias, "stream ended, polling on: {e}");
-                        *stream = None;
-                        return Ok(None);
-                    }
-                    None => {
-                        *stream = None;
-                        return Ok(None);
-                    }
-                };
-                let after = window.streamed(
-                    last.state,
-                    crate::a2a::poll_outcome(&Ok(v.clone())),
-                    now_ms(),
-                );
-                let (update, told) = after.update();
-                self.store(|s| s.apply_poll(alias, &v.task_id, update, told, now_ms()))?;
-                *last = v;
-                Ok(match after {
-                    inline::After::Ended(_) => Some(self.outcome(last, alias, false)),
-                    _ => None,
-                })
-            };
-            'window: loop {
-                let (at, cut) = match window.next(sent_at.elapsed(), now_ms()) {
-                    inline::Step::Poll { at, cut } => (at, cut),
-                    inline::Step::HandOver { next_poll_ms } => {
-                        let handed =
-                            self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
-                        return Ok((self.outcome(&last, alias, true), handed));
-                    }
-                };
-                loop {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(sent_at + at) => break,
-                        r = next_event(&mut stream) => {
-                            let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
-                            if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
-                                return Ok((o, None));
-                            }
-                        }
-                        _ = &mut stop => break 'window,
-                    }
-                }
-                if !window.due() {
-                    continue;
-                }
-                progress(format!("waiting for {alias}: {}", last.state));
-                let deadline = budget
-                    .request_deadline(self.poll_timeout())
-                    .min(sent_at + cut);
-                let started = now_ms();
-                let task = last.task_id.clone();
-                let poll = worker.get_task(&task, deadline);
-                let mut poll = std::pin::pin!(poll);
-                let polled = loop {
-                    tokio::select! {
-                        p = &mut poll => break p,
-                        r = next_event(&mut stream) => {
-                            let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
-                            if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
-                                return Ok((o, None));
-                            }
-                        }
-                        _ = &mut stop => break 'window,
-                    }
-                };
-                let not_found = matches!(polled, Err(A2aError::TaskNotFound));
-                let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
-                let (update, told) = after.update();
-                self.store(|s| s.apply_poll(alias, &last.task_id, update, told, now_ms()))?;
-                if let Ok(v) = polled {
-                    last = v;
-                }
-                match after {
-                    inline::After::Ended(_) if not_found => {
-                        return Err(anyhow!(
-                            "worker {alias:?}: {} — send the work again",
-                            A2aError::TaskNotFound
-                        ));
-                    }
-                    inline::After::Ended(_) => return Ok((self.outcome(&last, alias, false), None)),
-                    inline::After::Live(_) => {}
-                    inline::After::Deferred { next_poll_ms, .. } => {
-                        let handed =
-                            self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
-                        return Ok((self.outcome(&last, alias, true), handed));
-                    }
-                }
-            }
-            // Stopped early (the call was cancelled): hand over in the window's rhythm.
-            let next = window.hand_over_ms(now_ms());
-            let handed = self.hand_over(&worker, &last, next, stream, keep_stream)?;
-            Ok((self.outcome(&last, alias, true), handed))
-        }
-        .await?;
+        let (mut o, handed) = self
+            .send_window(alias, message, input, budget, progress, stop, keep_stream)
+            .await?;
         // The answer to a question went to a new task (a worker that ignores `taskId`): say so,
         // since Claude asked about the other one, which no longer waits (`Store::close_moved`).
         if let Some(asked) = input.task_id.as_deref().map(str::trim)
@@ -634,6 +344,292 @@ impl Session {
             );
         }
         Ok((o, handed))
+    }
+
+    /// The send and its inline window, to the outcome Claude gets (and the stream, when kept).
+    #[allow(clippy::too_many_arguments)]
+    async fn send_window(
+        &self,
+        alias: &str,
+        message: &str,
+        input: &SendInput,
+        budget: Budget,
+        progress: Progress<'_>,
+        stop: impl std::future::Future<Output = ()>,
+        keep_stream: bool,
+    ) -> Result<(Outcome, Option<Handed>)> {
+        let mut stop = std::pin::pin!(stop);
+        let task_id = input.task_id.as_deref();
+        let message = message.trim();
+        // A message may hold only files or data (some agents resume an interrupted task only
+        // from a lone data part); with nothing at all there is nothing to send.
+        if message.is_empty() && input.files.is_empty() && input.data.is_none() {
+            return Err(anyhow!(
+                "the message is empty — say what the worker should do"
+            ));
+        }
+        let given_context = match input.context_id.as_deref().map(str::trim) {
+            Some("") => {
+                return Err(anyhow!(
+                    "the contextId is empty — pass the contextId an earlier result showed, or leave it out"
+                ));
+            }
+            Some(c) if !crate::core::bounds::plain_id(c) => {
+                return Err(anyhow!(
+                    "the contextId {} is not one a worker gave — pass the contextId an earlier result showed",
+                    fence::shown(c)
+                ));
+            }
+            other => other,
+        };
+        let worker = self.worker(alias)?;
+        let previous = match task_id {
+            Some(id) => Some(
+                self.store(|s| s.get(alias, id))?
+                    .ok_or_else(|| unknown_task(id, Some(alias)))?,
+            ),
+            None => None,
+        };
+        let stored_context = previous.as_ref().and_then(|p| p.context_id.clone());
+        if let (Some(given), Some(stored)) = (given_context, stored_context.as_deref())
+            && given != stored
+        {
+            return Err(anyhow!(
+                "task {} of worker {alias:?} is in context {}, not {} — leave contextId out when answering with taskId, or pass that task's own",
+                fence::shown(task_id.unwrap_or_default()),
+                fence::shown(stored),
+                fence::shown(given)
+            ));
+        }
+        let context_id = stored_context.or_else(|| given_context.map(str::to_string));
+        // Every file is checked, and only then read, before the worker is asked anything.
+        let mut parts = if input.files.is_empty() {
+            Vec::new()
+        } else {
+            // Up to 25 MiB of disk reads: off the async threads, which also serve progress.
+            let (files, project, rules) = (
+                input.files.clone(),
+                crate::attach::project_dir()?,
+                self.config.files.clone(),
+            );
+            let private = [self.ctx.state_dir.clone(), self.ctx.config_path()];
+            tokio::task::spawn_blocking(move || {
+                crate::attach::load(&files, &project, &rules, &private)
+            })
+            .await
+            .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
+        };
+        if let Some(d) = &input.data {
+            parts.push(crate::a2a::OutPart::Data(d.clone()));
+        }
+        // The window counts from when the send went out, as the worker sees it arrive: a slow
+        // answer to the send must not push every GetTask later, and neither must the agent card,
+        // which a fresh process fetches first (cached for the send and the polls after it).
+        worker
+            .card(budget.request_deadline(self.poll_timeout()))
+            .await
+            .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+        let sent_at = Instant::now();
+        let deadline = budget.request_deadline(self.poll_timeout());
+        let started = worker
+            .send_streamed_parts(message, &parts, task_id, context_id.as_deref(), deadline)
+            .await
+            .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+        // A streamed send's first event is the task (or the direct answer); without it there is no
+        // task id to track, so a stream that says nothing in time fails like a send would.
+        let (view, mut stream) = match started {
+            Started::Plain(v) => (v, None),
+            Started::Stream(mut s) => {
+                let first = tokio::time::timeout_at(deadline, s.next()).await;
+                let first = match first {
+                    Ok(Some(r)) => r,
+                    Ok(None) => Err(A2aError::Protocol(format!(
+                        "{} closed the stream before saying anything",
+                        worker.config.url
+                    ))),
+                    Err(_) => Err(A2aError::Timeout(
+                        deadline.saturating_duration_since(sent_at).as_secs_f64(),
+                    )),
+                };
+                // The worker may have taken the message, but told no task id: nothing can be
+                // tracked. Its streaming is not to be relied on, so later sends go out plainly.
+                let v = first.map_err(|e| {
+                    // An A2A error (task not found, invalid params) is the worker speaking.
+                    if matches!(
+                        e,
+                        A2aError::Timeout(_) | A2aError::Protocol(_) | A2aError::Unreachable(_)
+                    ) {
+                        worker.stream_failed(&e);
+                    }
+                    worker_error(alias, &worker.config.url, &e)
+                })?;
+                (v, Some(s))
+            }
+        };
+        let mut view = view;
+        // An answer to an input-required task may come back with the task still in its old
+        // waiting state (a2a-sdk 0.3 answers the snapshot taken before the resumed run starts):
+        // the worker has the answer but has not picked it up. Treat it as submitted, so the
+        // inline window and the poller look again instead of reporting the old question. Any
+        // artifact in that snapshot goes too: the result is told once, with the state that ends
+        // the task, not beside "submitted" and then again by the wake.
+        if previous.as_ref().is_some_and(|p| p.state == view.state) && view.state.is_waiting() {
+            view.state = TaskState::Submitted;
+            view.question = None;
+            view.text = None;
+        }
+
+        // What the status line and the task lists call a task sent without words.
+        let shown_message = match (message.is_empty(), input.files.len(), &input.data) {
+            (false, ..) => message.to_string(),
+            (true, 0, _) => "(data)".to_string(),
+            (true, 1, None) => "(1 file)".to_string(),
+            (true, n, None) => format!("({n} files)"),
+            (true, 1, Some(_)) => "(1 file and data)".to_string(),
+            (true, n, Some(_)) => format!("({n} files and data)"),
+        };
+        let timing = &self.config.timing;
+        let now = now_ms();
+        let mut window = inline::Window::new(
+            &timing.inline_gaps(),
+            timing.poll_interval(),
+            budget.total,
+            budget.elapsed().saturating_sub(sent_at.elapsed()),
+            now,
+        );
+        let live = view.state.is_live();
+        self.store(|s| {
+            s.record_sent(
+                &NewTask {
+                    worker: alias,
+                    task_id: &view.task_id,
+                    context_id: view.context_id.as_deref(),
+                    message: previous
+                        .as_ref()
+                        .map_or(shown_message.as_str(), |p| p.message.as_str()),
+                    state: view.state,
+                    result: view.text.as_deref(),
+                    question: view.question.as_deref(),
+                    next_poll_ms: Some(window.first_background_poll_ms()),
+                    told: !live,
+                },
+                now,
+            )
+        })?;
+        if let Some(p) = previous.as_ref().filter(|p| p.task_id != view.task_id) {
+            self.store(|s| s.close_moved(alias, &p.task_id, now))?;
+        }
+        if !live {
+            return Ok((self.outcome(&view, alias, false), None));
+        }
+        // Tracked from here on: if the caller stops waiting (Claude Code cancels the call), the
+        // poller already owns the task.
+        crate::poller::ensure(&self.ctx, &self.id);
+
+        let mut last = view;
+        // What one streamed event (the task as it now stands) does: applied like a poll; the
+        // answer when the task ended.
+        let on_event = |window: &mut inline::Window,
+                        last: &mut TaskView,
+                        r: Option<Result<TaskView, A2aError>>,
+                        stream: &mut Option<crate::a2a::TaskStream>|
+         -> Result<Option<Outcome>> {
+            let v = match r {
+                Some(Ok(v)) => v,
+                Some(Err(e)) => {
+                    tracing::debug!(worker = %alias, "stream ended, polling on: {e}");
+                    *stream = None;
+                    return Ok(None);
+                }
+                None => {
+                    *stream = None;
+                    return Ok(None);
+                }
+            };
+            let after = window.streamed(
+                last.state,
+                crate::a2a::poll_outcome(&Ok(v.clone())),
+                now_ms(),
+            );
+            let (update, told) = after.update();
+            self.store(|s| s.apply_poll(alias, &v.task_id, update, told, now_ms()))?;
+            *last = v;
+            Ok(match after {
+                inline::After::Ended(_) => Some(self.outcome(last, alias, false)),
+                _ => None,
+            })
+        };
+        'window: loop {
+            let (at, cut) = match window.next(sent_at.elapsed(), now_ms()) {
+                inline::Step::Poll { at, cut } => (at, cut),
+                inline::Step::HandOver { next_poll_ms } => {
+                    let handed =
+                        self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
+                    return Ok((self.outcome(&last, alias, true), handed));
+                }
+            };
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(sent_at + at) => break,
+                    r = next_event(&mut stream) => {
+                        let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
+                        if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
+                            return Ok((o, None));
+                        }
+                    }
+                    _ = &mut stop => break 'window,
+                }
+            }
+            if !window.due() {
+                continue;
+            }
+            progress(format!("waiting for {alias}: {}", last.state));
+            let deadline = budget
+                .request_deadline(self.poll_timeout())
+                .min(sent_at + cut);
+            let started = now_ms();
+            let task = last.task_id.clone();
+            let poll = worker.get_task(&task, deadline);
+            let mut poll = std::pin::pin!(poll);
+            let polled = loop {
+                tokio::select! {
+                    p = &mut poll => break p,
+                    r = next_event(&mut stream) => {
+                        let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
+                        if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
+                            return Ok((o, None));
+                        }
+                    }
+                    _ = &mut stop => break 'window,
+                }
+            };
+            let not_found = matches!(polled, Err(A2aError::TaskNotFound));
+            let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
+            let (update, told) = after.update();
+            self.store(|s| s.apply_poll(alias, &last.task_id, update, told, now_ms()))?;
+            if let Ok(v) = polled {
+                last = v;
+            }
+            match after {
+                inline::After::Ended(_) if not_found => {
+                    return Err(anyhow!(
+                        "worker {alias:?}: {} — send the work again",
+                        A2aError::TaskNotFound
+                    ));
+                }
+                inline::After::Ended(_) => return Ok((self.outcome(&last, alias, false), None)),
+                inline::After::Live(_) => {}
+                inline::After::Deferred { next_poll_ms, .. } => {
+                    let handed =
+                        self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
+                    return Ok((self.outcome(&last, alias, true), handed));
+                }
+            }
+        }
+        // Stopped early (the call was cancelled): hand over in the window's rhythm.
+        let next = window.hand_over_ms(now_ms());
+        let handed = self.hand_over(&worker, &last, next, stream, keep_stream)?;
+        Ok((self.outcome(&last, alias, true), handed))
     }
 
     /// The window is over and the task live: the poller's next poll, and the stream (if one is

@@ -52,24 +52,17 @@ pub struct Env {
 
 impl Env {
     pub fn from_process() -> Env {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let truthy = |k: &str| {
-            var(k).is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false" | "no"))
-        };
-        let term = var("TERM").unwrap_or_default();
+        use crate::env;
+        let term = env::term();
         Env {
             ctx: Ctx::from_env().ok(),
-            now_ms: var("A2A_MOD_NOW_MS")
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or_else(crate::env::now_ms),
-            no_color: var("NO_COLOR").is_some(),
-            reduce_motion: truthy("A2A_MOD_REDUCE_MOTION") || truthy("REDUCE_MOTION"),
-            ascii: truthy("A2A_MOD_ASCII") || term == "linux" || term.starts_with("vt"),
-            session_fallback: var("CLAUDE_CODE_SESSION_ID"),
-            log: var("A2A_MOD_LOG").is_some_and(|v| v != "off"),
-            then_deadline: var("A2A_MOD_THEN_TIMEOUT_MS")
-                .and_then(|v| v.trim().parse().ok())
-                .map_or(THEN_DEADLINE, Duration::from_millis),
+            now_ms: env::now_override_ms().unwrap_or_else(env::now_ms),
+            no_color: env::no_color(),
+            reduce_motion: env::reduce_motion(),
+            ascii: env::ascii() || term == "linux" || term.starts_with("vt"),
+            session_fallback: env::claude_session_id(),
+            log: env::log_filter().is_some_and(|v| v != "off"),
+            then_deadline: env::then_timeout_ms().map_or(THEN_DEADLINE, Duration::from_millis),
         }
     }
 }

@@ -58,9 +58,9 @@ impl TokenCache {
 }
 
 fn env_secret(var: &str, key: &str) -> Result<Secret, A2aError> {
-    match std::env::var(var) {
-        Ok(v) if !v.trim().is_empty() => Ok(Secret::new(v.trim())),
-        _ => Err(A2aError::Credentials(format!(
+    match crate::env::secret(var) {
+        Some(v) => Ok(Secret::new(v)),
+        None => Err(A2aError::Credentials(format!(
             "environment variable {var} (from {key}) is not set"
         ))),
     }

@@ -65,6 +65,44 @@ impl NoStream {
 /// again.
 const STREAM_RETRY: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
+/// The workers one process has built, by alias, each kept for its cached card and tokens: one
+/// home for how a worker is built from config (its streaming switched off when `[streaming]`
+/// says so), shared by the MCP server's and CLI's sessions and the poller.
+#[derive(Default)]
+pub struct Workers {
+    built: std::collections::HashMap<String, Arc<Worker>>,
+}
+
+impl Workers {
+    /// The worker `alias` of `config`, built at its first use.
+    pub fn get(&mut self, alias: &str, config: &crate::config::Config) -> Option<Arc<Worker>> {
+        let cfg = config.workers.get(alias)?;
+        let streaming = config.timing.streaming;
+        Some(
+            self.built
+                .entry(alias.to_string())
+                .or_insert_with(|| {
+                    let w = Worker::new(alias, cfg.clone(), http_client());
+                    if !streaming {
+                        w.disable_streaming();
+                    }
+                    Arc::new(w)
+                })
+                .clone(),
+        )
+    }
+
+    /// A worker already built (none is built here).
+    pub fn built(&self, alias: &str) -> Option<&Arc<Worker>> {
+        self.built.get(alias)
+    }
+
+    /// The config changed: workers are built anew from it.
+    pub fn clear(&mut self) {
+        self.built.clear();
+    }
+}
+
 /// How a streamed send began.
 pub enum Started {
     /// The worker streams the task: its events follow.
@@ -717,27 +755,7 @@ fn parsed(ep: &Endpoint, op: &Op<'_>, v: &serde_json::Value) -> Result<TaskView,
         _ => wire::parse_task_result(v),
     };
     let view = r.map_err(|why| Fail::A2a(A2aError::Protocol(format!("{}: {why}", ep.url))))?;
-    checked(op, view).map_err(Fail::A2a)
-}
-
-pub(super) fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError> {
-    use crate::core::bounds::plain_id;
-    if !plain_id(&view.task_id) {
-        return Err(A2aError::UnusableId("task id"));
-    }
-    if view.context_id.as_deref().is_some_and(|c| !plain_id(c)) {
-        return Err(A2aError::UnusableId("context id"));
-    }
-    // A follow-up send may be answered by a plain message (its id is the message's), so only
-    // the task reads are held to the id they asked for.
-    if let Op::Get { id, .. } | Op::Cancel { id } = op
-        && *id != view.task_id
-    {
-        return Err(A2aError::Protocol(
-            "the answer is about another task than the one asked about".into(),
-        ));
-    }
-    Ok(view)
+    wire::checked(op, view).map_err(Fail::A2a)
 }
 
 fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<TaskView, Fail> {

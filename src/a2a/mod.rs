@@ -129,7 +129,7 @@ mod stream;
 mod tests;
 mod wire;
 
-pub use client::{Followed, Started, Worker, http_client};
+pub use client::{Followed, Started, Worker, Workers, http_client};
 pub use parts::OutPart;
 pub use stream::TaskStream;
 

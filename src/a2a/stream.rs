@@ -501,9 +501,9 @@ impl TaskStream {
             Folded::View(v) => v,
         };
         let view = match &self.task_id {
-            Some(id) => super::client::checked(&Op::Get { id, history: 0 }, view)?,
+            Some(id) => wire::checked(&Op::Get { id, history: 0 }, view)?,
             None => {
-                let v = super::client::checked(
+                let v = wire::checked(
                     &Op::Send {
                         text: "",
                         parts: &[],

@@ -1169,7 +1169,7 @@ async fn send_is_not_sent_again_when_the_connection_drops() {
 /// Hostile workers: any JSON a worker answers (hostile strings in every field a task can have)
 /// is read without a panic, and whatever is accepted carries only ids that are safe to show.
 mod answers {
-    use super::super::client::checked;
+    use super::super::wire::checked;
     use super::super::wire::{Op, parse_send_result, parse_task_result};
     use crate::core::bounds::plain_id;
     use proptest::prelude::*;

@@ -3,9 +3,9 @@
 //! answers we read (tolerantly: any dialect's part and field spellings, unknown states kept as
 //! `Unknown`). Pure functions over `serde_json::Value`; no IO.
 
-use super::TaskView;
 use super::card::{Binding, Dialect, Endpoint};
 use super::parts::{self, OutPart};
+use super::{A2aError, TaskView};
 use crate::core::artifact::{Artifact, Part};
 use crate::core::task::TaskState;
 use crate::core::text::one_line;
@@ -193,6 +193,29 @@ fn encode_segment(s: &str) -> String {
         }
     }
     out
+}
+
+/// Every task a worker tells of, answered or streamed, before anything is kept: refused when it
+/// names a task other than the one asked about, or carries an id a2a-mod cannot show safely
+/// (`core::bounds::plain_id`).
+pub(crate) fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError> {
+    use crate::core::bounds::plain_id;
+    if !plain_id(&view.task_id) {
+        return Err(A2aError::UnusableId("task id"));
+    }
+    if view.context_id.as_deref().is_some_and(|c| !plain_id(c)) {
+        return Err(A2aError::UnusableId("context id"));
+    }
+    // A follow-up send may be answered by a plain message (its id is the message's), so only
+    // the task reads are held to the id they asked for.
+    if let Op::Get { id, .. } | Op::Cancel { id } = op
+        && *id != view.task_id
+    {
+        return Err(A2aError::Protocol(
+            "the answer is about another task than the one asked about".into(),
+        ));
+    }
+    Ok(view)
 }
 
 /// Why an answer the worker did give cannot be read as A2A. The client shows it after the

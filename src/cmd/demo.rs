@@ -95,7 +95,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
     });
 
     let mut line = StatusLine::new(tty);
-    let theme = if tty && std::env::var_os("NO_COLOR").is_none() {
+    let theme = if tty && !crate::env::no_color() {
         Theme::default_theme()
     } else {
         Theme::plain()

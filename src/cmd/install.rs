@@ -42,13 +42,12 @@ pub fn settings_path(scope: Scope) -> Result<PathBuf> {
 }
 
 pub fn claude_config_dir() -> Result<PathBuf> {
-    if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(d));
+    if let Some(d) = crate::env::claude_config_dir() {
+        return Ok(d);
     }
-    let home = std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
+    let home = crate::env::home_dir()
         .ok_or_else(|| anyhow!("HOME is not set — set HOME to your home folder"))?;
-    Ok(PathBuf::from(home).join(".claude"))
+    Ok(home.join(".claude"))
 }
 
 /// The file's value: `None` when it does not exist; an empty file reads as `{}`.
@@ -84,7 +83,7 @@ fn read_settings_or_empty(path: &Path) -> Result<Value> {
 /// `name` on `PATH`, as a shell finds it.
 pub fn which(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
+    let path = crate::env::search_path()?;
     std::env::split_paths(&path)
         .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))

@@ -37,12 +37,8 @@ impl Mode {
 /// headless; it is inherited, so it is only the second word). Anything else counts as attended,
 /// because waiting on a person's turn end is the worse mistake.
 pub fn from_env() -> Mode {
-    from_vars(
-        std::env::var("CLAUDE_CODE_SESSION_ATTENDED")
-            .ok()
-            .as_deref(),
-        std::env::var("CLAUDE_CODE_ENTRYPOINT").ok().as_deref(),
-    )
+    let (attended, entrypoint) = crate::env::session_mode_vars();
+    from_vars(attended.as_deref(), entrypoint.as_deref())
 }
 
 pub fn from_vars(attended: Option<&str>, entrypoint: Option<&str>) -> Mode {

@@ -8,7 +8,7 @@
 //! probe and put Claude Code on the stateless 2026-07-28 protocol, which nobody has checked against
 //! Claude Code yet.
 
-use super::{line_cap, tools};
+use super::line_cap;
 use crate::config::Config;
 use crate::env::Ctx;
 use crate::ops::Session;
@@ -51,7 +51,8 @@ impl A2aServer {
                 raw_id: session_id,
                 current: Mutex::new(None),
             }),
-            tool_router: tools::router(),
+            // Made by `#[tool_router]` in tools.rs, the tools' home.
+            tool_router: Self::tool_router(),
         }
     }
 }

@@ -17,7 +17,6 @@ use crate::env::now_ms;
 use crate::ops::{BUDGET_RESERVE, Budget, Outcome, Session};
 use crate::state::TaskRecord;
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
@@ -136,10 +135,6 @@ pub struct WorkersOut {
     /// card fields are.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-}
-
-pub(super) fn router() -> ToolRouter<A2aServer> {
-    A2aServer::tool_router()
 }
 
 #[tool_router(vis = "pub(super)")]

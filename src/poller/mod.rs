@@ -6,16 +6,14 @@
 //! the reasoning. Starting one (`ensure`) is in `spawn.rs`: the hooks call it, and they must not
 //! reach this file's tokio loop.
 
-use crate::a2a::Worker;
 use crate::config::Config;
 use crate::core::schedule::{self, PollOutcome};
 use crate::core::task::EndReason;
 use crate::env::{Ctx, now_ms};
 use crate::state::{SessionPaths, Store, TaskRecord};
 use anyhow::Result;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
@@ -46,9 +44,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let store = Store::open(&paths.db)?;
     store.meta_set("poller_pid", &std::process::id().to_string())?;
     tracing::info!("poller of session {session_id} started");
-    let http = crate::a2a::http_client();
     let mut config = Loaded::load(&ctx.config_path(), None);
-    let mut workers: HashMap<String, Arc<Worker>> = HashMap::new();
+    let mut workers = crate::a2a::Workers::default();
     // By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
     let mut in_flight: HashSet<i64> = HashSet::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
@@ -78,21 +75,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         }
         let timing = &config.config.timing;
         let now = now_ms();
-        let mut worker_of = |alias: &str| -> Option<Arc<Worker>> {
-            let cfg = config.config.workers.get(alias)?;
-            Some(
-                workers
-                    .entry(alias.to_string())
-                    .or_insert_with(|| {
-                        let w = Worker::new(alias, cfg.clone(), http.clone());
-                        if !timing.streaming {
-                            w.disable_streaming();
-                        }
-                        Arc::new(w)
-                    })
-                    .clone(),
-            )
-        };
+        let mut worker_of = |alias: &str| workers.get(alias, &config.config);
         let interval = timing.poll_interval();
         // Subscriptions as soon as a window's hold is over (`holds.rs`).
         if timing.streaming && timing.max_streams_per_worker > 0 {
@@ -188,7 +171,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                     }
                 }
                 streams::Told::Closed(ref close) => {
-                    let w = workers.get(&m.worker).cloned();
+                    let w = workers.built(&m.worker).cloned();
                     subs.closed(&m, close, w.as_deref(), now_ms());
                 }
             }
@@ -209,7 +192,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             }
             if u.end.is_some() {
                 subs.forget(t.seq);
-            } else if let Some(w) = workers.get(&t.worker)
+            } else if let Some(w) = workers.built(&t.worker)
                 && !holds.is_held(t.seq)
             {
                 // A poll's answer also considers a stream (a task over the cap gets one once a

@@ -31,16 +31,14 @@ pub const STOP: &str = "stop";
 /// Test and tuning knob: the waiters' fallback tick in milliseconds (default
 /// `core::wake::TICK`). The tests stretch it to many seconds so that only the notification can
 /// deliver a wake in time.
-pub const TICK_ENV: &str = "A2A_MOD_WAKE_TICK_MS";
+pub const TICK_ENV: &str = crate::env::WAKE_TICK;
 
 /// How often a waiter looks at the store with no notification: [`TICK_ENV`] or
 /// `core::wake::TICK`.
 pub fn fallback_tick() -> Duration {
     static TICK: OnceLock<Duration> = OnceLock::new();
     *TICK.get_or_init(|| {
-        std::env::var(TICK_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
+        crate::env::wake_tick_ms()
             .map(|ms| Duration::from_millis(ms.clamp(10, 3_600_000)))
             .unwrap_or(crate::core::wake::TICK)
     })

@@ -47,5 +47,5 @@ pub fn lookup(ctx: &Ctx, pid: u32) -> Option<String> {
 
 /// `CLAUDE_PID` from the environment (monitor, hooks and status line have it).
 pub fn claude_pid_from_env() -> Option<u32> {
-    std::env::var("CLAUDE_PID").ok()?.trim().parse().ok()
+    crate::env::claude_pid()
 }

@@ -257,11 +257,6 @@ fn make_private(db: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Test seam for the store-creation race (`tests/it/regression.rs`): when set to a FIFO's path, a
-/// reader whose open found no store blocks reading it, so a test can create the store at exactly
-/// that point. Read only on that path (no store), never when a store opens.
-const PAUSE_AFTER_FAILED_OPEN: &str = "A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN";
-
 /// A read-only open that never mistakes a store being created for an error. The open fails when
 /// there is no file; a writer may create it right after (`tasks` once failed with
 /// "unable to open database file" because the existence check that followed found the new file).
@@ -276,7 +271,10 @@ fn open_existing(
         Ok(c) => return Ok(Some(c)),
         Err(e) => e,
     };
-    if let Some(fifo) = std::env::var_os(PAUSE_AFTER_FAILED_OPEN) {
+    // Test seam for the store-creation race (`tests/it/regression.rs`): a reader whose open found
+    // no store blocks reading this FIFO, so a test can create the store at exactly that point.
+    // Read only on that path (no store), never when a store opens.
+    if let Some(fifo) = crate::env::pause_after_failed_open() {
         let _ = std::fs::read(fifo);
     }
     if !path.exists() {

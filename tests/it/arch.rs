@@ -68,6 +68,37 @@ fn core_is_pure() {
     }
 }
 
+/// The environment is read in one module (`src/env.rs`), one named accessor per variable: what
+/// a2a-mod reads, and where, is then one file to look at. Test code may read it as it likes.
+#[test]
+fn no_environment_read_outside_the_env_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        if rel == "src/env.rs" || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Production code only: a file's `#[cfg(test)] mod tests` is its last item.
+        let prod = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+        for (i, line) in prod.lines().enumerate() {
+            if ["env::var(", "env::var_os(", "env::vars("]
+                .iter()
+                .any(|w| line.contains(w) && !line.contains("crate::env::"))
+            {
+                found.push(format!("{rel} line {}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert_none(
+        "the environment is read in src/env.rs only (add a named accessor there)",
+        found,
+    );
+}
+
 #[test]
 fn core_imports_only_core() {
     let g = Graph::of_this_crate();

@@ -6,7 +6,7 @@
 //! peer (v1 and v0.3), whose `artifact <kind>` scripts answer alike.
 
 use crate::util::{
-    TempHome, append_config, fast_timing, ok, send_json, stderr, stdout, wait_until,
+    TempHome, append_config, fast_timing, hook_context, ok, send_json, stdout, wait_until,
 };
 use crate::workers::{Kind, Peer};
 use serde_json::{Value, json};
@@ -256,33 +256,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn hook_context(home: &TempHome) -> Option<String> {
-    let input = json!({"session_id": SESSION, "hook_event_name": "UserPromptSubmit",
-                       "prompt": "next", "cwd": "/tmp", "transcript_path": null});
-    let o = home
-        .command()
-        .args(["hook", "user-prompt-submit"])
-        .stdin(input.to_string())
-        .output();
-    assert!(o.status.success(), "hook failed: {}", stderr(&o));
-    let out = stdout(&o);
-    if out.trim().is_empty() {
-        return None;
-    }
-    assert!(
-        out.chars().count() <= 10_000,
-        "over Claude Code's hook cap: {}",
-        out.len()
-    );
-    let v: Value = serde_json::from_str(out.trim()).unwrap();
-    Some(
-        v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    )
-}
-
 /// A home whose sends are handed to the poller at once (no inline poll, no stream), so each task
 /// ends in the background and its outcome reaches Claude through the hooks.
 fn background_home(peer: &Peer) -> TempHome {
@@ -310,7 +283,7 @@ fn the_hidden_context_names_every_artifact() {
     send_tracked(&home, "artifact twins");
     let mut ctx = None;
     wait_until("the hook's context", WAIT, || {
-        ctx = hook_context(&home);
+        ctx = hook_context(&home, SESSION);
         ctx.is_some()
     });
     let ctx = ctx.unwrap();
@@ -345,7 +318,7 @@ fn the_hidden_context_names_the_artifacts_of_a_task_the_stream_ended() {
         "the hook's context, long before the first poll",
         Duration::from_secs(20),
         || {
-            ctx = hook_context(&home);
+            ctx = hook_context(&home, SESSION);
             ctx.is_some()
         },
     );
@@ -383,7 +356,7 @@ fn many_artifacts_stay_within_the_hook_cap() {
             .all(|t| t["state"] == "completed")
     });
     let mut seen = String::new();
-    while let Some(ctx) = hook_context(&home) {
+    while let Some(ctx) = hook_context(&home, SESSION) {
         assert!(ctx.encode_utf16().count() <= 9_000, "{}", ctx.len());
         seen.push_str(&ctx);
     }

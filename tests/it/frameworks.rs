@@ -11,16 +11,12 @@
 //! a framework limitation documented in docs/a2a.md ("What real servers do").
 
 use crate::mcp::{Home, Mcp, SESSION, structured};
-use crate::util::{TempHome, stdout, wait_until};
+use crate::util::{TempHome, ended_row, hook_context, task_row};
 use crate::workers::{Kind, Peer};
-use a2a_mod::env::Ctx;
-use a2a_mod::state::{Store, TaskRecord, session};
+use a2a_mod::state::TaskRecord;
 use serde_json::{Value, json};
 use sha2::Digest as _;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// Long enough for a 12 s task and a debug build on two shared cores.
@@ -127,77 +123,12 @@ fn send(h: &TempHome, session: &str, message: &str) -> Value {
 }
 
 fn row(h: &TempHome, session: &str, id: &str) -> Option<TaskRecord> {
-    let ctx = Ctx::at(&h.a2a_home());
-    Store::open_read(&session::db_path(&ctx, session))
-        .ok()??
-        .find(id)
-        .ok()?
+    task_row(&h.a2a_home(), session, id)
 }
 
 #[track_caller]
 fn ended(h: &TempHome, session: &str, id: &str) -> TaskRecord {
-    wait_until(&format!("task {id} to end"), WAIT, || {
-        row(h, session, id).is_some_and(|t| t.ended_ms.is_some())
-    });
-    row(h, session, id).unwrap()
-}
-
-/// What the UserPromptSubmit hook hands Claude now, if anything.
-fn hook_context(h: &TempHome, session: &str) -> Option<String> {
-    let input = json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
-                       "prompt": "next", "cwd": "/tmp", "transcript_path": null});
-    let o = h
-        .command()
-        .args(["hook", "user-prompt-submit"])
-        .stdin(input.to_string())
-        .output();
-    assert!(o.status.success());
-    let v: Value = serde_json::from_str(stdout(&o).trim()).ok()?;
-    v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .map(str::to_string)
-}
-
-/// The session's monitor (`a2a-mod watch`), its lines as they come; killed on drop.
-struct Monitor {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Monitor {
-    fn start(h: &TempHome, session: &str) -> Monitor {
-        let mut child = h
-            .command()
-            .env_remove("CLAUDE_PID")
-            .session(session)
-            .arg("watch")
-            .stderr(Stdio::inherit())
-            .spawn();
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Monitor { child, lines }
-    }
-
-    #[track_caller]
-    fn line(&self) -> String {
-        self.lines
-            .recv_timeout(WAIT)
-            .expect("the monitor prints a wake line")
-    }
-}
-
-impl Drop for Monitor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    ended_row(&h.a2a_home(), session, id, WAIT)
 }
 
 fn immediate(h: &TempHome, _: Quirks) {
@@ -214,13 +145,13 @@ fn immediate(h: &TempHome, _: Quirks) {
 /// the result once in the hidden context.
 fn background(h: &TempHome, _: Quirks) {
     let session = "fw-background";
-    let monitor = Monitor::start(h, session);
+    let monitor = crate::wake::Watch::start_in(h, session, &[]);
     let r = send(h, session, "slow 12 the big job");
     assert_eq!(r["tracked"], true, "{r}");
     let id = r["taskId"].as_str().unwrap();
     let t = ended(h, session, id);
     assert_eq!(t.state.as_str(), "completed", "{t:?}");
-    let line = monitor.line();
+    let line = monitor.next_line(WAIT);
     assert!(
         line.starts_with("a2a: fake task ") && line.ends_with(" completed"),
         "{line}"
@@ -430,11 +361,8 @@ async fn token_stream(home: &Home) {
     assert_eq!(s["tracked"], true, "the stream crosses the window: {s}");
     let id = s["taskId"].as_str().unwrap().to_string();
     let t = tokio::task::spawn_blocking({
-        let (h, id) = (h.a2a_home(), id.clone());
-        move || {
-            let home = TempHomeAt(h);
-            home.ended(&id)
-        }
+        let (a2a, id) = (h.a2a_home(), id.clone());
+        move || ended_row(&a2a, SESSION, &id, WAIT)
     })
     .await
     .unwrap();
@@ -458,24 +386,4 @@ async fn token_stream(home: &Home) {
         .collect();
     assert_eq!(texts.len(), 1, "one saved text: {got}");
     assert_eq!(texts[0].trim_end(), whole, "saved file");
-}
-
-/// The MCP session's store, seen from a blocking thread.
-struct TempHomeAt(std::path::PathBuf);
-
-impl TempHomeAt {
-    #[track_caller]
-    fn ended(&self, id: &str) -> TaskRecord {
-        let ctx = Ctx::at(&self.0);
-        let row = || {
-            Store::open_read(&session::db_path(&ctx, SESSION))
-                .ok()
-                .flatten()
-                .and_then(|s| s.find(id).ok().flatten())
-        };
-        wait_until(&format!("task {id} to end"), WAIT, || {
-            row().is_some_and(|t| t.ended_ms.is_some())
-        });
-        row().unwrap()
-    }
 }

@@ -8,7 +8,7 @@
 //! deadlines, and checks at the end that its pollers exited by themselves. A guard kills any that
 //! are left when a test fails, so no run leaves orphans behind.
 
-use crate::util::{SECOND, TempHome, TestCommand, bin, stderr, stdout, wait_until};
+use crate::util::{SECOND, TempHome, TestCommand, bin, hook_context, stderr, wait_until};
 use crate::workers::{Event, Kind, Peer};
 use a2a_mod::env::{Ctx, now_ms};
 use a2a_mod::state::{Store, session};
@@ -94,30 +94,6 @@ fn ids(list: &[Value]) -> BTreeSet<String> {
 /// Appends `[timing]` keys to the config.
 fn timing(home: &TempHome, keys: &str) {
     crate::util::append_timing(&home.a2a_home(), keys);
-}
-
-/// What the UserPromptSubmit hook hands Claude as hidden context right now, if anything.
-fn hook_context(home: &TempHome, session: &str) -> Option<String> {
-    let input = json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
-                       "prompt": "next", "cwd": "/tmp", "transcript_path": null});
-    let o = home
-        .command()
-        .args(["hook", "user-prompt-submit"])
-        .stdin(input.to_string())
-        .output();
-    assert!(o.status.success(), "hook failed: {}", stderr(&o));
-    let out = stdout(&o);
-    if out.trim().is_empty() {
-        return None;
-    }
-    let v: Value = serde_json::from_str(out.trim()).expect("the hook prints one JSON line");
-    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
-    Some(
-        v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    )
 }
 
 /// Live `a2a-mod poller --session <session>` processes (a zombie has no command line, so only

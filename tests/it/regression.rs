@@ -281,18 +281,7 @@ async fn r17_the_stream_that_made_a_task_stays_open_after_the_window() {
     let id = s["taskId"].as_str().unwrap().to_string();
     let a2a = home.path().to_path_buf();
     let t = tokio::task::spawn_blocking(move || {
-        let ctx = a2a_mod::env::Ctx::at(&a2a);
-        let db = a2a_mod::state::session::db_path(&ctx, SESSION);
-        let row = || {
-            a2a_mod::state::Store::open_read(&db)
-                .ok()
-                .flatten()
-                .and_then(|s| s.find(&id).ok().flatten())
-        };
-        wait_until("the task to end", 30 * SECOND, || {
-            row().is_some_and(|t| t.ended_ms.is_some())
-        });
-        row().unwrap()
+        crate::util::ended_row(&a2a, SESSION, &id, 30 * SECOND)
     })
     .await
     .unwrap();

@@ -6,11 +6,11 @@
 //! hook that announces an ended task, and the workers' request logs, which say when each request
 //! arrived (the fake worker's `slow N` task ends exactly N s after its send arrived).
 
-use crate::util::{TempHome, TestCommand, ok, stdout, wait_until};
+use crate::util::{TempHome, TestCommand, ended_row, hook_context, ok, task_row, wait_until};
 use crate::workers::{Event, Kind, Peer};
 use a2a_mod::env::Ctx;
-use a2a_mod::state::{Store, TaskRecord, session};
-use serde_json::{Value, json};
+use a2a_mod::state::TaskRecord;
+use serde_json::Value;
 use std::time::Duration;
 
 /// A session id unique to this test and this run.
@@ -33,38 +33,13 @@ fn send_tracked(home: &TempHome, session: &str, alias: &str, message: &str) -> S
 
 /// The task's row in the session store, as the poller left it.
 fn row(home: &TempHome, session: &str, id: &str) -> Option<TaskRecord> {
-    let ctx = Ctx::at(&home.a2a_home());
-    Store::open_read(&session::db_path(&ctx, session))
-        .ok()??
-        .find(id)
-        .ok()?
+    task_row(&home.a2a_home(), session, id)
 }
 
 /// Waits for the task to end in the store and returns its row.
 #[track_caller]
 fn ended(home: &TempHome, session: &str, id: &str, within: Duration) -> TaskRecord {
-    wait_until(&format!("task {id} to end in the store"), within, || {
-        row(home, session, id).is_some_and(|t| t.ended_ms.is_some())
-    });
-    row(home, session, id).unwrap()
-}
-
-/// What the UserPromptSubmit hook hands Claude as hidden context right now, if anything: the
-/// announcement of ended tasks, claimed exactly once.
-fn hook_context(home: &TempHome, session: &str) -> Option<String> {
-    let input = json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
-                       "prompt": "next", "cwd": "/tmp", "transcript_path": null});
-    let o = home
-        .command()
-        .args(["hook", "user-prompt-submit"])
-        .stdin(input.to_string())
-        .output();
-    assert!(o.status.success());
-    let out = stdout(&o);
-    let v: Value = serde_json::from_str(out.trim()).ok()?;
-    v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .map(str::to_string)
+    ended_row(&home.a2a_home(), session, id, within)
 }
 
 /// The ended task is announced once: the next prompt's context names it, the one after does not.

@@ -421,3 +421,57 @@ fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+/// What the UserPromptSubmit hook hands Claude as hidden context right now, if anything (each
+/// ended task's outcome, claimed once): the hook must succeed, print one JSON line within Claude
+/// Code's 10,000-character hook cap, or print nothing.
+#[track_caller]
+pub fn hook_context(home: &TempHome, session: &str) -> Option<String> {
+    let input = serde_json::json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
+                       "prompt": "next", "cwd": "/tmp", "transcript_path": null});
+    let o = home
+        .command()
+        .args(["hook", "user-prompt-submit"])
+        .stdin(input.to_string())
+        .output();
+    assert!(o.status.success(), "hook failed: {}", stderr(&o));
+    let out = stdout(&o);
+    if out.trim().is_empty() {
+        return None;
+    }
+    assert!(
+        out.chars().count() <= 10_000,
+        "over Claude Code's hook cap: {}",
+        out.len()
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(out.trim()).expect("the hook prints one JSON line");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A task's row in a session's store (read-only, as the poller and the tools left it), from a
+/// temp home's `A2A_MOD_HOME`; a path, so a blocking thread beside an async test can use it.
+pub fn task_row(a2a_home: &Path, session: &str, id: &str) -> Option<a2a_mod::state::TaskRecord> {
+    let ctx = a2a_mod::env::Ctx::at(a2a_home);
+    a2a_mod::state::Store::open_read(&a2a_mod::state::session::db_path(&ctx, session))
+        .ok()??
+        .find(id)
+        .ok()?
+}
+
+/// Waits for the task to end in the store, and returns its row.
+#[track_caller]
+pub fn ended_row(
+    a2a_home: &Path,
+    session: &str,
+    id: &str,
+    within: Duration,
+) -> a2a_mod::state::TaskRecord {
+    wait_until(&format!("task {id} to end in the store"), within, || {
+        task_row(a2a_home, session, id).is_some_and(|t| t.ended_ms.is_some())
+    });
+    task_row(a2a_home, session, id).expect("the ended task's row")
+}

@@ -88,11 +88,16 @@ impl Watch {
 
     /// [`Watch::start`] with extra environment (e.g. the stretched fallback tick).
     pub(crate) fn start_with(home: &TempHome, envs: &[(&str, &str)]) -> Watch {
+        Watch::start_in(home, SESSION, envs)
+    }
+
+    /// The monitor of another session.
+    pub(crate) fn start_in(home: &TempHome, session: &str, envs: &[(&str, &str)]) -> Watch {
         let mut child = home
             .command()
             .env_remove("CLAUDE_PID")
             .envs(envs.iter().copied())
-            .session(SESSION)
+            .session(session)
             .arg("watch")
             .stderr(Stdio::inherit())
             .spawn();
