@@ -13,9 +13,9 @@
 // A benchmark prints its figures, and a failed set-up is a bug in the bench itself.
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
-use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
-use a2a_mod::env::Ctx;
-use a2a_mod::state::{NewTask, Store, session};
+use a2a_mod::testing::Ctx;
+use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
+use a2a_mod::testing::{NewTask, Store, session};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

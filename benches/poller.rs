@@ -18,12 +18,12 @@
 // Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
 #![allow(clippy::disallowed_methods)]
 
-use a2a_mod::a2a::Worker;
-use a2a_mod::config::WorkerConfig;
-use a2a_mod::core::task::TaskState;
-use a2a_mod::env::{Ctx, now_ms};
-use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
-use a2a_mod::state::{NewTask, Store, session};
+use a2a_mod::testing::Worker;
+use a2a_mod::testing::WorkerConfig;
+use a2a_mod::testing::task::TaskState;
+use a2a_mod::testing::{Ctx, now_ms};
+use a2a_mod::testing::{FakeWorker, FakeWorkerOptions, StreamMode};
+use a2a_mod::testing::{NewTask, Store, session};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -111,7 +111,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
 
     let ctx = Ctx::at(home.path());
     let store = Store::open(&session::db_path(&ctx, SESSION)).expect("session store");
-    let http = a2a_mod::a2a::http_client();
+    let http = a2a_mod::testing::http_client();
     let clients: Vec<Worker> = workers
         .iter()
         .enumerate()

@@ -14,12 +14,12 @@
 // A bench reports its measurements on stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use a2a_mod::core::status::{self, Row};
-use a2a_mod::core::task::TaskState;
-use a2a_mod::core::task::{EndReason, PollUpdate};
-use a2a_mod::env::Ctx;
-use a2a_mod::state::{NewTask, Store, session, snapshot};
-use a2a_mod::theme::Theme;
+use a2a_mod::testing::Ctx;
+use a2a_mod::testing::Theme;
+use a2a_mod::testing::status::{self, Row};
+use a2a_mod::testing::task::TaskState;
+use a2a_mod::testing::task::{EndReason, PollUpdate};
+use a2a_mod::testing::{NewTask, Store, session, snapshot};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -173,23 +173,21 @@ fn main() {
         "stdin JSON (idle payload)",
         2000,
         Box::new(|| {
-            std::hint::black_box(
-                a2a_mod::claude::statusline_input::WireStatuslineInput::parse(&payload),
-            );
+            std::hint::black_box(a2a_mod::testing::WireStatuslineInput::parse(&payload));
         }),
     );
     per(
         "theme: parse themes/default.toml (before)",
         2000,
         Box::new(|| {
-            std::hint::black_box(Theme::parse(a2a_mod::theme::BUILTIN[0].1).ok());
+            std::hint::black_box(Theme::parse(a2a_mod::testing::BUILTIN[0].1).ok());
         }),
     );
     per(
         "theme: load \"default\" (built in code)",
         2000,
         Box::new(|| {
-            std::hint::black_box(a2a_mod::theme::load("default", tmp.path()));
+            std::hint::black_box(a2a_mod::testing::load("default", tmp.path()));
         }),
     );
     for n in [1usize, 500] {
@@ -206,7 +204,7 @@ fn main() {
         "config.toml: none",
         2000,
         Box::new(|| {
-            std::hint::black_box(a2a_mod::statusline::HotConfig::load(
+            std::hint::black_box(a2a_mod::testing::HotConfig::load(
                 &tmp.path().join("none/config.toml"),
                 &mut Vec::new(),
             ));
@@ -255,7 +253,9 @@ fn main() {
                          ) ORDER BY started_ms, seq",
                     )
                     .expect("prepare");
-                let mut rows = st.query([a2a_mod::env::now_ms() - 5000]).expect("query");
+                let mut rows = st
+                    .query([a2a_mod::testing::now_ms() - 5000])
+                    .expect("query");
                 let mut k = 0usize;
                 while let Ok(Some(r)) = rows.next() {
                     k += r
@@ -268,20 +268,16 @@ fn main() {
         );
     }
     for n in [1usize, 500] {
-        let env = a2a_mod::statusline::Env {
+        let env = a2a_mod::testing::Env {
             ctx: Some(Ctx::at(&tmp.path().join(format!("{n} tasks")))),
-            now_ms: a2a_mod::env::now_ms(),
+            now_ms: a2a_mod::testing::now_ms(),
             ..Default::default()
         };
         per(
             &format!("line_for (all of it), {n} tasks"),
             300,
             Box::new(|| {
-                std::hint::black_box(a2a_mod::statusline::line_for(
-                    &payload,
-                    &env,
-                    &mut Vec::new(),
-                ));
+                std::hint::black_box(a2a_mod::testing::line_for(&payload, &env, &mut Vec::new()));
             }),
         );
     }
@@ -425,7 +421,7 @@ fn spawn(
 fn seed(home: &Path, n: usize) {
     let ctx = Ctx::at(home);
     let store = Store::open(&session::db_path(&ctx, SID)).expect("store");
-    let now = a2a_mod::env::now_ms();
+    let now = a2a_mod::testing::now_ms();
     for i in 0..n {
         let id = format!("task-{i}");
         store

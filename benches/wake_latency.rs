@@ -38,7 +38,7 @@ mod util;
 #[path = "../tests/it/workers.rs"]
 mod workers;
 
-use a2a_mod::env::now_ms;
+use a2a_mod::testing::now_ms;
 use fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use peers::claude::{ClaudeOpts, ClaudeSession, SEND, TOOLS};
 use serde_json::json;

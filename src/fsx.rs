@@ -158,7 +158,7 @@ pub fn try_lock_within(path: &Path, patience: std::time::Duration) -> Result<Opt
 }
 
 /// Whether some process holds the lock at `path` (without keeping it). It takes a free lock for a
-/// moment; contenders use [`try_lock_within`] so the probe never turns one away.
+/// moment; contenders use `try_lock_within` so the probe never turns one away.
 pub fn is_locked(path: &Path) -> bool {
     let Ok(f) = OpenOptions::new().read(true).write(true).open(path) else {
         return false;

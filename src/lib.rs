@@ -1,29 +1,48 @@
 //! a2a-mod: Claude Code hands work to remote A2A agents ("workers") and is woken when it ends.
-//! The lib exists so `tests/` and `benches/` reach internals; `main.rs` only parses and runs a
-//! `cmd::Run`.
+//! One binary; the library exists for `main.rs` (which only parses and runs a `cmd::Run`) and,
+//! through the small [`testing`] surface, for `tests/` and `benches/`. Everything else is private
+//! to the crate, so an item nothing uses is a warning.
 
-pub mod a2a;
-pub mod artifacts;
-pub mod attach;
-pub mod claude;
+mod a2a;
+mod artifacts;
+mod attach;
+mod claude;
 pub mod cli;
 pub mod cmd;
-pub mod config;
-pub mod core;
-pub mod env;
+mod config;
+mod core;
+mod env;
 pub mod error;
-pub mod fake_worker;
-pub mod fsx;
-pub mod hook;
-pub mod ids;
-pub mod log;
-pub mod mcp;
-pub mod ops;
-pub mod overflow;
-pub mod poller;
-pub mod secret;
-pub mod state;
-pub mod statusline;
-pub mod theme;
-pub mod wake;
-pub mod watch;
+mod fake_worker;
+mod fsx;
+mod hook;
+mod ids;
+mod log;
+mod mcp;
+mod ops;
+mod overflow;
+mod poller;
+mod secret;
+mod state;
+mod statusline;
+mod theme;
+mod wake;
+mod watch;
+
+/// What `tests/` and `benches/` use besides the binary: the store as the poller leaves it, the
+/// fake worker in process, the status line's pure parts, the lock and clock helpers. Not an API:
+/// hidden from the docs, and it changes with any commit.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::a2a::{Worker, http_client};
+    pub use crate::claude::statusline_input::WireStatuslineInput;
+    pub use crate::config::WorkerConfig;
+    pub use crate::core::{status, task};
+    pub use crate::env::{Ctx, now_ms};
+    pub use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    pub use crate::fsx::{is_locked, try_lock};
+    pub use crate::poller::{is_running, lock_path};
+    pub use crate::state::{NewTask, Store, TaskRecord, notify, session, snapshot};
+    pub use crate::statusline::{Env, HotConfig, line_for, to_row};
+    pub use crate::theme::{BUILTIN, Theme, load};
+}

@@ -7,7 +7,7 @@
 //! when the name is not a built-in. Parsing is pure; [`load`] is the one function here that reads
 //! a file.
 
-pub use crate::core::theme::{Colour, ColourError, Glyphs, Powerline, Role, Style, Styles, Theme};
+pub use crate::core::theme::{Colour, ColourError, Glyphs, Powerline, Style, Styles, Theme};
 // Parse errors are only ever shown (as `load`'s warning): `anyhow`, each message built whole
 // (no `.context()`), so `{e}` prints all of it.
 use anyhow::{Result, anyhow, bail};
@@ -240,6 +240,7 @@ pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::theme::Role;
 
     #[test]
     fn every_builtin_parses() {

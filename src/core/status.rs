@@ -5,7 +5,7 @@
 //! Pure and hot (runs once a second): no IO, no env, no clock; the spinner frame, the running
 //! clock and the "done for 5 s" rule all come from `now` at render time, so a snapshot written once
 //! draws the right line every second until the next write. Worker-provided text goes through
-//! [`text::sanitize`] and [`text::cut`] before it is drawn.
+//! `text::sanitize` and `text::cut` before it is drawn.
 //!
 //! Why a snapshot: the status line's process must cost about what starting a process costs, and
 //! SQLite's first read of the file alone costs more than that. Writers publish the
@@ -69,7 +69,7 @@ fn kind(r: &Row<'_>) -> Standing {
 pub type Span<'a> = (Role, Cow<'a, str>);
 
 /// One task as the [`Snapshot`] keeps it: owned, its texts sanitized and cut to what the line can
-/// show ([`text::keep_for_cut`]), so a long prompt costs the snapshot a few dozen bytes.
+/// show (`text::keep_for_cut`), so a long prompt costs the snapshot a few dozen bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SnapRow {
     pub worker: String,

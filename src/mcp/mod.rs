@@ -9,4 +9,4 @@ mod line_cap;
 mod server;
 mod tools;
 
-pub use server::{A2aServer, serve_stdio};
+pub use server::serve_stdio;

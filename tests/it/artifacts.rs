@@ -465,7 +465,7 @@ fn prune_removes_old_sessions_results_never_a_live_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_send_tool_result_lists_artifacts() {
     use crate::mcp::{Home, Mcp, structured};
-    let fw = a2a_mod::fake_worker::FakeWorker::start(Default::default())
+    let fw = a2a_mod::testing::FakeWorker::start(Default::default())
         .await
         .unwrap();
     let home = Home::new(Some(&fw.url), "");

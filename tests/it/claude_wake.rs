@@ -19,7 +19,7 @@ use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession, SEND, TOOLS};
 use crate::util::{TempHome, bin, fast_timing, ok, wait_until};
 use crate::workers::{Kind, Peer, repo};
-use a2a_mod::env::now_ms;
+use a2a_mod::testing::now_ms;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -847,13 +847,13 @@ fn monitor_pids(rig: &Rig) -> Vec<u32> {
 
 /// Waits for the plugin's monitor to run and hold its lock, then `kill -9`s it.
 fn kill_monitor(rig: &Rig) {
-    let sessions = a2a_mod::env::Ctx::at(&rig.home().a2a_home()).sessions_dir();
+    let sessions = a2a_mod::testing::Ctx::at(&rig.home().a2a_home()).sessions_dir();
     wait_until("the monitor to start and hold its lock", LONG, || {
         !monitor_pids(rig).is_empty()
             && std::fs::read_dir(&sessions).is_ok_and(|d| {
                 d.filter_map(Result::ok).any(|e| {
                     e.file_name().to_string_lossy().ends_with(".monitor.lock")
-                        && a2a_mod::fsx::is_locked(&e.path())
+                        && a2a_mod::testing::is_locked(&e.path())
                 })
             })
     });

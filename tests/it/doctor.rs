@@ -149,9 +149,9 @@ fn doctor_reports_a_broken_install_with_fixes_and_exit_1() {
 /// waiter, a headless run's Stop hook, or none (✕, with how to get the result anyway).
 #[test]
 fn doctor_names_the_wake_path_of_each_live_session() {
-    use a2a_mod::core::task::TaskState;
-    use a2a_mod::env::Ctx;
-    use a2a_mod::state::{NewTask, Store, session};
+    use a2a_mod::testing::Ctx;
+    use a2a_mod::testing::task::TaskState;
+    use a2a_mod::testing::{NewTask, Store, session};
     let home = TempHome::new();
     let ctx = Ctx::at(&home.a2a_home());
     let sid = "5e551011-aaaa-bbbb-cccc-00000000d0c7";
@@ -172,11 +172,11 @@ fn doctor_names_the_wake_path_of_each_live_session() {
     )
     .unwrap();
     // Holding the poller lock keeps doctor's own view simple (and starts no real poller).
-    let _poller = a2a_mod::fsx::try_lock(&a2a_mod::poller::lock_path(&ctx, sid))
+    let _poller = a2a_mod::testing::try_lock(&a2a_mod::testing::lock_path(&ctx, sid))
         .unwrap()
         .unwrap();
     let lock = |what: &str| {
-        a2a_mod::fsx::try_lock(&session::lock_path(&ctx, sid, what))
+        a2a_mod::testing::try_lock(&session::lock_path(&ctx, sid, what))
             .unwrap()
             .unwrap()
     };

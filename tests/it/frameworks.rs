@@ -13,7 +13,7 @@
 use crate::mcp::{Home, Mcp, SESSION, structured};
 use crate::util::{TempHome, ended_row, hook_context, task_row};
 use crate::workers::{Kind, Peer};
-use a2a_mod::state::TaskRecord;
+use a2a_mod::testing::TaskRecord;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use std::path::Path;
@@ -38,6 +38,9 @@ struct Quirks {
     no_data_parts: bool,
     /// The file part comes back without its file name (MAF).
     no_file_names: bool,
+    /// A subscription joined mid-stream gets no task first, and afterwards the server's own
+    /// snapshot holds every chunk after it twice (a2a-sdk 0.3.26's `tasks/resubscribe`).
+    resubscribe_doubles_chunks: bool,
 }
 
 const MAF: Quirks = Quirks {
@@ -46,6 +49,7 @@ const MAF: Quirks = Quirks {
     text_parts_only: true,
     no_data_parts: true,
     no_file_names: true,
+    resubscribe_doubles_chunks: false,
 };
 
 #[test]
@@ -70,6 +74,7 @@ fn a2a_sdk_03_resubscribes_mid_stream() {
         &[],
         Quirks {
             no_recall: true,
+            resubscribe_doubles_chunks: true,
             ..Quirks::default()
         },
     );
@@ -85,9 +90,10 @@ fn matrix(kind: Kind, extra: &[&str], q: Quirks) {
     };
     let home = Home::new(Some(&peer.url), "");
     let h = home.temp();
-    let cells: [(&str, Cell); 8] = [
+    let cells: [(&str, Cell); 9] = [
         ("immediate", immediate),
         ("background", background),
+        ("cli tokens", cli_token_stream),
         ("input", input_required),
         ("failure", failure),
         ("cancel", cancel),
@@ -341,6 +347,39 @@ fn files_and_data_sent(h: &TempHome, q: Quirks) {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The same token stream sent from the command line, whose `send` closes its stream at the end
+/// of the window: the poller's own subscription follows the task from there. Where it joins
+/// mid-stream (no task first), its ending is the worker's snapshot, so no chunk is lost; a2a-sdk
+/// 0.3.26 then shows every chunk after the re-subscription twice (a framework bug), so there
+/// every chunk must be there in order, each at most twice.
+fn cli_token_stream(h: &TempHome, q: Quirks) {
+    let session = "fw-cli-tokens";
+    let r = send(h, session, "tokens 300 10");
+    assert_eq!(r["tracked"], true, "{r}");
+    let t = ended(h, session, r["taskId"].as_str().unwrap());
+    assert_eq!(t.state.as_str(), "completed", "{t:?}");
+    let text = t.result.unwrap_or_default();
+    let chunks: Vec<String> = (0..300).map(|i| format!("t{i:03} ")).collect();
+    if !q.resubscribe_doubles_chunks {
+        assert_eq!(text.trim_end(), chunks.concat().trim_end(), "stored result");
+        return;
+    }
+    let mut rest = text.as_str();
+    for c in &chunks {
+        let c = c.trim_end();
+        let at = rest
+            .find(c)
+            .unwrap_or_else(|| panic!("chunk {c} missing or out of order: {text}"));
+        rest = &rest[at + c.len()..];
+        assert!(text.matches(c).count() <= 2, "{c} more than twice: {text}");
+    }
+    let doubled = chunks
+        .iter()
+        .filter(|c| text.matches(c.trim_end()).count() == 2)
+        .count();
+    eprintln!("the worker's snapshot after a re-subscription: {doubled} of 300 chunks twice");
 }
 
 /// 300 chunks over 10 s, sent through the MCP server as Claude sends them: the window hands the

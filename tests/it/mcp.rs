@@ -4,7 +4,7 @@
 //! progress, the budget against a `silent` worker, and a cancelled `send`.
 
 use crate::util::{TempHome, append_timing, ok};
-use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions};
+use a2a_mod::testing::{FakeWorker, FakeWorkerOptions};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

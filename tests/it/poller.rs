@@ -10,8 +10,8 @@
 
 use crate::util::{SECOND, TempHome, TestCommand, bin, hook_context, stderr, wait_until};
 use crate::workers::{Event, Kind, Peer};
-use a2a_mod::env::{Ctx, now_ms};
-use a2a_mod::state::{Store, session};
+use a2a_mod::testing::{Ctx, now_ms};
+use a2a_mod::testing::{Store, session};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -126,7 +126,7 @@ fn poller_pid(home: &TempHome, session: &str) -> Option<i32> {
 /// The pid the lock-holding poller recorded in the store, while the lock is held.
 pub(crate) fn recorded_poller_pid(a2a_home: &std::path::Path, session: &str) -> Option<i32> {
     let ctx = Ctx::at(a2a_home);
-    if !a2a_mod::poller::is_running(&ctx, session) {
+    if !a2a_mod::testing::is_running(&ctx, session) {
         return None;
     }
     Store::open_read(&session::db_path(&ctx, session))
@@ -146,7 +146,7 @@ fn pollers_exit(home: &TempHome, session: &str) {
         || pollers(session).is_empty(),
     );
     let ctx = Ctx::at(&home.a2a_home());
-    assert!(!a2a_mod::poller::is_running(&ctx, session));
+    assert!(!a2a_mod::testing::is_running(&ctx, session));
 }
 
 fn kill(pid: i32, sig: i32) {
@@ -735,14 +735,14 @@ fn worker_remove_ends_live_tasks() {
         format!(
             "gone task {in_a}: no longer tracked because worker \"gone\" was removed. Add the worker again and use the task tool to check it."
         ),
-        a2a_mod::core::task::removed_message("gone", &in_a),
+        a2a_mod::testing::task::removed_message("gone", &in_a),
     ] {
         assert!(context.contains(&want), "{context:?} lacks {want:?}");
     }
     assert!(context.contains(&kept), "{context}");
     let context = hook_context(&home, &b).expect("B's hidden context");
     assert!(
-        context.contains(&a2a_mod::core::task::removed_message("gone", &in_b)),
+        context.contains(&a2a_mod::testing::task::removed_message("gone", &in_b)),
         "{context}"
     );
     assert!(!context.contains(&in_a), "{context}");

@@ -301,7 +301,7 @@ async fn r17_the_stream_that_made_a_task_stays_open_after_the_window() {
 /// first hook says how many wait and that they come next.
 #[test]
 fn r17_a_hook_that_holds_results_back_says_they_come_next() {
-    use a2a_mod::core::task::TaskState;
+    use a2a_mod::testing::task::TaskState;
     let home = TempHome::new();
     let s = crate::wake::store(&home);
     for i in 0..14 {

@@ -5,11 +5,11 @@
 //! (that every write publishes it, that stale and missing ones fall back to the store).
 
 use crate::util::{TempHome, TestCommand};
-use a2a_mod::core::status;
-use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
-use a2a_mod::env::Ctx;
-use a2a_mod::state::snapshot::{self, Loaded};
-use a2a_mod::state::{NewTask, Store, session};
+use a2a_mod::testing::Ctx;
+use a2a_mod::testing::snapshot::{self, Loaded};
+use a2a_mod::testing::status;
+use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
+use a2a_mod::testing::{NewTask, Store, session};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -853,13 +853,13 @@ fn db(h: &Home) -> std::path::PathBuf {
 }
 
 /// The snapshot on disk, which must be fresh and equal to what the whole store summarizes to.
-fn assert_snapshot_follows(h: &Home) -> a2a_mod::core::status::Snapshot {
+fn assert_snapshot_follows(h: &Home) -> a2a_mod::testing::status::Snapshot {
     let snap = match snapshot::load(&db(h)) {
         Loaded::Fresh(s) => s,
         other => panic!("snapshot not fresh after a write: {other:?}"),
     };
     let all = Store::open_read(&db(h)).unwrap().unwrap().all().unwrap();
-    let rows: Vec<_> = all.iter().map(a2a_mod::statusline::to_row).collect();
+    let rows: Vec<_> = all.iter().map(a2a_mod::testing::to_row).collect();
     assert_eq!(snap, status::summarize(&rows));
     snap
 }
@@ -932,7 +932,7 @@ fn the_snapshot_follows_every_kind_of_write() {
         "a2a-mod: ✓ fake done 0:12 · 1 waiting\n"
     );
     // Seen by the task tool: the waiting task answered and working again.
-    let seen = a2a_mod::core::task::Seen {
+    let seen = a2a_mod::testing::task::Seen {
         task_id: "t2",
         state: TaskState::Working,
         text: None,

@@ -197,7 +197,7 @@ fn a_2s_task_returns_as_it_ends_python_v03() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
     use crate::mcp::{Home, Mcp, structured};
-    use a2a_mod::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    use a2a_mod::testing::{FakeWorker, FakeWorkerOptions, StreamMode};
     let w = FakeWorker::start(FakeWorkerOptions {
         stream: StreamMode::On,
         ..Default::default()

@@ -8,8 +8,8 @@
 
 use crate::util::{TempHome, TestCommand, ended_row, hook_context, ok, task_row, wait_until};
 use crate::workers::{Event, Kind, Peer};
-use a2a_mod::env::Ctx;
-use a2a_mod::state::TaskRecord;
+use a2a_mod::testing::Ctx;
+use a2a_mod::testing::TaskRecord;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -100,7 +100,7 @@ impl Drop for PollerGone<'_> {
             return;
         }
         wait_until("the poller to exit", Duration::from_secs(20), || {
-            !a2a_mod::poller::is_running(&ctx, &self.1)
+            !a2a_mod::testing::is_running(&ctx, &self.1)
         });
     }
 }

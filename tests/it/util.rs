@@ -454,9 +454,9 @@ pub fn hook_context(home: &TempHome, session: &str) -> Option<String> {
 
 /// A task's row in a session's store (read-only, as the poller and the tools left it), from a
 /// temp home's `A2A_MOD_HOME`; a path, so a blocking thread beside an async test can use it.
-pub fn task_row(a2a_home: &Path, session: &str, id: &str) -> Option<a2a_mod::state::TaskRecord> {
-    let ctx = a2a_mod::env::Ctx::at(a2a_home);
-    a2a_mod::state::Store::open_read(&a2a_mod::state::session::db_path(&ctx, session))
+pub fn task_row(a2a_home: &Path, session: &str, id: &str) -> Option<a2a_mod::testing::TaskRecord> {
+    let ctx = a2a_mod::testing::Ctx::at(a2a_home);
+    a2a_mod::testing::Store::open_read(&a2a_mod::testing::session::db_path(&ctx, session))
         .ok()??
         .find(id)
         .ok()?
@@ -469,7 +469,7 @@ pub fn ended_row(
     session: &str,
     id: &str,
     within: Duration,
-) -> a2a_mod::state::TaskRecord {
+) -> a2a_mod::testing::TaskRecord {
     wait_until(&format!("task {id} to end in the store"), within, || {
         task_row(a2a_home, session, id).is_some_and(|t| t.ended_ms.is_some())
     });

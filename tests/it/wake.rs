@@ -5,9 +5,9 @@
 //! for byte, and the hooks' silence when there is nothing to say or the input is bad.
 
 use crate::util::{TempHome, wait_until};
-use a2a_mod::core::task::{EndReason, PollUpdate, TaskState};
-use a2a_mod::env::Ctx;
-use a2a_mod::state::{NewTask, Store, session};
+use a2a_mod::testing::Ctx;
+use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
+use a2a_mod::testing::{NewTask, Store, session};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -27,8 +27,8 @@ pub(crate) fn store(home: &TempHome) -> Store {
 /// Holds the session's poller lock, so `watch` and `hook wake` start no real poller: the test
 /// plays the poller by writing poll outcomes itself.
 pub(crate) fn fake_poller(home: &TempHome) -> std::fs::File {
-    let p = a2a_mod::poller::lock_path(&ctx(home), SESSION);
-    a2a_mod::fsx::try_lock(&p)
+    let p = a2a_mod::testing::lock_path(&ctx(home), SESSION);
+    a2a_mod::testing::try_lock(&p)
         .expect("lock")
         .expect("nobody else polls")
 }
@@ -517,7 +517,7 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
     let mut first = spawn();
     let lock = session::lock_path(&ctx(&home), SESSION, "waker");
     wait_until("the first waiter to hold the lock", LONG, || {
-        a2a_mod::fsx::is_locked(&lock)
+        a2a_mod::testing::is_locked(&lock)
     });
     let second = spawn().wait_with_output().unwrap();
     assert_eq!(second.status.code(), Some(0));
@@ -541,7 +541,7 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
     live(&s, "fake", "ffff9999");
     let third = spawn();
     wait_until("the third waiter to hold the lock", LONG, || {
-        a2a_mod::fsx::is_locked(&lock)
+        a2a_mod::testing::is_locked(&lock)
     });
     // SAFETY: kill(2) on our own child.
     unsafe {
@@ -626,7 +626,7 @@ fn hook_stop_waits_headless_then_blocks_with_the_results_once() {
     let mut stop = spawn_hook(&home, "stop", &HEADLESS);
     let lock = session::lock_path(&ctx(&home), SESSION, "stop");
     wait_until("the Stop hook to wait", LONG, || {
-        a2a_mod::fsx::is_locked(&lock)
+        a2a_mod::testing::is_locked(&lock)
     });
     end(&s, "fake", "abcd1234", TaskState::Completed, Some("built"));
     end(&s, "fake", "ffff9999", TaskState::Failed, Some("broke"));
@@ -696,7 +696,7 @@ fn hook_stop_gives_up_after_max_wait_once() {
     let mut stop = spawn_hook(&home, "stop", &HEADLESS);
     let lock = session::lock_path(&ctx(&home), SESSION, "stop");
     wait_until("the Stop hook to wait", LONG, || {
-        a2a_mod::fsx::is_locked(&lock)
+        a2a_mod::testing::is_locked(&lock)
     });
     end(&s, "fake", "ffff9999", TaskState::Completed, Some("late"));
     wait_until("the Stop hook to answer", LONG, || {
@@ -723,12 +723,12 @@ fn hook_wake_leaves_batches_to_a_live_monitor_and_covers_a_dead_or_stuck_one() {
     // 1. A live monitor announces; the waiter, started first, stays silent.
     let mut watch = Watch::start(&home);
     wait_until("the monitor to hold its lock", LONG, || {
-        a2a_mod::fsx::is_locked(&monitor_lock)
+        a2a_mod::testing::is_locked(&monitor_lock)
     });
     live(&s, "fake", "aaaa0001");
     let waiter = spawn_hook(&home, "wake", &attended);
     wait_until("the waiter to hold its lock", LONG, || {
-        a2a_mod::fsx::is_locked(&waiter_lock)
+        a2a_mod::testing::is_locked(&waiter_lock)
     });
     end(&s, "fake", "aaaa0001", TaskState::Completed, Some("one"));
     assert_eq!(watch.next_line(LONG), "a2a: fake task aaaa… completed");
@@ -744,7 +744,7 @@ fn hook_wake_leaves_batches_to_a_live_monitor_and_covers_a_dead_or_stuck_one() {
     live(&s, "fake", "bbbb0002");
     let waiter = spawn_hook(&home, "wake", &attended);
     wait_until("the waiter to hold its lock", LONG, || {
-        a2a_mod::fsx::is_locked(&waiter_lock)
+        a2a_mod::testing::is_locked(&waiter_lock)
     });
     assert!(watch.kill9_and_drain().is_empty());
     end(&s, "fake", "bbbb0002", TaskState::Completed, Some("two"));
@@ -758,11 +758,11 @@ fn hook_wake_leaves_batches_to_a_live_monitor_and_covers_a_dead_or_stuck_one() {
     assert!(err.contains("two"), "{err}");
 
     // 3. A stuck monitor (the lock held, no line): announced after the grace, not before SETTLE.
-    let _stuck = a2a_mod::fsx::try_lock(&monitor_lock).unwrap().unwrap();
+    let _stuck = a2a_mod::testing::try_lock(&monitor_lock).unwrap().unwrap();
     live(&s, "fake", "cccc0003");
     let waiter = spawn_hook(&home, "wake", &attended);
     wait_until("the waiter to hold its lock", LONG, || {
-        a2a_mod::fsx::is_locked(&waiter_lock)
+        a2a_mod::testing::is_locked(&waiter_lock)
     });
     end(&s, "fake", "cccc0003", TaskState::Completed, Some("three"));
     let t = Instant::now();

@@ -11,8 +11,8 @@ use crate::wake::{
     HEADLESS, LONG, SESSION, Watch, count, ctx, end, fake_poller, live, prompt_input, spawn_hook,
     store,
 };
-use a2a_mod::core::task::TaskState;
-use a2a_mod::state::{notify, session};
+use a2a_mod::testing::task::TaskState;
+use a2a_mod::testing::{notify, session};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
