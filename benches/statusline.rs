@@ -19,7 +19,7 @@ use a2a_mod::testing::Theme;
 use a2a_mod::testing::status::{self, Row};
 use a2a_mod::testing::task::TaskState;
 use a2a_mod::testing::task::{EndReason, PollUpdate};
-use a2a_mod::testing::{NewTask, Store, session, snapshot};
+use a2a_mod::testing::{NewTask, Reader, Store, session, snapshot};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -102,10 +102,10 @@ fn main() {
     // Two situations: the store alone, and with another connection open, as while tasks are live
     // (the poller and the monitor hold the store; for the SQLite path the WAL index then stays).
     for held in [false, true] {
-        let _held: Vec<Store> = if held {
+        let _held: Vec<Reader> = if held {
             cases
                 .iter()
-                .filter_map(|c| Store::open_read(&session::db_path(&Ctx::at(&c.home), SID)).ok()?)
+                .filter_map(|c| Reader::open(&session::db_path(&Ctx::at(&c.home), SID)).ok()?)
                 // The first read maps the WAL index, which then stays valid for other readers.
                 .inspect(|s| drop(s.summarize()))
                 .collect()
@@ -216,14 +216,14 @@ fn main() {
             &format!("store: open_read, {n} tasks"),
             500,
             Box::new(|| {
-                std::hint::black_box(Store::open_read(&db).ok());
+                std::hint::black_box(Reader::open(&db).ok());
             }),
         );
         per(
             &format!("store: open_read + summarize, {n} tasks"),
             300,
             Box::new(|| {
-                if let Ok(Some(s)) = Store::open_read(&db) {
+                if let Ok(Some(s)) = Reader::open(&db) {
                     std::hint::black_box(s.summarize().ok());
                 }
             }),

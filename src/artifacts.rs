@@ -399,7 +399,7 @@ fn is_live(paths: &crate::state::SessionPaths) -> bool {
     if locked {
         return true;
     }
-    match crate::state::Store::open_read(&paths.db) {
+    match crate::state::Reader::open(&paths.db) {
         Ok(None) => false,
         Ok(Some(s)) => s.live_count().map_or(true, |n| n > 0),
         Err(_) => true,

@@ -42,7 +42,7 @@ pub mod testing {
     pub use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
     pub use crate::fsx::{is_locked, try_lock};
     pub use crate::poller::{is_running, lock_path};
-    pub use crate::state::{NewTask, Store, TaskRecord, notify, session, snapshot};
+    pub use crate::state::{NewTask, Reader, Store, TaskRecord, notify, session, snapshot};
     pub use crate::statusline::{Env, HotConfig, line_for, to_row};
     pub use crate::theme::{BUILTIN, Theme, load};
 }

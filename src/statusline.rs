@@ -28,7 +28,7 @@ use crate::claude::statusline_input::WireStatuslineInput;
 use crate::core::status::{self, Row, Snapshot};
 use crate::env::{Ctx, valid_session_id};
 use crate::state::snapshot::{self, Loaded};
-use crate::state::{SessionPaths, Store, TaskRecord};
+use crate::state::{Reader, SessionPaths, TaskRecord};
 use crate::theme::{self, Theme};
 use std::path::Path;
 use std::time::Duration;
@@ -112,7 +112,7 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
 
 /// The slow path: the store itself, read-only, summarized as a writer would have.
 fn read_store(path: &Path, warnings: &mut Vec<String>) -> Option<Snapshot> {
-    let store = match Store::open_read(path) {
+    let store = match Reader::open(path) {
         Ok(s) => s?,
         Err(e) => {
             warnings.push(format!("statusline: {e:#}"));

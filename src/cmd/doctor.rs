@@ -11,7 +11,7 @@ use crate::a2a::{A2aError, Worker};
 use crate::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
 use crate::cli::{DoctorArgs, Scope};
 use crate::env::Ctx;
-use crate::state::{SessionPaths, Store, session};
+use crate::state::{Reader, SessionPaths, session};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -496,7 +496,7 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut live_sessions = 0;
     for id in session::list(ctx) {
-        let live = Store::open_read(&SessionPaths::of_owner(ctx, &id).db)
+        let live = Reader::open(&SessionPaths::of_owner(ctx, &id).db)
             .ok()
             .flatten()
             .and_then(|s| s.live_tasks().ok())

@@ -5,7 +5,7 @@ use super::Run;
 use super::shell::{out, out_json, user_command};
 use crate::cli::TasksArgs;
 use crate::env::cli_session;
-use crate::state::{SessionPaths, Store, TaskRecord, session};
+use crate::state::{Reader, SessionPaths, TaskRecord, session};
 use anyhow::Result;
 
 #[derive(serde::Serialize)]
@@ -79,7 +79,7 @@ fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {
     };
     let mut rows = Vec::new();
     for paths in &sessions {
-        if let Some(store) = Store::open_read_wait(&paths.db)? {
+        if let Some(store) = Reader::open_wait(&paths.db)? {
             rows.extend(store.all()?.into_iter().map(|t| (paths.owner.clone(), t)));
         }
     }

@@ -12,7 +12,7 @@ mod stop;
 use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use crate::env::{Ctx, now_ms, valid_session_id};
 use crate::error::EXIT_OK;
-use crate::state::{SessionPaths, Store, pids, session};
+use crate::state::{Reader, SessionPaths, Store, pids, session};
 use std::io::{Read, Write};
 
 /// Reads the hook's stdin: at most 4 MiB (a PostToolUse payload carries the tool's whole output).
@@ -61,7 +61,7 @@ fn session_start(ctx: &Ctx, session_id: &str, source: SessionSource) {
         let paths = SessionPaths::locate(ctx, session_id);
         pids::record(ctx, pid, &paths.owner);
         // Resumed with tasks still live: make sure they are polled.
-        if let Ok(Some(s)) = Store::open_read(&paths.db) {
+        if let Ok(Some(s)) = Reader::open(&paths.db) {
             crate::poller::ensure_if_live(ctx, &paths.owner, &s);
         }
     }
@@ -84,7 +84,7 @@ fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
         owner, db: path, ..
     } = SessionPaths::locate(ctx, session_id);
     // The common case, nothing to say, costs one read-only query and no write.
-    match Store::open_read(&path) {
+    match Reader::open(&path) {
         Ok(Some(s)) if s.has_undelivered().unwrap_or(false) => {}
         _ => return EXIT_OK,
     }

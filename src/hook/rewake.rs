@@ -14,7 +14,7 @@
 
 use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
-use crate::state::{SessionPaths, Store, notify};
+use crate::state::{Reader, SessionPaths, Store, notify};
 // The monitor's rhythm: a wake from either path batches tasks the same way.
 use crate::core::wake::{MONITOR_LOCK, SETTLE, WAITER_LOCK, monitor_grace};
 use std::io::Write;
@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     // It runs at every turn end of every attended session: with nothing live and nothing
     // unannounced (what the loop's first look would find) it leaves at once, on one read-only
     // look, creating no store and no lock file for a session that never used a2a.
-    match Store::open_read(&paths.db) {
+    match Reader::open(&paths.db) {
         Ok(Some(s)) if s.live_count().unwrap_or(0) > 0 || s.has_unannounced().unwrap_or(false) => {}
         _ => return EXIT_OK,
     }

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::core::wake::{HEADLESS_SETTLE as SETTLE, STOP_LOCK};
 use crate::env::{Ctx, now_ms};
 use crate::error::EXIT_OK;
-use crate::state::{SessionPaths, Store, TaskRecord, notify};
+use crate::state::{Reader, SessionPaths, Store, TaskRecord, notify};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     let paths = SessionPaths::locate(ctx, session_id);
     let (owner, path) = (paths.owner.as_str(), &paths.db);
     // The common case (a turn end with no delegated work) costs one read-only look.
-    match Store::open_read(path) {
+    match Reader::open(path) {
         Ok(Some(s)) => {
             let live = s.live_count().unwrap_or(0);
             if live == 0 && !s.has_undelivered().unwrap_or(false) {

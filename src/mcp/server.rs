@@ -12,7 +12,7 @@ use super::line_cap;
 use crate::config::Config;
 use crate::env::Ctx;
 use crate::ops::Session;
-use crate::state::{SessionPaths, Store};
+use crate::state::{Reader, SessionPaths};
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -163,7 +163,7 @@ impl Sessions {
     /// without a store is left without one.
     fn keep_poller(&self) {
         let Ok(paths) = self.locate() else { return };
-        match Store::open_read(&paths.db) {
+        match Reader::open(&paths.db) {
             Ok(Some(store)) => crate::poller::ensure_if_live(&self.ctx, &paths.owner, &store),
             Ok(None) => {}
             Err(e) => tracing::warn!("{e:#}"),

@@ -5,7 +5,7 @@
 //! `poller/mod.rs`.
 
 use crate::env::Ctx;
-use crate::state::{SessionPaths, Store};
+use crate::state::{Reader, SessionPaths};
 use anyhow::Result;
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ pub fn ensure(ctx: &Ctx, session_id: &str) {
 
 /// [`ensure`], only when the session has a live task: what every keeper (the MCP server, the
 /// monitor, the hooks, the rewake waiter) checks before starting one.
-pub fn ensure_if_live(ctx: &Ctx, session_id: &str, store: &Store) {
+pub fn ensure_if_live(ctx: &Ctx, session_id: &str, store: &Reader) {
     match store.live_count() {
         Ok(0) => {}
         Ok(_) => ensure(ctx, session_id),

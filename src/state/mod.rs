@@ -3,7 +3,7 @@
 //! Writers (the poller, the MCP server, hooks, the monitor, user commands) all write through
 //! `BEGIN IMMEDIATE` transactions with a generous busy timeout, so a concurrent writer waits instead
 //! of failing with `database is locked`; readers (the status line, every second) use
-//! [`Store::open_read`]: `query_only`, a short busy timeout and no checkpoint on close, so the hot
+//! [`Reader::open`]: `query_only`, a short busy timeout and no checkpoint on close, so the hot
 //! path never writes. No secrets are ever stored here. Every write also publishes a small status
 //! snapshot (`<id>.status`, [`snapshot`]) that the status line reads instead of SQLite.
 
@@ -15,4 +15,4 @@ pub mod snapshot;
 mod store;
 
 pub use session::SessionPaths;
-pub use store::{ClaimError, NewTask, Store, TaskRecord};
+pub use store::{ClaimError, NewTask, Reader, Store, TaskRecord};

@@ -99,13 +99,28 @@ pub struct NewTask<'a> {
     pub told: bool,
 }
 
-pub struct Store {
-    // Field order matters: `conn` is dropped (closed) before `publisher`, whose `Drop` re-stamps the
-    // snapshot after the close; see `impl Drop for Store`.
+/// A session's store, read only: what the hot paths (the status line, a hook with nothing to
+/// say) and the listings open (`Reader::open`). It has no way to write; the writer, [`Store`],
+/// reads through one (`Deref`).
+pub struct Reader {
     conn: Connection,
     path: PathBuf,
-    /// `None` for the read-only hot-path store, which never publishes.
-    publisher: Option<Publisher>,
+}
+
+/// A session's store, for writing: every write is one transaction that publishes the status
+/// snapshot of what it committed.
+pub struct Store {
+    // Field order matters: `reader` (its connection) is dropped (closed) before `publisher`,
+    // whose `Drop` re-stamps the snapshot after the close; see `impl Drop for Store`.
+    reader: Reader,
+    publisher: Publisher,
+}
+
+impl std::ops::Deref for Store {
+    type Target = Reader;
+    fn deref(&self) -> &Reader {
+        &self.reader
+    }
 }
 
 /// A writer's side of the status snapshot.
@@ -123,17 +138,16 @@ impl Drop for Store {
     /// fall back to SQLite on every tick until the next write, which is the whole idle time of a
     /// session whose tasks ended.
     fn drop(&mut self) {
-        if let Some(p) = &mut self.publisher {
-            if !p.lock.lock() {
-                return;
-            }
-            let before = snapshot::stamp(&p.db);
-            let fresh = snapshot::read_locked(&p.db)
-                .filter(|(stamp, _)| *stamp == before)
-                .map(|(_, snap)| snap);
-            p.closing = Some((before, fresh));
+        let p = &mut self.publisher;
+        if !p.lock.lock() {
+            return;
         }
-        // `conn` closes after this, then `publisher` drops (declaration order).
+        let before = snapshot::stamp(&p.db);
+        let fresh = snapshot::read_locked(&p.db)
+            .filter(|(stamp, _)| *stamp == before)
+            .map(|(_, snap)| snap);
+        p.closing = Some((before, fresh));
+        // `reader` (the connection) closes after this, then `publisher` drops (declaration order).
     }
 }
 
@@ -372,65 +386,7 @@ fn update_polled(
     ])
 }
 
-impl Store {
-    /// Opens (creating and migrating) a session's store for writing.
-    pub fn open(path: &Path) -> Result<Store> {
-        make_private(path)?;
-        let conn = Connection::open(path)
-            .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
-        Store::prepare(conn, path).map_err(|e| explain(e, path))
-    }
-
-    fn prepare(conn: Connection, path: &Path) -> Result<Store> {
-        conn.busy_timeout(WRITE_BUSY)?;
-        // The last connection to close would checkpoint and delete the WAL under an exclusive
-        // lock, and a reader opening at that moment gets SQLITE_BUSY: with short-lived writers
-        // (every CLI command, hook and tool call) that happens all the time. Commits checkpoint
-        // passively instead (wal_autocheckpoint), which never blocks readers.
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )?;
-        set_wal(&conn).with_context(|| format!("cannot use WAL for \"{}\"", path.display()))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let store = Store {
-            conn,
-            path: path.to_path_buf(),
-            publisher: Some(Publisher {
-                db: path.to_path_buf(),
-                lock: PublishLock::open(path),
-                closing: None,
-            }),
-        };
-        store
-            .migrate()
-            .with_context(|| format!("cannot prepare session store \"{}\"", path.display()))?;
-        store.refresh_snapshot();
-        Ok(store)
-    }
-
-    /// Publishes the snapshot when it is missing or stale: a store from before snapshots, or a
-    /// writer that died between COMMIT and publishing. Best effort: the status line falls back to
-    /// SQLite meanwhile.
-    fn refresh_snapshot(&self) {
-        let Some(p) = &self.publisher else { return };
-        if !p.lock.lock() {
-            return;
-        }
-        let now = snapshot::stamp(&p.db);
-        let fresh = snapshot::read_locked(&p.db).is_some_and(|(stamp, _)| stamp == now);
-        if !fresh {
-            // No transaction needed: under the lock no a2a-mod writer commits.
-            match self.summarize() {
-                Ok(snap) => {
-                    let _ = snapshot::publish(&p.db, now, snap);
-                }
-                Err(_) => snapshot::withdraw(&p.db),
-            }
-        }
-        p.lock.unlock();
-    }
-
+impl Reader {
     /// The status snapshot of the store as this connection sees it (inside a write transaction:
     /// including its own writes). What `core::status::summarize` needs, cheaply, because the
     /// poller writes after every poll: the live tasks as a count and the first one (SQL counts
@@ -492,17 +448,17 @@ impl Store {
 
     /// Opens a store for the hot path: `None` when the session has none, never creates or writes,
     /// and does not checkpoint on close (the last reader closing would otherwise write).
-    pub fn open_read(path: &Path) -> Result<Option<Store>> {
-        Store::open_read_with(path, READ_BUSY)
+    pub fn open(path: &Path) -> Result<Option<Reader>> {
+        Reader::open_with(path, READ_BUSY)
     }
 
     /// A read-only open for commands a user waits on (`tasks`): same guarantees, but it waits for
     /// a busy writer as long as a writer would, rather than failing.
-    pub fn open_read_wait(path: &Path) -> Result<Option<Store>> {
-        Store::open_read_with(path, WRITE_BUSY)
+    pub fn open_wait(path: &Path) -> Result<Option<Reader>> {
+        Reader::open_with(path, WRITE_BUSY)
     }
 
-    fn open_read_with(path: &Path, busy: Duration) -> Result<Option<Store>> {
+    fn open_with(path: &Path, busy: Duration) -> Result<Option<Reader>> {
         let open = || {
             Connection::open_with_flags(
                 path,
@@ -514,10 +470,10 @@ impl Store {
         else {
             return Ok(None);
         };
-        Store::read_only(conn, path, busy).map_err(|e| explain(e, path))
+        Reader::read_only(conn, path, busy).map_err(|e| explain(e, path))
     }
 
-    fn read_only(conn: Connection, path: &Path, busy: Duration) -> Result<Option<Store>> {
+    fn read_only(conn: Connection, path: &Path, busy: Duration) -> Result<Option<Reader>> {
         conn.busy_timeout(busy)?;
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
@@ -529,15 +485,220 @@ impl Store {
         if version < 1 {
             return Ok(None);
         }
-        Ok(Some(Store {
+        Ok(Some(Reader {
             conn,
             path: path.to_path_buf(),
-            publisher: None,
         }))
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn query(&self, where_: &str, p: impl rusqlite::Params) -> Result<Vec<TaskRecord>> {
+        select(&self.conn, where_, p).map_err(|e| explain(e.into(), &self.path))
+    }
+
+    /// Whether another process reads the task's stream now (its lease runs past `now`).
+    pub fn stream_leased(&self, worker: &str, task_id: &str, now: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT 1 FROM tasks WHERE worker = ?1 AND task_id = ?2 AND stream_lease_ms > ?3",
+            )?
+            .query_row(params![worker, task_id, now], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Live tasks the poller should poll now, most overdue first, at most `limit` of them.
+    pub fn due_tasks(&self, now: i64, limit: usize) -> Result<Vec<TaskRecord>> {
+        // Two range lookups on the partial index `tasks_due` (a NULL time means due now).
+        self.query(
+            "WHERE seq IN (
+                SELECT seq FROM tasks
+                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms <= ?1
+                UNION ALL SELECT seq FROM tasks
+                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms IS NULL
+             ) ORDER BY next_poll_ms LIMIT ?2",
+            params![now, limit as i64],
+        )
+    }
+
+    /// The live tasks the poller must not subscribe to now: held by an inline window
+    /// (`next_poll_ms` past `hold_bound`, `core::schedule::hold_bound`) or streamed by another
+    /// process (a stream lease past `now`): (seq, worker, task id, when that ends). Two range
+    /// lookups on partial indexes; outside windows, deferrals and leases, nothing.
+    pub fn held_tasks(
+        &self,
+        hold_bound: i64,
+        now: i64,
+        interval_ms: i64,
+    ) -> Result<Vec<(i64, String, String, i64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, worker, task_id,
+                MAX(CASE WHEN next_poll_ms > ?1 THEN next_poll_ms - ?3 ELSE 0 END,
+                    COALESCE(stream_lease_ms, 0))
+             FROM tasks WHERE seq IN (
+                SELECT seq FROM tasks WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1
+                UNION SELECT seq FROM tasks WHERE ended_ms IS NULL AND stream_lease_ms > ?2
+             ) AND tracked = 1",
+        )?;
+        let rows = stmt.query_map(params![hold_bound, now, interval_ms], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every task the poller owns.
+    pub fn live_tasks(&self) -> Result<Vec<TaskRecord>> {
+        self.query("WHERE ended_ms IS NULL ORDER BY seq", [])
+    }
+
+    /// The live tasks recorded after row `seq` (rows only grow; an upsert keeps its row).
+    pub fn live_tasks_after(&self, seq: i64) -> Result<Vec<TaskRecord>> {
+        self.query("WHERE ended_ms IS NULL AND seq > ?1 ORDER BY seq", [seq])
+    }
+
+    /// How many tasks the poller owns (one indexed count, no rows decoded).
+    pub fn live_count(&self) -> Result<usize> {
+        Ok(count_live(&self.conn)?.max(0) as usize)
+    }
+
+    /// When the next poll falls due after `now` (the poller sleeps until then). Tasks due at or
+    /// before `now` are left out: the poller has either sent their poll already (their row still
+    /// looks due until the answer is applied) or has no room for it yet.
+    pub fn next_due_after(&self, now: i64) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MIN(next_poll_ms) FROM tasks
+             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
+            [now],
+            |r| r.get(0),
+        )?)
+    }
+
+    pub fn get(&self, worker: &str, task_id: &str) -> Result<Option<TaskRecord>> {
+        Ok(self
+            .query(
+                "WHERE worker = ?1 AND task_id = ?2",
+                params![worker, task_id],
+            )?
+            .into_iter()
+            .next())
+    }
+
+    /// A task by id alone (ids are unique per worker; the newest wins if two workers reuse one).
+    pub fn find(&self, task_id: &str) -> Result<Option<TaskRecord>> {
+        Ok(self
+            .query("WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1", [task_id])?
+            .into_iter()
+            .next())
+    }
+
+    /// Every task of the session, oldest first.
+    pub fn all(&self) -> Result<Vec<TaskRecord>> {
+        self.query("ORDER BY seq", [])
+    }
+
+    /// How many ended tasks' outcomes have not reached Claude (what a hook holds back).
+    pub fn count_undelivered(&self) -> Result<usize> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NOT NULL AND delivered_ms IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
+    pub fn has_undelivered(&self) -> Result<bool> {
+        self.has_unclaimed("delivered_ms")
+    }
+
+    /// Whether any ended task is not yet claimed for `column` (one indexed probe, no rows read).
+    fn has_unclaimed(&self, column: &'static str) -> Result<bool> {
+        let sql =
+            format!("SELECT 1 FROM tasks WHERE ended_ms IS NOT NULL AND {column} IS NULL LIMIT 1");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row([], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Whether any ended task is waiting to be announced (cheap check for the monitor).
+    pub fn has_unannounced(&self) -> Result<bool> {
+        self.has_unclaimed("announced_ms")
+    }
+
+    pub fn meta_get(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+}
+
+impl Store {
+    /// Opens (creating and migrating) a session's store for writing.
+    pub fn open(path: &Path) -> Result<Store> {
+        make_private(path)?;
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
+        Store::prepare(conn, path).map_err(|e| explain(e, path))
+    }
+
+    fn prepare(conn: Connection, path: &Path) -> Result<Store> {
+        conn.busy_timeout(WRITE_BUSY)?;
+        // The last connection to close would checkpoint and delete the WAL under an exclusive
+        // lock, and a reader opening at that moment gets SQLITE_BUSY: with short-lived writers
+        // (every CLI command, hook and tool call) that happens all the time. Commits checkpoint
+        // passively instead (wal_autocheckpoint), which never blocks readers.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
+        set_wal(&conn).with_context(|| format!("cannot use WAL for \"{}\"", path.display()))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let store = Store {
+            reader: Reader {
+                conn,
+                path: path.to_path_buf(),
+            },
+            publisher: Publisher {
+                db: path.to_path_buf(),
+                lock: PublishLock::open(path),
+                closing: None,
+            },
+        };
+        store
+            .migrate()
+            .with_context(|| format!("cannot prepare session store \"{}\"", path.display()))?;
+        store.refresh_snapshot();
+        Ok(store)
+    }
+
+    /// Publishes the snapshot when it is missing or stale: a store from before snapshots, or a
+    /// writer that died between COMMIT and publishing. Best effort: the status line falls back to
+    /// SQLite meanwhile.
+    fn refresh_snapshot(&self) {
+        let p = &self.publisher;
+        if !p.lock.lock() {
+            return;
+        }
+        let now = snapshot::stamp(&p.db);
+        let fresh = snapshot::read_locked(&p.db).is_some_and(|(stamp, _)| stamp == now);
+        if !fresh {
+            // No transaction needed: under the lock no a2a-mod writer commits.
+            match self.summarize() {
+                Ok(snap) => {
+                    let _ = snapshot::publish(&p.db, now, snap);
+                }
+                Err(_) => snapshot::withdraw(&p.db),
+            }
+        }
+        p.lock.unlock();
     }
 
     fn migrate(&self) -> Result<()> {
@@ -581,10 +742,7 @@ impl Store {
                 return Err(e);
             }
         };
-        let Some(p) = &self.publisher else {
-            self.conn.execute_batch("COMMIT")?;
-            return Ok(v);
-        };
+        let p = &self.publisher;
         // Before the lock: a query error must not leave us holding it. The migration's own
         // transaction may run before the table exists; then there is nothing to show.
         let snap = self.summarize();
@@ -603,10 +761,6 @@ impl Store {
         }
         committed?;
         Ok(v)
-    }
-
-    fn query(&self, where_: &str, p: impl rusqlite::Params) -> Result<Vec<TaskRecord>> {
-        select(&self.conn, where_, p).map_err(|e| explain(e.into(), &self.path))
     }
 
     /// Records a task as a send left it: a new row, or the same task again after a follow-up
@@ -823,107 +977,6 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// Whether another process reads the task's stream now (its lease runs past `now`).
-    pub fn stream_leased(&self, worker: &str, task_id: &str, now: i64) -> Result<bool> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT 1 FROM tasks WHERE worker = ?1 AND task_id = ?2 AND stream_lease_ms > ?3",
-            )?
-            .query_row(params![worker, task_id, now], |_| Ok(()))
-            .optional()?
-            .is_some())
-    }
-
-    /// Live tasks the poller should poll now, most overdue first, at most `limit` of them.
-    pub fn due_tasks(&self, now: i64, limit: usize) -> Result<Vec<TaskRecord>> {
-        // Two range lookups on the partial index `tasks_due` (a NULL time means due now).
-        self.query(
-            "WHERE seq IN (
-                SELECT seq FROM tasks
-                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms <= ?1
-                UNION ALL SELECT seq FROM tasks
-                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms IS NULL
-             ) ORDER BY next_poll_ms LIMIT ?2",
-            params![now, limit as i64],
-        )
-    }
-
-    /// The live tasks the poller must not subscribe to now: held by an inline window
-    /// (`next_poll_ms` past `hold_bound`, `core::schedule::hold_bound`) or streamed by another
-    /// process (a stream lease past `now`): (seq, worker, task id, when that ends). Two range
-    /// lookups on partial indexes; outside windows, deferrals and leases, nothing.
-    pub fn held_tasks(
-        &self,
-        hold_bound: i64,
-        now: i64,
-        interval_ms: i64,
-    ) -> Result<Vec<(i64, String, String, i64)>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, worker, task_id,
-                MAX(CASE WHEN next_poll_ms > ?1 THEN next_poll_ms - ?3 ELSE 0 END,
-                    COALESCE(stream_lease_ms, 0))
-             FROM tasks WHERE seq IN (
-                SELECT seq FROM tasks WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1
-                UNION SELECT seq FROM tasks WHERE ended_ms IS NULL AND stream_lease_ms > ?2
-             ) AND tracked = 1",
-        )?;
-        let rows = stmt.query_map(params![hold_bound, now, interval_ms], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// Every task the poller owns.
-    pub fn live_tasks(&self) -> Result<Vec<TaskRecord>> {
-        self.query("WHERE ended_ms IS NULL ORDER BY seq", [])
-    }
-
-    /// The live tasks recorded after row `seq` (rows only grow; an upsert keeps its row).
-    pub fn live_tasks_after(&self, seq: i64) -> Result<Vec<TaskRecord>> {
-        self.query("WHERE ended_ms IS NULL AND seq > ?1 ORDER BY seq", [seq])
-    }
-
-    /// How many tasks the poller owns (one indexed count, no rows decoded).
-    pub fn live_count(&self) -> Result<usize> {
-        Ok(count_live(&self.conn)?.max(0) as usize)
-    }
-
-    /// When the next poll falls due after `now` (the poller sleeps until then). Tasks due at or
-    /// before `now` are left out: the poller has either sent their poll already (their row still
-    /// looks due until the answer is applied) or has no room for it yet.
-    pub fn next_due_after(&self, now: i64) -> Result<Option<i64>> {
-        Ok(self.conn.query_row(
-            "SELECT MIN(next_poll_ms) FROM tasks
-             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
-            [now],
-            |r| r.get(0),
-        )?)
-    }
-
-    pub fn get(&self, worker: &str, task_id: &str) -> Result<Option<TaskRecord>> {
-        Ok(self
-            .query(
-                "WHERE worker = ?1 AND task_id = ?2",
-                params![worker, task_id],
-            )?
-            .into_iter()
-            .next())
-    }
-
-    /// A task by id alone (ids are unique per worker; the newest wins if two workers reuse one).
-    pub fn find(&self, task_id: &str) -> Result<Option<TaskRecord>> {
-        Ok(self
-            .query("WHERE task_id = ?1 ORDER BY seq DESC LIMIT 1", [task_id])?
-            .into_iter()
-            .next())
-    }
-
-    /// Every task of the session, oldest first.
-    pub fn all(&self) -> Result<Vec<TaskRecord>> {
-        self.query("ORDER BY seq", [])
-    }
-
     /// Claims every ended task not yet announced and marks it announced, in one transaction, so
     /// no task is announced twice by two monitors or skipped across restarts.
     pub fn claim_unannounced(&self, now: i64) -> Result<Vec<TaskRecord>> {
@@ -970,33 +1023,6 @@ impl Store {
         )
     }
 
-    /// How many ended tasks' outcomes have not reached Claude (what a hook holds back).
-    pub fn count_undelivered(&self) -> Result<usize> {
-        let n: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM tasks WHERE ended_ms IS NOT NULL AND delivered_ms IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(n.max(0) as usize)
-    }
-
-    /// Whether any ended task's outcome has not reached Claude (cheap check for the hooks).
-    pub fn has_undelivered(&self) -> Result<bool> {
-        self.has_unclaimed("delivered_ms")
-    }
-
-    /// Whether any ended task is not yet claimed for `column` (one indexed probe, no rows read).
-    fn has_unclaimed(&self, column: &'static str) -> Result<bool> {
-        let sql =
-            format!("SELECT 1 FROM tasks WHERE ended_ms IS NOT NULL AND {column} IS NULL LIMIT 1");
-        Ok(self
-            .conn
-            .prepare_cached(&sql)?
-            .query_row([], |_| Ok(()))
-            .optional()?
-            .is_some())
-    }
-
     fn claim(
         &self,
         column: &'static str,
@@ -1033,11 +1059,6 @@ impl Store {
             self.ended();
         }
         Ok(rows)
-    }
-
-    /// Whether any ended task is waiting to be announced (cheap check for the monitor).
-    pub fn has_unannounced(&self) -> Result<bool> {
-        self.has_unclaimed("announced_ms")
     }
 
     /// Claude has these tasks' outcomes (returned by a tool): neither announce nor deliver them
@@ -1097,13 +1118,6 @@ impl Store {
     /// look at is already there.
     fn ended(&self) {
         super::notify::notify(&self.path);
-    }
-
-    pub fn meta_get(&self, key: &str) -> Result<Option<String>> {
-        Ok(self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
     }
 
     pub fn meta_set(&self, key: &str, value: &str) -> Result<()> {
@@ -1338,14 +1352,19 @@ mod tests {
     fn reader_sees_writes_and_never_writes() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.db");
-        assert!(Store::open_read(&p).unwrap().is_none());
+        assert!(Reader::open(&p).unwrap().is_none());
         assert!(!p.exists());
         let w = Store::open(&p).unwrap();
         w.record_sent(&sent("fake", "t", TaskState::Working), 0)
             .unwrap();
-        let r = Store::open_read(&p).unwrap().unwrap();
+        let r = Reader::open(&p).unwrap().unwrap();
         assert_eq!(r.live_tasks().unwrap().len(), 1);
-        assert!(r.meta_set("k", "v").is_err());
+        // A `Reader` has no write method at all; its connection refuses one too (`query_only`).
+        assert!(
+            r.conn
+                .execute_batch("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+                .is_err()
+        );
     }
 
     fn fresh(p: &Path) -> Snapshot {
@@ -1356,7 +1375,7 @@ mod tests {
     }
 
     fn truth(p: &Path) -> Snapshot {
-        let all = Store::open_read(p).unwrap().unwrap().all().unwrap();
+        let all = Reader::open(p).unwrap().unwrap().all().unwrap();
         let rows: Vec<_> = all.iter().map(crate::statusline::to_row).collect();
         status::summarize(&rows)
     }
@@ -1425,7 +1444,7 @@ mod tests {
         assert_eq!(fresh(&p), truth(&p));
         assert_eq!(fresh(&p).running, 0);
         // A reader (the hooks, the status line's fallback) changes nothing.
-        let r = Store::open_read(&p).unwrap().unwrap();
+        let r = Reader::open(&p).unwrap().unwrap();
         r.all().unwrap();
         assert_eq!(fresh(&p), truth(&p));
         drop(r);
@@ -1463,7 +1482,7 @@ mod tests {
         assert!(none.is_none() && calls == 1 && !q.exists());
         // A file that cannot be opened stays an error.
         std::fs::create_dir(dir.path().join("dir.db")).unwrap();
-        assert!(Store::open_read(&dir.path().join("dir.db")).is_err());
+        assert!(Reader::open(&dir.path().join("dir.db")).is_err());
     }
 
     #[test]
@@ -1472,7 +1491,7 @@ mod tests {
         let p = dir.path().join("s.db");
         std::fs::write(&p, b"not sqlite at all ".repeat(300)).unwrap();
         for e in [
-            Store::open_read(&p).err().unwrap(),
+            Reader::open(&p).err().unwrap(),
             Store::open(&p).err().unwrap(),
         ] {
             let line = format!("{e:#}");
@@ -1546,7 +1565,7 @@ mod tests {
             let p = p.clone();
             handles.push(std::thread::spawn(move || {
                 for _ in 0..200 {
-                    let r = Store::open_read(&p).unwrap().unwrap();
+                    let r = Reader::open(&p).unwrap().unwrap();
                     r.summarize().unwrap();
                 }
             }));

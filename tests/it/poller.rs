@@ -11,7 +11,7 @@
 use crate::util::{SECOND, TempHome, TestCommand, bin, hook_context, stderr, wait_until};
 use crate::workers::{Event, Kind, Peer};
 use a2a_mod::testing::{Ctx, now_ms};
-use a2a_mod::testing::{Store, session};
+use a2a_mod::testing::{Reader, session};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -129,7 +129,7 @@ pub(crate) fn recorded_poller_pid(a2a_home: &std::path::Path, session: &str) -> 
     if !a2a_mod::testing::is_running(&ctx, session) {
         return None;
     }
-    Store::open_read(&session::db_path(&ctx, session))
+    Reader::open(&session::db_path(&ctx, session))
         .ok()??
         .meta_get("poller_pid")
         .ok()??
@@ -842,7 +842,7 @@ mod over_mcp {
         let db = session::db_path(&Ctx::at(home.path()), &s);
         let deadline = tokio::time::Instant::now() + 20 * SECOND;
         loop {
-            let t = Store::open_read(&db)
+            let t = Reader::open(&db)
                 .unwrap()
                 .and_then(|st| st.get("fake", &id).unwrap());
             if let Some(t) = t

@@ -9,7 +9,7 @@ use a2a_mod::testing::Ctx;
 use a2a_mod::testing::snapshot::{self, Loaded};
 use a2a_mod::testing::status;
 use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
-use a2a_mod::testing::{NewTask, Store, session};
+use a2a_mod::testing::{NewTask, Reader, Store, session};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -858,7 +858,7 @@ fn assert_snapshot_follows(h: &Home) -> a2a_mod::testing::status::Snapshot {
         Loaded::Fresh(s) => s,
         other => panic!("snapshot not fresh after a write: {other:?}"),
     };
-    let all = Store::open_read(&db(h)).unwrap().unwrap().all().unwrap();
+    let all = Reader::open(&db(h)).unwrap().unwrap().all().unwrap();
     let rows: Vec<_> = all.iter().map(a2a_mod::testing::to_row).collect();
     assert_eq!(snap, status::summarize(&rows));
     snap

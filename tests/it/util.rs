@@ -456,7 +456,7 @@ pub fn hook_context(home: &TempHome, session: &str) -> Option<String> {
 /// temp home's `A2A_MOD_HOME`; a path, so a blocking thread beside an async test can use it.
 pub fn task_row(a2a_home: &Path, session: &str, id: &str) -> Option<a2a_mod::testing::TaskRecord> {
     let ctx = a2a_mod::testing::Ctx::at(a2a_home);
-    a2a_mod::testing::Store::open_read(&a2a_mod::testing::session::db_path(&ctx, session))
+    a2a_mod::testing::Reader::open(&a2a_mod::testing::session::db_path(&ctx, session))
         .ok()??
         .find(id)
         .ok()?
