@@ -142,13 +142,12 @@ impl Session {
     }
 
     pub fn worker(&self, alias: &str) -> Result<Arc<Worker>> {
-        // The config's own error names the worker and what to do.
-        self.config.worker(alias)?;
-        self.workers
+        let cfg = self.config.worker(alias)?;
+        Ok(self
+            .workers
             .lock()
             .map_err(|_| anyhow!("worker cache lock poisoned"))?
-            .get(alias, &self.config)
-            .ok_or_else(|| anyhow!("worker {alias:?} not found — run `a2a-mod worker list`"))
+            .get(alias, cfg, self.config.timing.streaming))
     }
 
     fn poll_timeout(&self) -> Duration {
@@ -663,6 +662,7 @@ impl Session {
     pub async fn follow_on(self: Arc<Self>, mut h: Handed) {
         let handed_at = Instant::now();
         let alias = h.worker.alias.clone();
+        let keep = crate::poller::Keep::new(&self.ctx, &self.id, &self.config);
         let timing = &self.config.timing;
         let lease_ms = schedule::STREAM_LEASE.as_millis() as i64;
         let mut renew = tokio::time::interval(schedule::STREAM_LEASE / 3);
@@ -680,17 +680,15 @@ impl Session {
                         None => break,
                     };
                     let ended = !v.state.is_live();
-                    if ended {
+                    let v = if ended {
                         // The send's PostToolUse hook runs as Claude Code gets the tool result:
                         // an ending stored before it would ride in that hook's context, and the
                         // monitor's wake line would then come with nothing in it. The poller's
                         // own subscription never told an ending this soon either.
                         tokio::time::sleep_until(handed_at + HAND_OVER_SETTLE).await;
-                    }
-                    let v = if ended {
                         let deadline = Instant::now() + timing.poll_timeout();
                         let v = h.worker.filled(v, deadline).await;
-                        self.save_artifacts(&alias, &v).await;
+                        keep.save(&alias, &v).await;
                         v
                     } else {
                         v
@@ -726,27 +724,6 @@ impl Session {
         if let Err(e) = self.store(|s| s.set_stream_lease(&alias, &h.task_id, None)) {
             tracing::warn!("{e:#}");
         }
-    }
-
-    /// Saves an ended or waiting task's artifacts off the async threads (up to `[results]
-    /// max_task_mib` of fsynced writes), before its ending is stored: a hook that sees the ending
-    /// finds them.
-    async fn save_artifacts(&self, alias: &str, v: &TaskView) {
-        if v.state.is_live() || v.artifacts.is_empty() {
-            return;
-        }
-        let (ctx, session, worker, id, arts, cap) = (
-            self.ctx.clone(),
-            self.id.clone(),
-            alias.to_string(),
-            v.task_id.clone(),
-            v.artifacts.clone(),
-            self.config.results.max_task_bytes(),
-        );
-        let _ = tokio::task::spawn_blocking(move || {
-            crate::artifacts::save(&ctx, &session, &worker, &id, &arts, cap)
-        })
-        .await;
     }
 
     /// `task`: GetTask now. Claude gets the outcome, so it is marked told; a live task that was

@@ -74,22 +74,19 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// The worker `alias` of `config`, built at its first use.
-    pub fn get(&mut self, alias: &str, config: &crate::config::Config) -> Option<Arc<Worker>> {
-        let cfg = config.workers.get(alias)?;
-        let streaming = config.timing.streaming;
-        Some(
-            self.built
-                .entry(alias.to_string())
-                .or_insert_with(|| {
-                    let w = Worker::new(alias, cfg.clone(), http_client());
-                    if !streaming {
-                        w.disable_streaming();
-                    }
-                    Arc::new(w)
-                })
-                .clone(),
-        )
+    /// The worker `alias`, built from its config at its first use (`streaming`: the config's
+    /// `[streaming] enabled`).
+    pub fn get(&mut self, alias: &str, cfg: &WorkerConfig, streaming: bool) -> Arc<Worker> {
+        self.built
+            .entry(alias.to_string())
+            .or_insert_with(|| {
+                let w = Worker::new(alias, cfg.clone(), http_client());
+                if !streaming {
+                    w.disable_streaming();
+                }
+                Arc::new(w)
+            })
+            .clone()
     }
 
     /// A worker already built (none is built here).
@@ -840,5 +837,36 @@ fn interpret_rest(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<TaskView, 
         (status, None) => {
             Err(A2aError::Protocol(format!("{} answered HTTP {status}", ep.url)).into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal of streaming holds for `STREAM_RETRY`, then a stream call is tried again; the
+    /// config's "off" is never undone by it.
+    #[test]
+    fn a_refusal_of_streaming_lasts_ten_minutes_and_the_config_for_good() {
+        let w = Worker::new("w", WorkerConfig::default(), http_client());
+        let why = A2aError::Protocol("no".into());
+        let before = Instant::now();
+        w.refuse_streaming(&why);
+        let off = w.lock().no_stream;
+        let NoStream::Until(until) = off else {
+            panic!("{off:?}");
+        };
+        assert!(until >= before + STREAM_RETRY, "{off:?}");
+        assert!(
+            off.off(until - std::time::Duration::from_secs(1)),
+            "still refused"
+        );
+        assert!(!off.off(until), "tried again");
+
+        w.disable_streaming();
+        w.stream_failed(&why);
+        let off = w.lock().no_stream;
+        assert_eq!(off, NoStream::Configured);
+        assert!(off.off(until + STREAM_RETRY), "the config's off stays");
     }
 }

@@ -52,11 +52,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     // Subscriptions to the tasks of streaming workers: their events come in beside the
     // polls' answers and go to the store in the same write.
     let (stx, mut srx) = mpsc::unbounded_channel::<streams::Msg>();
-    let keep = |c: &Config| Keep {
-        ctx: ctx.clone(),
-        session: session_id.clone(),
-        cap: c.results.max_task_bytes(),
-    };
+    let keep = |c: &Config| Keep::new(&ctx, &session_id, c);
     let mut subs = streams::Streams::new(stx, keep(&config.config));
     let mut holds = holds::Holds::new();
     let card_ready = holds.card_ready();
@@ -75,7 +71,10 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         }
         let timing = &config.config.timing;
         let now = now_ms();
-        let mut worker_of = |alias: &str| workers.get(alias, &config.config);
+        let mut worker_of = |alias: &str| {
+            let cfg = config.config.workers.get(alias)?;
+            Some(workers.get(alias, cfg, timing.streaming))
+        };
         let interval = timing.poll_interval();
         // Subscriptions as soon as a window's hold is over (`holds.rs`).
         if timing.streaming && timing.max_streams_per_worker > 0 {
@@ -235,7 +234,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
 }
 
 /// Where an ended task's artifacts are saved, by the poll or the stream that saw the
-/// end, before the ending is stored: a hook that sees the ending finds them.
+/// end (the poller's, or the MCP server's stream read on after the window), before the ending is
+/// stored: a hook that sees the ending finds them.
 #[derive(Clone)]
 pub(crate) struct Keep {
     ctx: Ctx,
@@ -244,9 +244,17 @@ pub(crate) struct Keep {
 }
 
 impl Keep {
+    pub(crate) fn new(ctx: &Ctx, session: &str, config: &Config) -> Keep {
+        Keep {
+            ctx: ctx.clone(),
+            session: session.to_string(),
+            cap: config.results.max_task_bytes(),
+        }
+    }
+
     /// Off the runtime's thread: up to `[results] max_task_mib` of writes, each fsynced, must not
     /// stall the polls and streams beside it.
-    async fn save(&self, worker: &str, v: &crate::a2a::TaskView) {
+    pub(crate) async fn save(&self, worker: &str, v: &crate::a2a::TaskView) {
         if v.state.is_live() || v.artifacts.is_empty() {
             return;
         }
