@@ -866,6 +866,15 @@ fn kill_monitor(rig: &Rig) {
     wait_until("the monitor to be gone", LONG, || {
         monitor_pids(rig).is_empty()
     });
+    // Claude Code tells the model the monitor died, as a notification of its own. Until that has
+    // reached the model it may be folded into the next turn, whose tool result the script would
+    // then answer as that notification (seen in CI): wait for it, so the turns stay apart.
+    rig.model
+        .wait_for_request("Claude Code's notice that the monitor died", LONG, |r| {
+            is_wake(r) && !is_a2a_wake(r)
+        });
+    // Both scripts that kill the monitor answer that notice so; its turn is over once shown.
+    rig.claude.wait_for_text("OTHER-NOTIFICATION", LONG);
 }
 
 /// A wake-up from a2a-mod (monitor line or rewake), not another notification: Claude Code also
