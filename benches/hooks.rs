@@ -185,6 +185,7 @@ fn seed(home: &Path) {
                 result: None,
                 question: None,
                 next_poll_ms: Some(i64::MAX / 2),
+                held_until_ms: None,
                 told: false,
             },
             1_000,
@@ -199,6 +200,7 @@ fn seed(home: &Path) {
         last_error: None,
         end: Some(EndReason::State),
         next_poll_ms: None,
+        held_until_ms: None,
     };
     store
         .apply_poll("fake", "task-1", &u, false, 2_000)

@@ -144,6 +144,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
                     result: None,
                     question: None,
                     next_poll_ms: Some(start + spread * n as i64 / size.tasks as i64),
+                    held_until_ms: None,
                     told: false,
                 },
                 start,

@@ -332,6 +332,7 @@ fn writer_cost(dir: &Path, scale: &dyn Fn(u32) -> u32) {
             last_error: None,
             end: None::<EndReason>,
             next_poll_ms: Some(0),
+            held_until_ms: None,
         };
         let raw = rusqlite::Connection::open(&db).expect("open");
         raw.busy_timeout(Duration::from_secs(10)).expect("busy");
@@ -435,6 +436,7 @@ fn seed(home: &Path, n: usize) {
                     result: None,
                     question: None,
                     next_poll_ms: Some(now),
+                    held_until_ms: None,
                     told: false,
                 },
                 now - 12_000,

@@ -37,12 +37,13 @@ pub mod testing {
     pub use crate::a2a::{Worker, http_client};
     pub use crate::claude::statusline_input::WireStatuslineInput;
     pub use crate::config::WorkerConfig;
+    pub use crate::core::lifecycle::{Event, NewTask, TaskKey};
     pub use crate::core::{status, task};
     pub use crate::env::{Ctx, now_ms};
     pub use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
     pub use crate::fsx::{is_locked, try_lock};
     pub use crate::poller::{is_running, lock_path};
-    pub use crate::state::{NewTask, Reader, Store, TaskRecord, notify, session, snapshot};
+    pub use crate::state::{Reader, Store, TaskRecord, notify, session, snapshot};
     pub use crate::statusline::{Env, HotConfig, line_for, to_row};
     pub use crate::theme::{BUILTIN, Theme, load};
 }

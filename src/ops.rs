@@ -9,10 +9,11 @@
 use crate::a2a::{A2aError, Started, TaskView, Worker};
 use crate::config::Config;
 use crate::core::fence::{self, TaskFacts};
+use crate::core::lifecycle::{Event, NewTask, TaskKey};
 use crate::core::task::TaskState;
 use crate::core::{inline, schedule};
 use crate::env::{Ctx, now_ms};
-use crate::state::{NewTask, SessionPaths, Store, TaskRecord};
+use crate::state::{SessionPaths, Store, TaskRecord};
 use anyhow::{Result, anyhow};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
@@ -331,7 +332,7 @@ impl Session {
             .send_window(alias, message, input, budget, progress, stop, keep_stream)
             .await?;
         // The answer to a question went to a new task (a worker that ignores `taskId`): say so,
-        // since Claude asked about the other one, which no longer waits (`Store::close_moved`).
+        // since Claude asked about the other one, which no longer waits (`Event::Moved`).
         if let Some(asked) = input.task_id.as_deref().map(str::trim)
             && asked != o.task_id
         {
@@ -510,13 +511,14 @@ impl Session {
                     result: view.text.as_deref(),
                     question: view.question.as_deref(),
                     next_poll_ms: Some(window.first_background_poll_ms()),
+                    held_until_ms: Some(window.hold_ms()),
                     told: !live,
                 },
                 now,
             )
         })?;
         if let Some(p) = previous.as_ref().filter(|p| p.task_id != view.task_id) {
-            self.store(|s| s.close_moved(alias, &p.task_id, now))?;
+            self.store(|s| s.transition(&TaskKey::new(alias, &p.task_id), Event::Moved, now))?;
         }
         if !live {
             return Ok((self.outcome(&view, alias, false), None));
@@ -563,7 +565,7 @@ impl Session {
                 inline::Step::Poll { at, cut } => (at, cut),
                 inline::Step::HandOver { next_poll_ms } => {
                     let handed =
-                        self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
+                        self.hand_over(&worker, &last, next_poll_ms, None, stream, keep_stream)?;
                     return Ok((self.outcome(&last, alias, true), handed));
                 }
             };
@@ -618,34 +620,47 @@ impl Session {
                 }
                 inline::After::Ended(_) => return Ok((self.outcome(&last, alias, false), None)),
                 inline::After::Live(_) => {}
-                inline::After::Deferred { next_poll_ms, .. } => {
+                inline::After::Deferred {
+                    next_poll_ms,
+                    update,
+                } => {
+                    let hold = update.held_until_ms;
                     let handed =
-                        self.hand_over(&worker, &last, next_poll_ms, stream, keep_stream)?;
+                        self.hand_over(&worker, &last, next_poll_ms, hold, stream, keep_stream)?;
                     return Ok((self.outcome(&last, alias, true), handed));
                 }
             }
         }
         // Stopped early (the call was cancelled): hand over in the window's rhythm.
         let next = window.hand_over_ms(now_ms());
-        let handed = self.hand_over(&worker, &last, next, stream, keep_stream)?;
+        let handed = self.hand_over(&worker, &last, next, None, stream, keep_stream)?;
         Ok((self.outcome(&last, alias, true), handed))
     }
 
-    /// The window is over and the task live: the poller's next poll, and the stream (if one is
-    /// open and `keep`) leased to this process for [`Session::follow_on`], in one write.
+    /// The window is over and the task live: the poller's next poll, the hold a deferral leaves,
+    /// and the stream (if one is open and `keep`) leased to this process for
+    /// [`Session::follow_on`], in one write (`Event::HandedOver`).
     fn hand_over(
         &self,
         worker: &Arc<Worker>,
         last: &TaskView,
         next_poll_ms: i64,
+        held_until_ms: Option<i64>,
         stream: Option<crate::a2a::TaskStream>,
         keep: bool,
     ) -> Result<Option<Handed>> {
         let stream = stream.filter(|_| keep);
-        let lease = stream
+        let now = now_ms();
+        let lease_until_ms = stream
             .as_ref()
-            .map(|_| now_ms() + schedule::STREAM_LEASE.as_millis() as i64);
-        self.store(|s| s.hand_over(&worker.alias, &last.task_id, next_poll_ms, lease))?;
+            .map(|_| now + schedule::STREAM_LEASE.as_millis() as i64);
+        let event = Event::HandedOver {
+            next_poll_ms,
+            held_until_ms,
+            lease_until_ms,
+        };
+        let key = TaskKey::new(&worker.alias, &last.task_id);
+        self.store(|s| s.transition(&key, event, now))?;
         Ok(stream.map(|stream| Handed {
             worker: worker.clone(),
             task_id: last.task_id.clone(),
@@ -662,6 +677,7 @@ impl Session {
     pub async fn follow_on(self: Arc<Self>, mut h: Handed) {
         let handed_at = Instant::now();
         let alias = h.worker.alias.clone();
+        let key = TaskKey::new(&alias, &h.task_id);
         let keep = crate::poller::Keep::new(&self.ctx, &self.id, &self.config);
         let timing = &self.config.timing;
         let lease_ms = schedule::STREAM_LEASE.as_millis() as i64;
@@ -694,11 +710,7 @@ impl Session {
                         v
                     };
                     if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v))) {
-                        let now = now_ms();
-                        let bound = schedule::hold_bound(now, timing.poll_interval());
-                        let applied = self.store(|s| {
-                            s.apply_polls_and_events([], [(alias.as_str(), h.task_id.as_str(), &u)], bound, now)
-                        });
+                        let applied = self.store(|s| s.transition(&key, Event::Streamed(&u), now_ms()));
                         if let Err(e) = applied {
                             tracing::warn!("{e:#}");
                         }
@@ -709,7 +721,7 @@ impl Session {
                 }
                 _ = renew.tick() => {
                     let until = now_ms() + lease_ms;
-                    match self.store(|s| s.set_stream_lease(&alias, &h.task_id, Some(until))) {
+                    match self.store(|s| s.set_stream_lease(&key, Some(until), now_ms())) {
                         Ok(true) => {}
                         // Ended meanwhile (a poll saw it first, a cancel): nothing left to read.
                         Ok(false) => break,
@@ -721,7 +733,7 @@ impl Session {
                 }
             }
         }
-        if let Err(e) = self.store(|s| s.set_stream_lease(&alias, &h.task_id, None)) {
+        if let Err(e) = self.store(|s| s.set_stream_lease(&key, None, now_ms())) {
             tracing::warn!("{e:#}");
         }
     }

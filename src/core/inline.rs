@@ -48,7 +48,8 @@ pub enum After {
     /// Still live: apply the update and ask [`Window::next`] again.
     Live(PollUpdate),
     /// The worker asked us to come back later (`Retry-After`): apply the update, then the window
-    /// ends and the poller's first poll waits until `next_poll_ms`.
+    /// ends and the poller's first poll waits until `next_poll_ms`, the task held meanwhile as
+    /// the update says (`schedule::deferral_hold`).
     Deferred {
         update: PollUpdate,
         next_poll_ms: i64,
@@ -96,7 +97,14 @@ impl Window {
     /// cancelled, the process killed): one interval after the window and its last poll's slack,
     /// so the two never poll the task at once. What the task is recorded with before the window.
     pub fn first_background_poll_ms(&self) -> i64 {
-        self.sent_ms + (self.end() + WINDOW_SLACK + self.interval).as_millis() as i64
+        self.hold_ms() + self.interval.as_millis() as i64
+    }
+
+    /// Until when the window holds its task from the poller (`lifecycle::Life::held_until_ms`):
+    /// its end and its last poll's slack. What the task is recorded with before the window; the
+    /// hand-over lets it go sooner.
+    pub fn hold_ms(&self) -> i64 {
+        self.sent_ms + (self.end() + WINDOW_SLACK).as_millis() as i64
     }
 
     /// The next step, `since_send` after the send went out, at `now_ms`. A poll whose time the
@@ -164,10 +172,15 @@ impl Window {
         let first = self.first_background_poll_ms();
         update.next_poll_ms = Some(first);
         match deferred {
-            Some(at) => After::Deferred {
-                update,
-                next_poll_ms: at.max(first),
-            },
+            Some(at) => {
+                let next_poll_ms = at.max(first);
+                update.held_until_ms =
+                    schedule::deferral_hold(next_poll_ms, started_ms, self.interval);
+                After::Deferred {
+                    update,
+                    next_poll_ms,
+                }
+            }
             None => After::Live(update),
         }
     }
@@ -198,6 +211,7 @@ mod tests {
         let mut w = seed(Duration::from_secs(60));
         assert_eq!(polls(&mut w), [500, 1500, 3500, 7500]);
         assert_eq!(w.first_background_poll_ms(), 10_000 + 7500 + 1000 + 5000);
+        assert_eq!(w.hold_ms(), 10_000 + 7500 + 1000);
     }
 
     #[test]
@@ -271,6 +285,7 @@ mod tests {
                     last_error: Some("overloaded".into()),
                     end: None,
                     next_poll_ms: Some(23_500),
+                    held_until_ms: Some(35_500),
                 },
                 next_poll_ms: 40_500,
             }

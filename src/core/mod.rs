@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod ending;
 pub mod fence;
 pub mod inline;
+pub mod lifecycle;
 #[cfg(test)]
 mod proptests;
 pub mod schedule;

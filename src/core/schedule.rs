@@ -69,6 +69,7 @@ pub fn after_poll(
             last_error: (state == TaskState::Unknown).then(|| unknown_state_note(&wire_state)),
             end: (!state.is_live()).then_some(EndReason::State),
             next_poll_ms: state.is_live().then_some(next),
+            held_until_ms: None,
         },
         PollOutcome::NotFound => PollUpdate {
             state: TaskState::Unknown,
@@ -79,21 +80,24 @@ pub fn after_poll(
             last_error: Some("the worker no longer knows this task (it may have restarted)".into()),
             end: Some(EndReason::Gone),
             next_poll_ms: None,
+            held_until_ms: None,
         },
-        PollOutcome::Deferred { error, after } => PollUpdate {
-            state: state_before,
-            text: None,
-            question: None,
-            context_id: None,
-            // The worker answered: contact is not lost, however long it asks us to wait.
-            failed_polls: 0,
-            last_error: Some(error),
-            end: None,
-            next_poll_ms: Some(
-                poll_started_ms
-                    .saturating_add(interval.max(after.min(MAX_RETRY_AFTER)).as_millis() as i64),
-            ),
-        },
+        PollOutcome::Deferred { error, after } => {
+            let wait = interval.max(after.min(MAX_RETRY_AFTER));
+            let deferred = poll_started_ms.saturating_add(wait.as_millis() as i64);
+            PollUpdate {
+                state: state_before,
+                text: None,
+                question: None,
+                context_id: None,
+                // The worker answered: contact is not lost, however long it asks us to wait.
+                failed_polls: 0,
+                last_error: Some(error),
+                end: None,
+                next_poll_ms: Some(deferred),
+                held_until_ms: deferral_hold(deferred, poll_started_ms, interval),
+            }
+        }
         PollOutcome::Failed { error } => {
             let failed = failed_polls.saturating_add(1);
             let lost = failed >= max_failed;
@@ -106,6 +110,7 @@ pub fn after_poll(
                 last_error: Some(error),
                 end: lost.then_some(EndReason::Lost),
                 next_poll_ms: (!lost).then_some(next),
+                held_until_ms: None,
             }
         }
     }
@@ -114,7 +119,7 @@ pub fn after_poll(
 /// What one event of the poller's subscription to a task does: the task as the worker
 /// now tells it, folded like a GetTask answer. Only a told state counts (`None` for anything else:
 /// a stream's failures are not polls and never end a task). For a task that stays live, the
-/// update's `failed_polls` and `next_poll_ms` mean nothing: `Store::apply_events` keeps the 5 s
+/// update's `failed_polls` and `next_poll_ms` mean nothing: `lifecycle::Event::Streamed` keeps the 5 s
 /// poll rhythm and the failed-check count as the polls left them, so a stream that is healthy
 /// neither counts as a check nor hides the failures of the polls beside it.
 pub fn after_event(outcome: PollOutcome) -> Option<PollUpdate> {
@@ -165,20 +170,12 @@ pub fn stream_fits(open_to_worker: usize, cap: usize) -> bool {
     open_to_worker < cap
 }
 
-/// The hold rule: a task is held by an inline window while `now < next_poll_ms −
-/// interval`. A window records the task with its first background poll one interval after the
-/// window's end and slack (`inline::Window::first_background_poll_ms`), so the hold lasts until
-/// then; the hand-over (and every poll of the poller's own) puts the next poll at most one
-/// interval ahead, so the hold is over. A Retry-After deferral holds until one interval before
-/// the deferred poll. While held, the poller neither polls nor subscribes to the task, and drops
-/// what its streams tell of it: the window reports what it sees, told once.
-pub fn held_by_window(next_poll_ms: Option<i64>, now_ms: i64, interval: Duration) -> bool {
-    next_poll_ms.is_some_and(|n| n > hold_bound(now_ms, interval))
-}
-
-/// [`held_by_window`] as one bound, for a range query: held exactly when `next_poll_ms` is past it.
-pub fn hold_bound(now_ms: i64, interval: Duration) -> i64 {
-    now_ms.saturating_add(interval.as_millis() as i64)
+/// The hold a deferred poll puts on its task (`lifecycle::Life::held_until_ms`): a worker that
+/// asked for a pause is asked nothing, not even for a stream, until one interval before the
+/// deferred poll; `None` when that is not after `now_ms` (a pause no longer than the rhythm).
+pub fn deferral_hold(deferred_poll_ms: i64, now_ms: i64, interval: Duration) -> Option<i64> {
+    let until = deferred_poll_ms.saturating_sub(interval.as_millis() as i64);
+    (until > now_ms).then_some(until)
 }
 
 /// The inline window's GetTask times, as offsets from the send: the gaps of `[timing]
@@ -219,12 +216,12 @@ mod tests {
 
     const S: Duration = Duration::from_secs(5);
 
-    /// The window's record holds the task until its end and slack; the hand-over, a poll of the
-    /// poller's own and a NULL time (due now) hold nothing; a Retry-After holds until one interval
-    /// before the deferred poll.
+    /// The window's record holds the task until its end and slack; the hand-over and a poll of
+    /// the poller's own hold nothing; a Retry-After holds until one interval before the deferred
+    /// poll, and a pause no longer than the rhythm holds nothing.
     #[test]
-    fn a_task_is_held_while_its_next_poll_is_more_than_an_interval_away() {
-        let first = crate::core::inline::Window::new(
+    fn a_task_is_held_by_its_window_and_by_a_deferral() {
+        let window = crate::core::inline::Window::new(
             &[
                 Duration::from_millis(500),
                 Duration::from_secs(1),
@@ -235,23 +232,50 @@ mod tests {
             Duration::from_secs(60),
             Duration::ZERO,
             10_000,
-        )
-        .first_background_poll_ms();
-        assert!(held_by_window(Some(first), 10_000, S));
-        assert!(held_by_window(Some(first), 18_499, S));
-        assert!(
-            !held_by_window(Some(first), 18_500, S),
-            "window end + slack"
         );
-        // Hand-over: one interval after the last inline poll began, which is past.
-        assert!(!held_by_window(Some(17_600 + 5000), 18_000, S));
-        // The poller's own poll: one interval after it began.
-        assert!(!held_by_window(Some(30_000 + 5000), 30_050, S));
-        assert!(!held_by_window(None, 30_000, S));
+        let held = |now| window.hold_ms() > now;
+        assert!(held(10_000));
+        assert!(held(18_499));
+        assert!(!held(18_500), "window end + slack");
+        assert_eq!(window.first_background_poll_ms(), 18_500 + 5_000);
+        let seen = PollOutcome::Seen {
+            state: TaskState::Working,
+            wire_state: "working".into(),
+            text: None,
+            question: None,
+            context_id: None,
+        };
+        // The poller's own poll: no hold.
+        assert_eq!(
+            after_poll(0, TaskState::Working, seen, 30_000, S, 6).held_until_ms,
+            None
+        );
         // Retry-After 60 s at 30 s: held until 85 s.
-        assert!(held_by_window(Some(90_000), 84_999, S));
-        assert!(!held_by_window(Some(90_000), 85_000, S));
-        assert_eq!(hold_bound(1000, S), 6000);
+        let deferred = |after| PollOutcome::Deferred {
+            error: "busy".into(),
+            after,
+        };
+        let u = after_poll(
+            0,
+            TaskState::Working,
+            deferred(Duration::from_secs(60)),
+            30_000,
+            S,
+            6,
+        );
+        assert_eq!(
+            (u.next_poll_ms, u.held_until_ms),
+            (Some(90_000), Some(85_000))
+        );
+        let u = after_poll(
+            0,
+            TaskState::Working,
+            deferred(Duration::from_secs(2)),
+            30_000,
+            S,
+            6,
+        );
+        assert_eq!((u.next_poll_ms, u.held_until_ms), (Some(35_000), None));
     }
 
     #[test]
@@ -386,7 +410,7 @@ mod tests {
         assert_eq!(u.next_poll_ms, Some(300_000));
     }
     /// A streamed state folds like a poll's, and only a state counts; the rhythm and the
-    /// count are the store's to keep (what `Store::apply_events` relies on).
+    /// count are the store's to keep (what `lifecycle::Event::Streamed` relies on).
     #[test]
     fn an_event_ends_or_updates_like_a_poll() {
         let seen = |state: TaskState| PollOutcome::Seen {

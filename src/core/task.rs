@@ -197,7 +197,7 @@ mod tests {
 }
 
 /// What one poll (or an inline GetTask) changes about a tracked task; computed by
-/// `crate::core::schedule`, applied by the store.
+/// `crate::core::schedule`, folded into the task by `super::lifecycle`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PollUpdate {
     pub state: TaskState,
@@ -209,6 +209,8 @@ pub struct PollUpdate {
     /// `Some` ends tracking now.
     pub end: Option<EndReason>,
     pub next_poll_ms: Option<i64>,
+    /// A hold this answer puts on the task (`lifecycle::Life::held_until_ms`): a deferral's.
+    pub held_until_ms: Option<i64>,
 }
 
 /// A fresh look at a task outside the poller (the `task` tool, `cancel`): what the store records

@@ -452,7 +452,7 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             n
         });
         if note.is_some() {
-            told.push((t.worker.as_str(), t.task_id.as_str()));
+            told.push(t.key());
         }
         rows.push(TaskRow {
             worker: t.worker.clone(),
@@ -470,7 +470,7 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
         });
     }
     if !told.is_empty()
-        && let Err(e) = session.store(|st| st.mark_told(told.iter().copied(), now))
+        && let Err(e) = session.store(|st| st.mark_told(&told, now))
     {
         tracing::warn!("cannot mark {} task(s) told: {e:#}", told.len());
     }

@@ -1,5 +1,5 @@
 //! When the poller subscribes to a task: as soon as no inline window holds it
-//! (`core::schedule::held_by_window`), not at its first background poll one interval later, so a
+//! (`core::lifecycle::Life::held_until_ms`), not at its first background poll one interval later, so a
 //! task that ends just after its window is told by the stream within a second. Each pass looks
 //! up the held tasks (one range query, empty outside windows and deferrals); a task that was held
 //! at the last pass and no longer is, or any unheld live task at the poller's start, is handed to
@@ -10,7 +10,7 @@
 use super::streams::Streams;
 use crate::a2a::Worker;
 use crate::config::Timing;
-use crate::core::schedule;
+use crate::core::lifecycle::TaskKey;
 use crate::state::Store;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};
@@ -25,7 +25,7 @@ const LOOK_EVERY_MS: i64 = 100;
 
 /// A task by row: (worker alias, task id).
 /// By row, oldest first: under the per-worker cap the oldest tasks get the streams.
-type Tasks = BTreeMap<i64, (String, String)>;
+type Tasks = BTreeMap<i64, TaskKey>;
 
 pub(super) struct Holds {
     /// The tasks held at the last pass; `None` before the first (which takes every unheld task).
@@ -101,14 +101,9 @@ impl Holds {
             return Ok(());
         }
         self.looked_ms = now_ms;
-        let interval = timing.poll_interval();
-        let interval_ms = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX);
-        let rows = store.held_tasks(schedule::hold_bound(now_ms, interval), now_ms, interval_ms)?;
-        self.release_ms = rows.iter().map(|(_, _, _, until)| *until).min();
-        let held: Tasks = rows
-            .into_iter()
-            .map(|(seq, w, id, _)| (seq, (w, id)))
-            .collect();
+        let rows = store.held_tasks(now_ms)?;
+        self.release_ms = rows.iter().map(|(_, _, until)| *until).min();
+        let held: Tasks = rows.into_iter().map(|(seq, key, _)| (seq, key)).collect();
         for seq in held.keys() {
             subs.forget(*seq);
             self.unheld.remove(seq);
@@ -119,7 +114,7 @@ impl Holds {
                 for t in store.live_tasks()? {
                     newest = newest.max(t.seq);
                     if t.tracked && !held.contains_key(&t.seq) {
-                        self.unheld.insert(t.seq, (t.worker, t.task_id));
+                        self.unheld.insert(t.seq, t.key());
                     }
                 }
             }
@@ -127,18 +122,18 @@ impl Holds {
                 for t in store.live_tasks_after(self.newest_seq)? {
                     newest = newest.max(t.seq);
                     if t.tracked && !held.contains_key(&t.seq) && !before.contains_key(&t.seq) {
-                        self.unheld.insert(t.seq, (t.worker, t.task_id));
+                        self.unheld.insert(t.seq, t.key());
                     }
                 }
-                for (seq, (alias, id)) in before {
+                for (seq, key) in before {
                     if held.contains_key(seq) {
                         continue;
                     }
                     // Released: the window handed over, or stopped (its task ended, or the call
                     // was cancelled and the hold ran out).
-                    let row = store.get(alias, id)?;
+                    let row = store.get(&key.worker, &key.task_id)?;
                     if row.is_some_and(|t| t.seq == *seq && t.tracked && t.is_live()) {
-                        self.unheld.insert(*seq, (alias.clone(), id.clone()));
+                        self.unheld.insert(*seq, key.clone());
                     }
                 }
             }
@@ -146,25 +141,27 @@ impl Holds {
         self.newest_seq = newest;
         let timeout = timing.poll_timeout();
         // The card of a held task's worker is fetched meanwhile, so its release subscribes at once.
-        for (alias, _) in held.values() {
-            if let Some(w) = worker_of(alias) {
+        for key in held.values() {
+            if let Some(w) = worker_of(&key.worker) {
                 self.fetch_card(&w, timeout);
             }
         }
         self.held = Some(held);
         let mut unheld = std::mem::take(&mut self.unheld);
-        unheld.retain(|seq, (alias, id)| {
-            let Some(w) = worker_of(alias) else {
+        unheld.retain(|seq, key| {
+            let Some(w) = worker_of(&key.worker) else {
                 return false;
             };
             if w.claims_streaming() {
-                subs.consider(*seq, id, &w, timing);
+                subs.consider(*seq, &key.task_id, &w, timing);
                 return false;
             }
             // Not known to stream: wait for the card, unless its fetch is over (then the worker
             // does not stream, or could not be asked: a poll's answer considers it again).
             self.fetch_card(&w, timeout);
-            self.cards.get(alias).is_some_and(|h| !h.is_finished())
+            self.cards
+                .get(&key.worker)
+                .is_some_and(|h| !h.is_finished())
         });
         self.unheld = unheld;
         Ok(())

@@ -7,6 +7,7 @@
 //! reach this file's tokio loop.
 
 use crate::config::Config;
+use crate::core::lifecycle::TaskKey;
 use crate::core::schedule::{self, PollOutcome};
 use crate::core::task::EndReason;
 use crate::env::{Ctx, now_ms};
@@ -75,7 +76,6 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             let cfg = config.config.workers.get(alias)?;
             Some(workers.get(alias, cfg, timing.streaming))
         };
-        let interval = timing.poll_interval();
         // Subscriptions as soon as a window's hold is over (`holds.rs`).
         if timing.streaming && timing.max_streams_per_worker > 0 {
             holds.pass(&store, now, timing, &mut subs, &mut worker_of)?;
@@ -84,12 +84,11 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         }
         // Dropped streams whose backoff is over, for tasks still live and not held by a window.
         for (seq, alias, task_id) in subs.retries_due(now) {
-            let live = store.get(&alias, &task_id)?.is_some_and(|t| {
-                t.is_live()
-                    && t.tracked
-                    && t.seq == seq
-                    && !schedule::held_by_window(t.next_poll_ms, now, interval)
-            }) && !store.stream_leased(&alias, &task_id, now)?;
+            let key = TaskKey::new(&alias, &task_id);
+            let live = store
+                .get(&alias, &task_id)?
+                .is_some_and(|t| t.is_live() && t.tracked && t.seq == seq && !t.is_held(now))
+                && !store.stream_leased(&key, now)?;
             if let (true, Some(w)) = (live, worker_of(&alias)) {
                 subs.consider(seq, &task_id, &w, timing);
             }
@@ -166,7 +165,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 streams::Told::Event(ref v) => {
                     if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v.clone())))
                     {
-                        events.push((m.worker, m.task_id, u));
+                        events.push((TaskKey::new(&m.worker, &m.task_id), u));
                     }
                 }
                 streams::Told::Closed(ref close) => {
@@ -198,15 +197,12 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 // slot is free; a worker whose card came with this poll).
                 subs.consider(t.seq, &t.task_id, w, timing);
             }
-            updates.push((t, u));
+            updates.push((t.key(), u));
         }
         if !updates.is_empty() || !events.is_empty() {
             store.apply_polls_and_events(
-                updates
-                    .iter()
-                    .map(|(t, u)| (t.worker.as_str(), t.task_id.as_str(), u)),
-                events.iter().map(|(w, id, u)| (w.as_str(), id.as_str(), u)),
-                schedule::hold_bound(now_ms(), interval),
+                updates.iter().map(|(k, u)| (k, u)),
+                events.iter().map(|(k, u)| (k, u)),
                 now_ms(),
             )?;
         }

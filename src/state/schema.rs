@@ -37,4 +37,12 @@ pub const MIGRATIONS: &[&str] = &[
     "ALTER TABLE tasks ADD COLUMN stream_lease_ms INTEGER;
     CREATE INDEX tasks_leased ON tasks (stream_lease_ms)
         WHERE ended_ms IS NULL AND stream_lease_ms IS NOT NULL;",
+    // 4: the hold as its own column (`core::lifecycle::Life::held_until_ms`): until then the
+    // poller leaves a task alone. Before, a next poll more than one interval away meant the
+    // same; a store of that time keeps its holds, read with the default 5 s interval.
+    "ALTER TABLE tasks ADD COLUMN held_until_ms INTEGER;
+    UPDATE tasks SET held_until_ms = next_poll_ms - 5000
+        WHERE ended_ms IS NULL AND next_poll_ms IS NOT NULL;
+    CREATE INDEX tasks_held ON tasks (held_until_ms)
+        WHERE ended_ms IS NULL AND held_until_ms IS NOT NULL;",
 ];

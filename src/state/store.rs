@@ -1,6 +1,7 @@
-//! Queries over one session's SQLite file. Every write is one `BEGIN IMMEDIATE` transaction and
-//! touches only the columns its writer owns, so the poller, the MCP server, the monitor and the
-//! hooks never clobber each other's fields.
+//! Queries over one session's SQLite file. Every change to a task is a `core::lifecycle` event:
+//! read, applied and written back (one `UPDATE`, [`persist`]) inside one `BEGIN IMMEDIATE`
+//! transaction, so the poller, the MCP server, the monitor and the hooks, writing at once, each
+//! apply their event to what the one before them committed.
 //!
 //! [`Store::write`] is the one place every write transaction goes through, so it is also where the
 //! status snapshot is published (`super::snapshot`): summarized inside the transaction, written
@@ -9,6 +10,7 @@
 
 use super::schema::MIGRATIONS;
 use super::snapshot::{self, PublishLock, Stamp};
+use crate::core::lifecycle::{self, Event, Life, NewTask, TaskKey};
 use crate::core::status::{self, Snapshot};
 use crate::core::task::{EndReason, PollUpdate, Seen, TaskState};
 use anyhow::{Context, Result};
@@ -46,6 +48,13 @@ impl ClaimError {
     }
 }
 
+/// Which mark a claim sets.
+#[derive(Clone, Copy)]
+enum Claim {
+    Announce,
+    Deliver,
+}
+
 /// Writers wait this long for another writer instead of failing with `database is locked`.
 const WRITE_BUSY: Duration = Duration::from_secs(10);
 /// The status line would rather show nothing than be late.
@@ -71,9 +80,38 @@ pub struct TaskRecord {
     pub question: Option<String>,
     pub announced_ms: Option<i64>,
     pub delivered_ms: Option<i64>,
+    /// The poller's own business, not the listing's (`tasks --json`).
+    #[serde(skip)]
+    pub held_until_ms: Option<i64>,
+    #[serde(skip)]
+    pub stream_lease_ms: Option<i64>,
 }
 
 impl TaskRecord {
+    pub fn key(&self) -> TaskKey {
+        TaskKey::new(&self.worker, &self.task_id)
+    }
+
+    /// What the task's life changes, for `lifecycle::apply`.
+    pub fn life(&self) -> Life {
+        Life {
+            state: self.state,
+            context_id: self.context_id.clone(),
+            result: self.result.clone(),
+            question: self.question.clone(),
+            updated_ms: self.updated_ms,
+            ended_ms: self.ended_ms,
+            end_reason: self.end_reason(),
+            next_poll_ms: self.next_poll_ms,
+            held_until_ms: self.held_until_ms,
+            stream_lease_ms: self.stream_lease_ms,
+            failed_polls: self.failed_polls,
+            last_error: self.last_error.clone(),
+            announced_ms: self.announced_ms,
+            delivered_ms: self.delivered_ms,
+        }
+    }
+
     pub fn end_reason(&self) -> Option<EndReason> {
         self.end_reason.as_deref().and_then(EndReason::parse)
     }
@@ -81,22 +119,11 @@ impl TaskRecord {
     pub fn is_live(&self) -> bool {
         self.ended_ms.is_none()
     }
-}
 
-/// A task as a send left it.
-#[derive(Debug, Clone)]
-pub struct NewTask<'a> {
-    pub worker: &'a str,
-    pub task_id: &'a str,
-    pub context_id: Option<&'a str>,
-    pub message: &'a str,
-    pub state: TaskState,
-    pub result: Option<&'a str>,
-    pub question: Option<&'a str>,
-    /// When the background poller may first poll it (live tasks).
-    pub next_poll_ms: Option<i64>,
-    /// Claude already has the outcome (it came back in the tool result).
-    pub told: bool,
+    /// Held from the poller at `now` (`lifecycle::Life::held_until_ms`).
+    pub fn is_held(&self, now: i64) -> bool {
+        lifecycle::held(self.held_until_ms, now)
+    }
 }
 
 /// A session's store, read only: what the hot paths (the status line, a hook with nothing to
@@ -168,7 +195,7 @@ impl Drop for Publisher {
 
 const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
     ended_ms, end_reason, tracked, next_poll_ms, failed_polls, last_error, result, question, \
-    announced_ms, delivered_ms";
+    announced_ms, delivered_ms, held_until_ms, stream_lease_ms";
 
 /// A text column read lossily: it may hold bytes that are not UTF-8 if a file was tampered with,
 /// and that must not fail the whole render.
@@ -216,6 +243,8 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         question: text(15)?,
         announced_ms: r.get(16)?,
         delivered_ms: r.get(17)?,
+        held_until_ms: r.get(18)?,
+        stream_lease_ms: r.get(19)?,
     })
 }
 
@@ -349,41 +378,71 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
     }
 }
 
-fn update_polled(
+/// The one statement that changes a task: its row as `lifecycle::apply` left it.
+fn persist(c: &Connection, seq: i64, t: &Life) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE tasks SET state = ?2, context_id = ?3, result = ?4, question = ?5,
+            updated_ms = ?6, ended_ms = ?7, end_reason = ?8, tracked = ?9, next_poll_ms = ?10,
+            held_until_ms = ?11, stream_lease_ms = ?12, failed_polls = ?13, last_error = ?14,
+            announced_ms = ?15, delivered_ms = ?16
+         WHERE seq = ?1",
+    )?
+    .execute(params![
+        seq,
+        t.state.as_str(),
+        t.context_id,
+        t.result,
+        t.question,
+        t.updated_ms,
+        t.ended_ms,
+        t.end_reason.map(EndReason::as_str),
+        t.is_live(),
+        t.next_poll_ms,
+        t.held_until_ms,
+        t.stream_lease_ms,
+        t.failed_polls as i64,
+        t.last_error,
+        t.announced_ms,
+        t.delivered_ms,
+    ])?;
+    Ok(())
+}
+
+/// One event for one recorded task, inside the caller's write transaction: `None` when it does
+/// not apply (no such task, or `lifecycle::apply` says so), else whether it wakes the waiters.
+fn transition_row(
     c: &Connection,
-    worker: &str,
-    task_id: &str,
-    u: &PollUpdate,
-    told: bool,
+    t: &TaskRecord,
+    event: Event<'_>,
     now: i64,
-) -> rusqlite::Result<usize> {
-    let ended = u.end.map(|_| now);
-    let told = (told && u.end.is_some()).then_some(now);
-    let mut stmt = c.prepare_cached(
-        "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
-            question = ?5, context_id = COALESCE(?6, context_id),
-            failed_polls = ?7, last_error = ?8, ended_ms = ?9, end_reason = ?10,
-            tracked = ?11, next_poll_ms = ?12, updated_ms = ?13,
-            announced_ms = COALESCE(announced_ms, ?14),
-            delivered_ms = COALESCE(delivered_ms, ?14)
-         WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
-    )?;
-    stmt.execute(params![
-        worker,
-        task_id,
-        u.state.as_str(),
-        u.text,
-        u.question,
-        u.context_id,
-        u.failed_polls as i64,
-        u.last_error,
-        ended,
-        u.end.map(EndReason::as_str),
-        u.end.is_none() as i64,
-        u.next_poll_ms,
-        now,
-        told,
-    ])
+) -> rusqlite::Result<Option<bool>> {
+    let before = t.life();
+    let Some(after) = lifecycle::apply(Some(&before), event, now) else {
+        return Ok(None);
+    };
+    persist(c, t.seq, &after)?;
+    Ok(Some(after.wakes_waiters(Some(&before))))
+}
+
+fn transition_in(
+    c: &Connection,
+    key: &TaskKey,
+    event: Event<'_>,
+    now: i64,
+) -> rusqlite::Result<Option<bool>> {
+    match select_key(c, key)? {
+        Some(t) => transition_row(c, &t, event, now),
+        None => Ok(None),
+    }
+}
+
+fn select_key(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<TaskRecord>> {
+    Ok(select(
+        c,
+        "WHERE worker = ?1 AND task_id = ?2",
+        params![key.worker, key.task_id],
+    )?
+    .pop())
 }
 
 impl Reader {
@@ -500,13 +559,13 @@ impl Reader {
     }
 
     /// Whether another process reads the task's stream now (its lease runs past `now`).
-    pub fn stream_leased(&self, worker: &str, task_id: &str, now: i64) -> Result<bool> {
+    pub fn stream_leased(&self, key: &TaskKey, now: i64) -> Result<bool> {
         Ok(self
             .conn
             .prepare_cached(
                 "SELECT 1 FROM tasks WHERE worker = ?1 AND task_id = ?2 AND stream_lease_ms > ?3",
             )?
-            .query_row(params![worker, task_id, now], |_| Ok(()))
+            .query_row(params![key.worker, key.task_id, now], |_| Ok(()))
             .optional()?
             .is_some())
     }
@@ -525,27 +584,24 @@ impl Reader {
         )
     }
 
-    /// The live tasks the poller must not subscribe to now: held by an inline window
-    /// (`next_poll_ms` past `hold_bound`, `core::schedule::hold_bound`) or streamed by another
-    /// process (a stream lease past `now`): (seq, worker, task id, when that ends). Two range
-    /// lookups on partial indexes; outside windows, deferrals and leases, nothing.
-    pub fn held_tasks(
-        &self,
-        hold_bound: i64,
-        now: i64,
-        interval_ms: i64,
-    ) -> Result<Vec<(i64, String, String, i64)>> {
+    /// The live tasks the poller must not subscribe to now: held (`lifecycle::Life::held_until_ms`)
+    /// or streamed by another process (a stream lease past `now`), each with when that ends. Two
+    /// range lookups on partial indexes; outside windows, deferrals and leases, nothing.
+    pub fn held_tasks(&self, now: i64) -> Result<Vec<(i64, TaskKey, i64)>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, worker, task_id,
-                MAX(CASE WHEN next_poll_ms > ?1 THEN next_poll_ms - ?3 ELSE 0 END,
-                    COALESCE(stream_lease_ms, 0))
+                MAX(COALESCE(held_until_ms, 0), COALESCE(stream_lease_ms, 0))
              FROM tasks WHERE seq IN (
-                SELECT seq FROM tasks WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1
-                UNION SELECT seq FROM tasks WHERE ended_ms IS NULL AND stream_lease_ms > ?2
+                SELECT seq FROM tasks WHERE ended_ms IS NULL AND held_until_ms > ?1
+                UNION SELECT seq FROM tasks WHERE ended_ms IS NULL AND stream_lease_ms > ?1
              ) AND tracked = 1",
         )?;
-        let rows = stmt.query_map(params![hold_bound, now, interval_ms], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        let rows = stmt.query_map(params![now], |r| {
+            let key = TaskKey {
+                worker: r.get(1)?,
+                task_id: r.get(2)?,
+            };
+            Ok((r.get(0)?, key, r.get(3)?))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -763,131 +819,108 @@ impl Store {
         Ok(v)
     }
 
+    /// One event for one task (`lifecycle::Event`), in one write transaction: whether it
+    /// applied. The writes below are this for their own events, or for many tasks at once.
+    pub fn transition(&self, key: &TaskKey, event: Event<'_>, now: i64) -> Result<bool> {
+        let applied = self.write(|c| transition_in(c, key, event, now))?;
+        if applied == Some(true) {
+            self.ended();
+        }
+        Ok(applied.is_some())
+    }
+
     /// Records a task as a send left it: a new row, or the same task again after a follow-up
     /// (input-required answered), which makes it live and unannounced again.
     pub fn record_sent(&self, t: &NewTask<'_>, now: i64) -> Result<()> {
-        let live = t.state.is_live();
-        let ended = (!live).then_some(now);
-        let told = t.told.then_some(now);
-        self.write(|c| {
+        let key = TaskKey::new(t.worker, t.task_id);
+        let wakes = self.write(|c| {
+            if let Some(before) = select_key(c, &key)? {
+                return Ok(transition_row(c, &before, Event::Sent(t), now)?.unwrap_or(false));
+            }
+            let Some(n) = lifecycle::apply(None, Event::Sent(t), now) else {
+                return Ok(false);
+            };
             c.execute(
-                "INSERT INTO tasks (worker, task_id, context_id, message, state, started_ms,
-                    updated_ms, ended_ms, end_reason, tracked, next_poll_ms, result, question,
-                    announced_ms, delivered_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)
-                 ON CONFLICT (worker, task_id) DO UPDATE SET
-                    context_id = COALESCE(excluded.context_id, context_id),
-                    state = excluded.state, updated_ms = excluded.updated_ms,
-                    ended_ms = excluded.ended_ms, end_reason = excluded.end_reason,
-                    tracked = excluded.tracked, next_poll_ms = excluded.next_poll_ms,
-                    failed_polls = 0, last_error = NULL,
-                    result = excluded.result, question = excluded.question,
-                    announced_ms = excluded.announced_ms, delivered_ms = excluded.delivered_ms",
+                "INSERT INTO tasks (worker, task_id, message, started_ms, state, context_id,
+                    result, question, updated_ms, ended_ms, end_reason, tracked, next_poll_ms,
+                    held_until_ms, announced_ms, delivered_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     t.worker,
                     t.task_id,
-                    t.context_id,
                     t.message,
-                    t.state.as_str(),
                     now,
-                    ended,
-                    ended.map(|_| EndReason::State.as_str()),
-                    live as i64,
-                    if live { t.next_poll_ms } else { None },
-                    t.result,
-                    t.question,
-                    told,
+                    n.state.as_str(),
+                    n.context_id,
+                    n.result,
+                    n.question,
+                    n.updated_ms,
+                    n.ended_ms,
+                    n.end_reason.map(EndReason::as_str),
+                    n.is_live(),
+                    n.next_poll_ms,
+                    n.held_until_ms,
+                    n.announced_ms,
+                    n.delivered_ms,
                 ],
-            )
+            )?;
+            Ok(n.wakes_waiters(None))
         })?;
-        if !live {
+        if wakes {
             self.ended();
         }
         Ok(())
     }
 
-    /// Applies one poll's outcome to a task that is still live. A task that ended meanwhile (by
-    /// another writer) is left alone. `told`: Claude gets this outcome right now (inline window).
-    /// Returns whether the row changed.
+    /// Applies one poll's outcome to a task that is still live (`Event::Polled`). A task that
+    /// ended meanwhile (by another writer) is left alone. `told`: Claude gets this outcome right
+    /// now (inline window). Returns whether the row changed.
     pub fn apply_poll(
         &self,
         worker: &str,
         task_id: &str,
-        u: &PollUpdate,
+        update: &PollUpdate,
         told: bool,
         now: i64,
     ) -> Result<bool> {
-        let changed = self.write(|c| update_polled(c, worker, task_id, u, told, now))? > 0;
-        if changed && u.end.is_some() {
-            self.ended();
-        }
-        Ok(changed)
+        let event = Event::Polled { update, told };
+        self.transition(&TaskKey::new(worker, task_id), event, now)
     }
 
     /// [`Store::apply_poll`] for many answers in one transaction (the background poller's burst).
     pub fn apply_polls<'a>(
         &self,
-        polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
+        polls: impl IntoIterator<Item = (&'a TaskKey, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        // No events: the hold bound has nothing to hold back.
-        self.apply_polls_and_events(polls, std::iter::empty(), i64::MAX, now)
+        self.apply_polls_and_events(polls, std::iter::empty(), now)
     }
 
-    /// The background poller's pass: the polls' answers and the events its
-    /// subscriptions streamed, in one transaction and one snapshot refresh, as [`Store::apply_polls`]
-    /// alone would be. An event (`core::schedule::after_event`) sets what the worker told (state,
-    /// result, question) but, on a task it leaves live, keeps the poll rhythm, the failed-check
-    /// count and the last poll error as the polls left them: a stream is not a check. An event
-    /// that ends the task ends it as a poll would (not told: the wake-up announces it).
-    /// An event for a task held by an inline window (`next_poll_ms` past `hold_bound`,
-    /// `core::schedule::hold_bound`) is dropped: the window tells Claude what it sees, and an end
-    /// the poller wrote meanwhile would be announced beside the tool result. Nothing is lost: the
-    /// polls and the stream go on once the hold is over.
+    /// The background poller's pass: the polls' answers and the events its subscriptions
+    /// streamed (`Event::Streamed`), in one transaction and one snapshot refresh, as
+    /// [`Store::apply_polls`] alone would be. Nothing is lost by an event a hold drops: the polls
+    /// and the stream go on once the hold is over.
     pub fn apply_polls_and_events<'a>(
         &self,
-        polls: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
-        events: impl IntoIterator<Item = (&'a str, &'a str, &'a PollUpdate)>,
-        hold_bound: i64,
+        polls: impl IntoIterator<Item = (&'a TaskKey, &'a PollUpdate)>,
+        events: impl IntoIterator<Item = (&'a TaskKey, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
-        let ended = self.write(|c| {
-            let mut ended = false;
+        let wakes = self.write(|c| {
+            let mut wakes = false;
             // Events first: a streamed ending in hand beats the sixth failed poll (or a "not
             // found") of the same pass; the polls then find the task ended and change nothing.
-            let mut stmt = c.prepare_cached(
-                "UPDATE tasks SET state = ?3, result = COALESCE(?4, result),
-                    question = ?5, context_id = COALESCE(?6, context_id),
-                    last_error = CASE WHEN ?7 IS NULL THEN last_error ELSE ?8 END,
-                    ended_ms = CASE WHEN ?7 IS NULL THEN NULL ELSE ?9 END,
-                    end_reason = ?7,
-                    tracked = CASE WHEN ?7 IS NULL THEN tracked ELSE 0 END,
-                    next_poll_ms = CASE WHEN ?7 IS NULL THEN next_poll_ms ELSE NULL END,
-                    updated_ms = ?9
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL
-                   AND (next_poll_ms IS NULL OR next_poll_ms <= ?10)",
-            )?;
-            for (worker, task_id, u) in events {
-                let n = stmt.execute(params![
-                    worker,
-                    task_id,
-                    u.state.as_str(),
-                    u.text,
-                    u.question,
-                    u.context_id,
-                    u.end.map(EndReason::as_str),
-                    u.last_error,
-                    now,
-                    hold_bound,
-                ])?;
-                ended |= n > 0 && u.end.is_some();
+            let events = events.into_iter().map(|(k, u)| (k, Event::Streamed(u)));
+            let polls = polls.into_iter().map(|(k, update)| {
+                let told = false;
+                (k, Event::Polled { update, told })
+            });
+            for (key, event) in events.chain(polls) {
+                wakes |= transition_in(c, key, event, now)? == Some(true);
             }
-            for (worker, task_id, u) in polls {
-                ended |= update_polled(c, worker, task_id, u, false, now)? > 0 && u.end.is_some();
-            }
-            Ok(ended)
+            Ok(wakes)
         })?;
-        if ended {
+        if wakes {
             self.ended();
         }
         Ok(())
@@ -902,85 +935,22 @@ impl Store {
         next_poll_ms: i64,
         now: i64,
     ) -> Result<()> {
-        let live = seen.state.is_live();
-        self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET state = ?3, result = COALESCE(?4, result), question = ?5,
-                    updated_ms = ?6, failed_polls = 0, last_error = NULL,
-                    tracked = ?7, next_poll_ms = ?8,
-                    ended_ms = CASE WHEN ?7 THEN NULL ELSE COALESCE(ended_ms, ?6) END,
-                    end_reason = CASE WHEN ?7 THEN NULL
-                                      WHEN ended_ms IS NULL THEN 'state' ELSE end_reason END,
-                    announced_ms = CASE WHEN ?7 THEN NULL ELSE COALESCE(announced_ms, ?6) END,
-                    delivered_ms = CASE WHEN ?7 THEN NULL ELSE COALESCE(delivered_ms, ?6) END
-                 WHERE worker = ?1 AND task_id = ?2",
-                params![
-                    worker,
-                    seen.task_id,
-                    seen.state.as_str(),
-                    seen.text,
-                    seen.question,
-                    now,
-                    live,
-                    live.then_some(next_poll_ms),
-                ],
-            )
-        })?;
-        if !live {
-            self.ended();
-        }
-        Ok(())
-    }
-
-    /// Puts off the next background poll of a live task (e.g. while an inline window polls it).
-    pub fn set_next_poll(&self, worker: &str, task_id: &str, at_ms: i64) -> Result<()> {
-        self.hand_over(worker, task_id, at_ms, None)
-    }
-
-    /// The inline window hands a live task to the background: its next poll, and, when this
-    /// process goes on reading the task's stream, the stream lease ([`Store::set_stream_lease`])
-    /// in the same write, so the poller never sees the task free of both and opens a second
-    /// stream between the two.
-    pub fn hand_over(
-        &self,
-        worker: &str,
-        task_id: &str,
-        next_poll_ms: i64,
-        lease_until_ms: Option<i64>,
-    ) -> Result<()> {
-        self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET next_poll_ms = ?3, stream_lease_ms = ?4
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
-                params![worker, task_id, next_poll_ms, lease_until_ms],
-            )
-        })?;
+        let event = Event::Seen { seen, next_poll_ms };
+        self.transition(&TaskKey::new(worker, seen.task_id), event, now)?;
         Ok(())
     }
 
     /// Renews (`Some`) or gives up (`None`) the stream lease of a live task: while it runs, the
-    /// poller polls the task but does not subscribe to it (schema step 3). False when the task
-    /// is no longer live (ended by a poll, a cancel): the stream has nothing left to tell.
-    pub fn set_stream_lease(
-        &self,
-        worker: &str,
-        task_id: &str,
-        until_ms: Option<i64>,
-    ) -> Result<bool> {
-        let n = self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET stream_lease_ms = ?3
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NULL",
-                params![worker, task_id, until_ms],
-            )
-        })?;
-        Ok(n > 0)
+    /// poller polls the task but does not subscribe to it. False when the task is no longer live
+    /// (ended by a poll, a cancel): the stream has nothing left to tell.
+    pub fn set_stream_lease(&self, key: &TaskKey, until_ms: Option<i64>, now: i64) -> Result<bool> {
+        self.transition(key, Event::Leased(until_ms), now)
     }
 
     /// Claims every ended task not yet announced and marks it announced, in one transaction, so
     /// no task is announced twice by two monitors or skipped across restarts.
     pub fn claim_unannounced(&self, now: i64) -> Result<Vec<TaskRecord>> {
-        self.claim("announced_ms", now, None, |_| Ok(()))
+        self.claim(Claim::Announce, now, None, |_| Ok(()))
             .map_err(ClaimError::into_anyhow)
     }
 
@@ -992,7 +962,7 @@ impl Store {
         now: i64,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
     ) -> Result<Vec<TaskRecord>, ClaimError> {
-        self.claim("announced_ms", now, None, deliver)
+        self.claim(Claim::Announce, now, None, deliver)
     }
 
     /// Claims every ended task whose outcome Claude has not been given, marking it given.
@@ -1000,7 +970,7 @@ impl Store {
         // Only as many as one hook's context can show (`core::bounds::NOTES_PER_HOOK`): the rest
         // stay undelivered for the next hook, so no outcome is claimed and then left unshown.
         self.claim(
-            "delivered_ms",
+            Claim::Deliver,
             now,
             Some(crate::core::bounds::NOTES_PER_HOOK),
             |_| Ok(()),
@@ -1016,7 +986,7 @@ impl Store {
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
     ) -> Result<Vec<TaskRecord>, ClaimError> {
         self.claim(
-            "delivered_ms",
+            Claim::Deliver,
             now,
             Some(crate::core::bounds::NOTES_PER_HOOK),
             deliver,
@@ -1025,18 +995,18 @@ impl Store {
 
     fn claim(
         &self,
-        column: &'static str,
+        claim: Claim,
         now: i64,
         limit: Option<usize>,
         deliver: impl FnOnce(&[TaskRecord]) -> std::io::Result<()>,
     ) -> Result<Vec<TaskRecord>, ClaimError> {
+        let (column, event) = match claim {
+            Claim::Announce => ("announced_ms", Event::Announced),
+            Claim::Deliver => ("delivered_ms", Event::Delivered),
+        };
         // The oldest endings first; past `limit`, rows stay unclaimed for the next claim.
         let unclaimed = format!(
             "WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq LIMIT ?1"
-        );
-        let sql_upd = format!(
-            "UPDATE tasks SET {column} = ?1 WHERE seq IN (SELECT seq FROM tasks
-                WHERE ended_ms IS NOT NULL AND {column} IS NULL ORDER BY ended_ms, seq LIMIT ?2)"
         );
         // SQLite reads a negative LIMIT as none.
         let limit = limit.map_or(-1, |n| n as i64);
@@ -1045,7 +1015,9 @@ impl Store {
                 let rows = select(c, &unclaimed, [limit])?;
                 if !rows.is_empty() {
                     deliver(&rows).map_err(ClaimError::Deliver)?;
-                    c.execute(&sql_upd, params![now, limit])?;
+                    for t in &rows {
+                        transition_row(c, t, event, now)?;
+                    }
                 }
                 Ok(rows)
             })
@@ -1065,47 +1037,25 @@ impl Store {
     /// again. One transaction for the lot.
     pub fn mark_told<'a>(
         &self,
-        tasks: impl IntoIterator<Item = (&'a str, &'a str)>,
+        tasks: impl IntoIterator<Item = &'a TaskKey>,
         now: i64,
     ) -> Result<()> {
         self.write(|c| {
-            let mut stmt = c.prepare_cached(
-                "UPDATE tasks SET announced_ms = COALESCE(announced_ms, ?3),
-                    delivered_ms = COALESCE(delivered_ms, ?3)
-                 WHERE worker = ?1 AND task_id = ?2 AND ended_ms IS NOT NULL",
-            )?;
-            for (worker, task_id) in tasks {
-                stmt.execute(params![worker, task_id, now])?;
+            for key in tasks {
+                transition_in(c, key, Event::Told, now)?;
             }
             Ok(())
         })
     }
 
-    /// A waiting task whose answer the worker took up on a new task: it waits no more, and
-    /// nothing is announced of it (the send that answered it told Claude where the work went).
-    pub fn close_moved(&self, worker: &str, task_id: &str, now: i64) -> Result<()> {
-        self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET end_reason = 'moved', tracked = 0, next_poll_ms = NULL,
-                    ended_ms = COALESCE(ended_ms, ?3), updated_ms = ?3,
-                    announced_ms = COALESCE(announced_ms, ?3),
-                    delivered_ms = COALESCE(delivered_ms, ?3)
-                 WHERE worker = ?1 AND task_id = ?2",
-                params![worker, task_id, now],
-            )
-        })?;
-        Ok(())
-    }
-
     /// A worker was removed: its live tasks stop being tracked, to be announced as such.
     pub fn end_removed(&self, worker: &str, now: i64) -> Result<usize> {
         let n = self.write(|c| {
-            c.execute(
-                "UPDATE tasks SET ended_ms = ?2, end_reason = 'removed', tracked = 0,
-                    next_poll_ms = NULL, updated_ms = ?2
-                 WHERE worker = ?1 AND ended_ms IS NULL",
-                params![worker, now],
-            )
+            let live = select(c, "WHERE worker = ?1 AND ended_ms IS NULL", [worker])?;
+            for t in &live {
+                transition_row(c, t, Event::Removed, now)?;
+            }
+            Ok(live.len())
         })?;
         if n > 0 {
             self.ended();
@@ -1146,6 +1096,7 @@ mod tests {
             result: None,
             question: None,
             next_poll_ms: Some(100),
+            held_until_ms: None,
             told: false,
         }
     }
@@ -1160,7 +1111,12 @@ mod tests {
             last_error: None,
             end,
             next_poll_ms: end.is_none().then_some(200),
+            held_until_ms: None,
         }
+    }
+
+    fn k(id: &str) -> TaskKey {
+        TaskKey::new("fake", id)
     }
 
     /// A delivery that fails comes out as `ClaimError::Deliver` (the monitor's "stdout gone"),
@@ -1200,10 +1156,10 @@ mod tests {
             .unwrap();
         let mut failed = upd(TaskState::Submitted, None);
         (failed.failed_polls, failed.last_error, failed.text) = (2, Some("timeout".into()), None);
-        s.apply_polls([("fake", "t1", &failed)], 10).unwrap();
+        s.apply_polls([(&k("t1"), &failed)], 10).unwrap();
         let mut working = upd(TaskState::Working, None);
         (working.failed_polls, working.next_poll_ms) = (0, Some(999_999));
-        s.apply_polls_and_events([], [("fake", "t1", &working)], 200, 20)
+        s.apply_polls_and_events([], [(&k("t1"), &working)], 20)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!(
@@ -1217,14 +1173,14 @@ mod tests {
         );
         assert_eq!(t.result.as_deref(), Some("done"));
         let done = upd(TaskState::Completed, Some(EndReason::State));
-        s.apply_polls_and_events([("fake", "t1", &failed)], [("fake", "t1", &done)], 200, 30)
+        s.apply_polls_and_events([(&k("t1"), &failed)], [(&k("t1"), &done)], 30)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!(
             (t.state, t.ended_ms, t.tracked, t.next_poll_ms),
             (TaskState::Completed, Some(30), false, None)
         );
-        s.apply_polls([("fake", "t1", &failed)], 40).unwrap();
+        s.apply_polls([(&k("t1"), &failed)], 40).unwrap();
         assert_eq!(s.get("fake", "t1").unwrap().unwrap().ended_ms, Some(30));
         assert_eq!(s.claim_unannounced(50).unwrap().len(), 1);
     }
@@ -1238,15 +1194,20 @@ mod tests {
         let s = Store::open(&dir.path().join("s.db")).unwrap();
         s.record_sent(&sent("fake", "t1", TaskState::Submitted), 0)
             .unwrap();
-        s.set_next_poll("fake", "t1", 13_500).unwrap();
+        let window = Event::HandedOver {
+            next_poll_ms: 13_500,
+            held_until_ms: Some(8_500),
+            lease_until_ms: None,
+        };
+        assert!(s.transition(&k("t1"), window, 0).unwrap());
         let done = upd(TaskState::Completed, Some(EndReason::State));
-        assert_eq!(s.held_tasks(8_000, 3_000, 5_000).unwrap().len(), 1);
-        s.apply_polls_and_events([], [("fake", "t1", &done)], 8_000, 3_000)
+        assert_eq!(s.held_tasks(3_000).unwrap().len(), 1);
+        s.apply_polls_and_events([], [(&k("t1"), &done)], 3_000)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!((t.state, t.ended_ms), (TaskState::Submitted, None));
-        assert!(s.held_tasks(13_500, 8_500, 5_000).unwrap().is_empty());
-        s.apply_polls_and_events([], [("fake", "t1", &done)], 13_500, 8_500)
+        assert!(s.held_tasks(8_500).unwrap().is_empty());
+        s.apply_polls_and_events([], [(&k("t1"), &done)], 8_500)
             .unwrap();
         let t = s.get("fake", "t1").unwrap().unwrap();
         assert_eq!((t.state, t.ended_ms), (TaskState::Completed, Some(8_500)));
@@ -1260,14 +1221,19 @@ mod tests {
         let s = Store::open(&dir.path().join("s.db")).unwrap();
         s.record_sent(&sent("fake", "t1", TaskState::Submitted), 0)
             .unwrap();
-        s.hand_over("fake", "t1", 8_000, Some(9_000)).unwrap();
-        let held = s.held_tasks(8_000, 3_000, 5_000).unwrap();
+        let handed = Event::HandedOver {
+            next_poll_ms: 8_000,
+            held_until_ms: None,
+            lease_until_ms: Some(9_000),
+        };
+        assert!(s.transition(&k("t1"), handed, 3_000).unwrap());
+        let held = s.held_tasks(3_000).unwrap();
         assert_eq!(held.len(), 1);
-        assert_eq!(held[0].3, 9_000, "held until the lease ends");
-        assert!(s.stream_leased("fake", "t1", 8_999).unwrap());
-        assert!(s.held_tasks(9_000, 9_000, 5_000).unwrap().is_empty());
-        assert!(s.set_stream_lease("fake", "t1", None).unwrap());
-        assert!(!s.stream_leased("fake", "t1", 0).unwrap());
+        assert_eq!(held[0].2, 9_000, "held until the lease ends");
+        assert!(s.stream_leased(&k("t1"), 8_999).unwrap());
+        assert!(s.held_tasks(9_000).unwrap().is_empty());
+        assert!(s.set_stream_lease(&k("t1"), None, 9_000).unwrap());
+        assert!(!s.stream_leased(&k("t1"), 0).unwrap());
     }
 
     #[test]
@@ -1286,7 +1252,7 @@ mod tests {
         assert_eq!(s.live_count().unwrap(), 2);
         // A burst of answers in one transaction; the poll times move on.
         let live = upd(TaskState::Working, None);
-        s.apply_polls([("fake", "t1", &live), ("fake", "t2", &live)], 150)
+        s.apply_polls([(&k("t1"), &live), (&k("t2"), &live)], 150)
             .unwrap();
         assert_eq!(s.next_due_after(150).unwrap(), Some(200));
         assert!(s.due_tasks(150, 10).unwrap().is_empty());

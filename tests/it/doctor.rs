@@ -166,6 +166,7 @@ fn doctor_names_the_wake_path_of_each_live_session() {
             result: None,
             question: None,
             next_poll_ms: Some(i64::MAX / 2),
+            held_until_ms: None,
             told: false,
         },
         1_000,

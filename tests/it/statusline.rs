@@ -9,7 +9,7 @@ use a2a_mod::testing::Ctx;
 use a2a_mod::testing::snapshot::{self, Loaded};
 use a2a_mod::testing::status;
 use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
-use a2a_mod::testing::{NewTask, Reader, Store, session};
+use a2a_mod::testing::{Event, NewTask, Reader, Store, TaskKey, session};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -141,6 +141,7 @@ fn sent<'a>(worker: &'a str, id: &'a str, message: &'a str, state: TaskState) ->
         result: None,
         question: None,
         next_poll_ms: Some(0),
+        held_until_ms: None,
         told: false,
     }
 }
@@ -162,6 +163,7 @@ fn end(state: TaskState, reason: EndReason) -> PollUpdate {
         last_error: None,
         end: Some(reason),
         next_poll_ms: None,
+        held_until_ms: None,
     }
 }
 
@@ -891,13 +893,20 @@ fn the_snapshot_follows_every_kind_of_write() {
     let working = PollUpdate {
         end: None,
         next_poll_ms: Some(NOW + 5_000),
+        held_until_ms: None,
         ..end(TaskState::Working, EndReason::State)
     };
     assert!(
         s.apply_poll("fake", "t1", &working, false, NOW - 1)
             .unwrap()
     );
-    s.set_next_poll("fake", "t1", NOW + 9_000).unwrap();
+    let put_off = Event::HandedOver {
+        next_poll_ms: NOW + 9_000,
+        held_until_ms: None,
+        lease_until_ms: None,
+    };
+    s.transition(&TaskKey::new("fake", "t1"), put_off, NOW)
+        .unwrap();
     assert_snapshot_follows(&h);
     // A second send from a writer that opens and closes.
     h.store()
@@ -924,7 +933,7 @@ fn the_snapshot_follows_every_kind_of_write() {
     // Claimed and announced, delivered, told: the line does not change, the snapshot stays fresh.
     assert_eq!(s.claim_unannounced(NOW + 1).unwrap().len(), 2);
     assert_eq!(s.take_undelivered(NOW + 2).unwrap().len(), 2);
-    s.mark_told([("fake", "t1")], NOW + 3).unwrap();
+    s.mark_told([&TaskKey::new("fake", "t1")], NOW + 3).unwrap();
     s.meta_set("k", "v").unwrap();
     assert_snapshot_follows(&h);
     assert_eq!(

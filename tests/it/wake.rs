@@ -44,6 +44,7 @@ pub(crate) fn live(s: &Store, worker: &str, id: &str) {
             result: None,
             question: None,
             next_poll_ms: Some(i64::MAX / 2),
+            held_until_ms: None,
             told: false,
         },
         1_000,
@@ -71,6 +72,7 @@ pub(crate) fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Opt
         last_error: None,
         end: Some(end),
         next_poll_ms: None,
+        held_until_ms: None,
     };
     assert!(s.apply_poll(worker, id, &u, false, 2_000).expect("apply"));
 }
