@@ -1,4 +1,4 @@
-//! Every command-line type, and no logic (zoxide `src/cmd/cmd.rs`); each command's `Run` is in
+//! Every command-line type, and no logic; each command's `Run` is in
 //! `src/cmd/<command>.rs`. The doors are docs/commands-and-tools.md's; extend them, never change them.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};

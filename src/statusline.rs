@@ -25,10 +25,10 @@
 //! - `CLAUDE_CODE_SESSION_ID`: the session when stdin names none (Claude Code sets it here too).
 
 use crate::claude::statusline_input::WireStatuslineInput;
-use crate::core::status::{self, Row, Snapshot};
+use crate::core::status::{self, Snapshot};
 use crate::env::{Ctx, valid_session_id};
 use crate::state::snapshot::{self, Loaded};
-use crate::state::{Reader, SessionPaths, TaskRecord};
+use crate::state::{Reader, SessionPaths};
 use crate::theme::{self, Theme};
 use std::path::Path;
 use std::time::Duration;
@@ -137,18 +137,6 @@ fn pick_theme(name: &str, env: &Env, config_dir: &Path, warnings: &mut Vec<Strin
     let (theme, warning) = theme::load(name, config_dir);
     warnings.extend(warning);
     if env.ascii { theme.into_ascii() } else { theme }
-}
-
-pub fn to_row(r: &TaskRecord) -> Row<'_> {
-    Row {
-        worker: &r.worker,
-        text: &r.message,
-        state: r.state,
-        started_ms: r.started_ms,
-        ended_ms: r.ended_ms,
-        end: r.end_reason(),
-        question: r.question.as_deref(),
-    }
 }
 
 /// The few settings the status line needs, read leniently: config.toml may hold any other

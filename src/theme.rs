@@ -22,85 +22,82 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ascii", include_str!("../themes/ascii.toml")),
 ];
 
-/// Parsing and finding themes; the types themselves are pure, in [`crate::core::theme`].
-impl Theme {
-    /// A built-in theme by name; `None` when there is no such built-in.
-    pub fn builtin(name: &str) -> Option<Result<Theme>> {
-        BUILTIN
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, text)| Theme::parse(text))
-    }
-
-    /// Parses a theme file. Strict (unknown keys are errors) so a typo is reported rather than
-    /// silently ignored; the caller falls back to `default`.
-    pub fn parse(text: &str) -> Result<Theme> {
-        let w: WireTheme = toml_edit::de::from_str(text)
-            .map_err(|e| anyhow!(crate::config::toml_error_line(&e.to_string())))?;
-        let style = |k: &str, s: Option<WireStyle>| -> Result<Style> {
-            s.map(|s| s.to_style().map_err(|e| anyhow!("style.{k}: {e}")))
-                .transpose()
-                .map(Option::unwrap_or_default)
-        };
-        let ws = w.style.unwrap_or_default();
-        let styles = Styles {
-            label: style("label", ws.label)?,
-            spinner: style("spinner", ws.spinner)?,
-            waiting: style("waiting", ws.waiting)?,
-            done: style("done", ws.done)?,
-            failed: style("failed", ws.failed)?,
-            canceled: style("canceled", ws.canceled)?,
-            worker: style("worker", ws.worker)?,
-            text: style("text", ws.text)?,
-            time: style("time", ws.time)?,
-            count: style("count", ws.count)?,
-            separator: style("separator", ws.separator)?,
-        };
-        let mut glyphs = Glyphs::unicode();
-        if let Some(g) = w.glyphs {
-            let one = |k: &str, v: Option<String>, into: &mut String| -> Result<()> {
-                if let Some(v) = v {
-                    *into = check_glyph(k, v)?;
-                }
-                Ok(())
-            };
-            if let Some(frames) = g.spinner {
-                if frames.is_empty() || frames.len() > 64 {
-                    bail!("glyphs.spinner: needs 1 to 64 frames");
-                }
-                glyphs.spinner = frames
-                    .into_iter()
-                    .map(|f| check_glyph("spinner", f))
-                    .collect::<Result<_, _>>()?;
-            }
-            one("still", g.still, &mut glyphs.still)?;
-            one("waiting", g.waiting, &mut glyphs.waiting)?;
-            one("done", g.done, &mut glyphs.done)?;
-            one("failed", g.failed, &mut glyphs.failed)?;
-            one("canceled", g.canceled, &mut glyphs.canceled)?;
-            one("separator", g.separator, &mut glyphs.separator)?;
-            one("ellipsis", g.ellipsis, &mut glyphs.ellipsis)?;
-        }
-        let powerline = match w.powerline {
-            None => None,
-            Some(p) => Some(Powerline {
-                separator: match p.separator.filter(|s| !s.is_empty()) {
-                    Some(s) => check_glyph("powerline.separator", s)?,
-                    None => String::new(),
-                },
-                label: style("powerline.label", p.label)?,
-                body: style("powerline.body", p.body)?,
-            }),
-        };
-        Ok(Theme {
-            name: w.name.unwrap_or_default(),
-            styles,
-            glyphs,
-            powerline,
-        })
-    }
+// Parsing and finding themes; the types themselves are pure, in [`crate::core::theme`].
+/// A built-in theme by name; `None` when there is no such built-in.
+pub fn builtin(name: &str) -> Option<Result<Theme>> {
+    BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| parse(text))
 }
 
+/// Parses a theme file. Strict (unknown keys are errors) so a typo is reported rather than
+/// silently ignored; the caller falls back to `default`.
+pub fn parse(text: &str) -> Result<Theme> {
+    let w: WireTheme = toml_edit::de::from_str(text)
+        .map_err(|e| anyhow!(crate::config::toml_error_line(&e.to_string())))?;
+    let style = |k: &str, s: Option<WireStyle>| -> Result<Style> {
+        s.map(|s| s.to_style().map_err(|e| anyhow!("style.{k}: {e}")))
+            .transpose()
+            .map(Option::unwrap_or_default)
+    };
+    let ws = w.style.unwrap_or_default();
+    let styles = Styles {
+        label: style("label", ws.label)?,
+        spinner: style("spinner", ws.spinner)?,
+        waiting: style("waiting", ws.waiting)?,
+        done: style("done", ws.done)?,
+        failed: style("failed", ws.failed)?,
+        canceled: style("canceled", ws.canceled)?,
+        worker: style("worker", ws.worker)?,
+        text: style("text", ws.text)?,
+        time: style("time", ws.time)?,
+        count: style("count", ws.count)?,
+        separator: style("separator", ws.separator)?,
+    };
+    let mut glyphs = Glyphs::unicode();
+    if let Some(g) = w.glyphs {
+        let one = |k: &str, v: Option<String>, into: &mut String| -> Result<()> {
+            if let Some(v) = v {
+                *into = check_glyph(k, v)?;
+            }
+            Ok(())
+        };
+        if let Some(frames) = g.spinner {
+            if frames.is_empty() || frames.len() > 64 {
+                bail!("glyphs.spinner: needs 1 to 64 frames");
+            }
+            glyphs.spinner = frames
+                .into_iter()
+                .map(|f| check_glyph("spinner", f))
+                .collect::<Result<_, _>>()?;
+        }
+        one("still", g.still, &mut glyphs.still)?;
+        one("waiting", g.waiting, &mut glyphs.waiting)?;
+        one("done", g.done, &mut glyphs.done)?;
+        one("failed", g.failed, &mut glyphs.failed)?;
+        one("canceled", g.canceled, &mut glyphs.canceled)?;
+        one("separator", g.separator, &mut glyphs.separator)?;
+        one("ellipsis", g.ellipsis, &mut glyphs.ellipsis)?;
+    }
+    let powerline = match w.powerline {
+        None => None,
+        Some(p) => Some(Powerline {
+            separator: match p.separator.filter(|s| !s.is_empty()) {
+                Some(s) => check_glyph("powerline.separator", s)?,
+                None => String::new(),
+            },
+            label: style("powerline.label", p.label)?,
+            body: style("powerline.body", p.body)?,
+        }),
+    };
+    Ok(Theme {
+        name: w.name.unwrap_or_default(),
+        styles,
+        glyphs,
+        powerline,
+    })
+}
 /// Glyphs are drawn as-is, so a theme may not smuggle escape sequences in them; and each is at
 /// most a few columns, so the line's width stays predictable.
 fn check_glyph(key: &str, g: String) -> Result<String> {
@@ -202,13 +199,13 @@ pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
         "plain" => return (Theme::plain(), None),
         _ => {}
     }
-    let parsed = match Theme::builtin(name) {
+    let parsed = match builtin(name) {
         Some(r) => r.map_err(|e| e.to_string()),
         None if !valid_name(name) => Err("not a valid theme name".to_string()),
         None => {
             let path = config_dir.join("themes").join(format!("{name}.toml"));
             match std::fs::read_to_string(&path) {
-                Ok(text) => Theme::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
+                Ok(text) => parse(&text).map_err(|e| format!("{}: {e}", path.display())),
                 Err(_) => Err(format!(
                     "no built-in theme of that name ({}) and no readable \"{}\"",
                     BUILTIN
@@ -242,28 +239,40 @@ mod tests {
     use super::*;
     use crate::core::theme::Role;
 
+    /// The powerline theme's pieces end in its arrow glyph and a reset (the core's renderer,
+    /// over the parsed built-in).
+    #[test]
+    fn powerline_wraps_each_piece() {
+        let pl = builtin("powerline").unwrap().unwrap();
+        let row = crate::core::status::Row {
+            worker: "fake",
+            text: "x",
+            state: crate::core::task::TaskState::Working,
+            started_ms: 0,
+            ended_ms: None,
+            end: None,
+            question: None,
+        };
+        let l = crate::core::status::render(&[row], 1_000, 5000, &pl, true);
+        assert!(l.contains('\u{e0b0}') && l.ends_with("\x1b[0m"), "{l:?}");
+    }
+
     #[test]
     fn every_builtin_parses() {
         for (name, text) in BUILTIN {
-            let t = Theme::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let t = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(t.name, *name);
         }
         assert!(
-            Theme::builtin("plain")
+            builtin("plain")
                 .unwrap()
                 .unwrap()
                 .styles
                 .get(Role::Label)
                 .is_plain()
         );
-        assert!(
-            Theme::builtin("powerline")
-                .unwrap()
-                .unwrap()
-                .powerline
-                .is_some()
-        );
-        for g in Theme::builtin("ascii").unwrap().unwrap().glyphs.spinner {
+        assert!(builtin("powerline").unwrap().unwrap().powerline.is_some());
+        for g in builtin("ascii").unwrap().unwrap().glyphs.spinner {
             assert!(g.is_ascii());
         }
     }
@@ -271,7 +280,7 @@ mod tests {
     /// `default_theme` is hand-built for speed; it must stay what `themes/default.toml` says.
     #[test]
     fn the_built_default_is_the_default_file() {
-        let parsed = Theme::parse(BUILTIN[0].1).unwrap();
+        let parsed = parse(BUILTIN[0].1).unwrap();
         assert_eq!(BUILTIN[0].0, "default");
         assert_eq!(Theme::default_theme(), parsed);
         assert_eq!(load("default", Path::new("/nonexistent")), (parsed, None));
@@ -284,7 +293,7 @@ mod tests {
             .iter()
             .find(|(name, _)| *name == "plain")
             .expect("plain is a built-in theme");
-        assert_eq!(Theme::plain(), Theme::parse(text).unwrap());
+        assert_eq!(Theme::plain(), parse(text).unwrap());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README): prepares the Python a2a-sdk peers when python3 is available,
-# then runs `cargo test --all-targets` with any extra arguments forwarded, e.g.
+# then runs the core's doctests and `cargo test --all-targets` (every crate of the workspace)
+# with any extra arguments forwarded, e.g.
 #   tests/run.sh                      everything
 #   tests/run.sh -- --nocapture       forwarded to the test binaries
 # Peer tests read A2A_PEERS_DIR (exported here) and skip with a message when a venv is absent,
@@ -21,4 +22,6 @@ else
     echo "tests/run.sh: \"$python\" not found; the a2a-sdk peer tests will skip" >&2
 fi
 
+# The core's doctests (`--all-targets` runs none): one shows the core cannot reach the A2A client.
+cargo test --doc -p a2a-mod-core
 exec cargo test --all-targets "$@"

@@ -1,5 +1,5 @@
 //! Claude Code's hook stdin (docs/claude-code.md), read tolerantly and reduced to the few domain
-//! events `src/hook/` acts on (as atuin's `hook/wire.rs` → `hook/event.rs`). Also the one
+//! events `src/hook/` acts on. Also the one
 //! null-tolerant field reader, `tolerant`, that every wire type of Claude Code's stdin uses
 //! (the status line's too, `statusline_input.rs`).
 //!

@@ -1,4 +1,4 @@
-//! Every entry point, one file each (zoxide `src/cmd/`): Claude Code's (`mcp`, `statusline`,
+//! Every entry point, one file each: Claude Code's (`mcp`, `statusline`,
 //! `hook`, `watch`, `poller`) and the user's (`worker`, `send`, `task`, `cancel`, `tasks`,
 //! `install`, `doctor`, `demo`, `fake-worker`). Each file is the thin IO shell of its command: it
 //! implements [`Run`] for the command's clap type (`src/cli.rs`) and calls the logic where it

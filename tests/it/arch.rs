@@ -1,12 +1,18 @@
-//! The layers of ARCHITECTURE.md held by a test, not by comments. Two kinds of check:
-//! - words: `src/core/` names no IO, env, clock, async or network API (a grep, cheap and honest);
-//! - edges: a module graph at file granularity, built by reading `src/**/*.rs` (every
-//!   `use crate::…`, grouped `use crate::{x, y::z}`, `super::`/`self::` paths, and paths used inline
-//!   such as `crate::poller::ensure(…)` or `state::Store::open` after `use crate::state`), with
-//!   re-exports followed to the file that defines the item. On it: `core` imports only `core`;
-//!   `state` never imports `a2a`, `statusline` or `mcp`; nothing the hot paths (`statusline`,
-//!   `hook`, and their shells `cmd/statusline.rs`, `cmd/hook.rs`) reach mentions tokio, reqwest or
-//!   rmcp.
+//! The layers of ARCHITECTURE.md the compiler cannot hold, held by a test. The crates hold the
+//! rest: a crate reaches only what its manifest names, so the core cannot import the A2A client
+//! (`crates/core/src/lib.rs` has the doctest that fails to compile), and these tests only keep
+//! the manifests so. Three kinds of check:
+//! - manifests: the core and the store name none of the heavy crates, the core no other crate
+//!   of the workspace;
+//! - words: `crates/core/` names no IO, env, clock, async or network API (a grep, cheap and
+//!   honest); the environment is read in one file; one statement changes a task;
+//! - edges: a module graph at file granularity over every crate of the workspace, built by
+//!   reading their `src/**/*.rs` (every `use crate::…`, grouped `use crate::{x, y::z}`,
+//!   `super::`/`self::` paths, paths used inline such as `crate::poller::ensure(…)` or
+//!   `state::Store::open` after `use crate::state`, and a crate brought in under another name,
+//!   `use a2a_mod_store as state`), with re-exports followed to the file that defines the item. On
+//!   it: nothing the hot paths (`statusline`, `hook`, and their shells `cmd/statusline.rs`,
+//!   `cmd/hook.rs`) reach mentions tokio, reqwest or rmcp, in whichever crate it lives.
 //!
 //! A failure names each offending edge (`src/a.rs -> src/b.rs: …`), the path and line that make
 //! it, and for the hot paths the whole chain from the entry point. Test code (`#[cfg(test)]` items
@@ -50,41 +56,137 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// Every Rust file of the workspace's sources: the binary's `src/` and each crate's.
+fn workspace_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for c in std::fs::read_dir(root.join("crates"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        rust_files(&c.path().join("src"), &mut files);
+    }
+    files.sort();
+    files
+}
+
+/// Production code only: a file's `#[cfg(test)] mod tests` is its last item, and a `tests.rs`
+/// is test code whole.
+fn production_part(rel: &str, text: &str) -> String {
+    if rel.ends_with("/tests.rs") {
+        return String::new();
+    }
+    text.split("#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The crate names a manifest's `[dependencies]` table lists (its dev-dependencies are test code).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(manifest).unwrap_or_else(|e| panic!("{manifest}: {e}"));
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == "[dependencies]";
+        } else if inside && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// The layers the compiler holds are only as good as the manifests: the core names no heavy crate
+/// and no other crate of the workspace; the store and the machine layer, which the status line and
+/// the hooks use, name no runtime, HTTP client or MCP server.
+#[test]
+fn the_manifests_keep_the_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let at = |c: &str| root.join(c).join("Cargo.toml").display().to_string();
+    let core = dependencies(&at("crates/core"));
+    assert!(core.contains(&"serde".to_string()), "{core:?}");
+    let heavy = ["tokio", "reqwest", "rusqlite", "rmcp", "axum", "hyper"];
+    let bad: Vec<&String> = core
+        .iter()
+        .filter(|d| heavy.contains(&d.as_str()) || d.starts_with("a2a-mod"))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "crates/core must stay pure, yet depends on {bad:?}"
+    );
+    for c in ["crates/store", "crates/sys"] {
+        let deps = dependencies(&at(c));
+        let bad: Vec<&String> = deps
+            .iter()
+            .filter(|d| HEAVY.contains(&d.as_str()) || *d == "a2a-mod-a2a" || *d == "axum")
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{c} is on the hot paths, yet depends on {bad:?}"
+        );
+    }
+}
+
+/// A task changes through one statement, the store's `persist` of what `core::lifecycle::apply`
+/// decided; the schema's migrations (append-only history) are the only other writers of the table.
+#[test]
+fn one_statement_changes_a_task() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for f in workspace_files(root) {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        if rel == "crates/store/src/schema.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, line) in production_part(&rel, &text).lines().enumerate() {
+            if line.contains("UPDATE tasks") {
+                found.push(format!("{rel} line {}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("crates/store/src/store.rs")
+            && found[0].contains("UPDATE tasks SET state"),
+        "{found:?}"
+    );
+}
+
 #[test]
 fn core_is_pure() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&root.join("src/core"), &mut files);
+    rust_files(&root.join("crates/core/src"), &mut files);
     assert!(!files.is_empty());
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         for word in FORBIDDEN {
             assert!(
                 !text.contains(word),
-                "{} uses `{word}`: src/core must stay pure (pass values in, return values)",
+                "{} uses `{word}`: crates/core must stay pure (pass values in, return values)",
                 f.display()
             );
         }
     }
 }
 
-/// The environment is read in one module (`src/env.rs`), one named accessor per variable: what
+/// The environment is read in one module (`crates/sys/src/env.rs`), one named accessor per variable: what
 /// a2a-mod reads, and where, is then one file to look at. Test code may read it as it likes.
 #[test]
 fn no_environment_read_outside_the_env_module() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
     let mut found = Vec::new();
-    for f in files {
+    for f in workspace_files(root) {
         let rel = f.strip_prefix(root).unwrap().display().to_string();
-        if rel == "src/env.rs" || rel.ends_with("/tests.rs") {
+        if rel == "crates/sys/src/env.rs" {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();
-        // Production code only: a file's `#[cfg(test)] mod tests` is its last item.
-        let prod = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
-        for (i, line) in prod.lines().enumerate() {
+        for (i, line) in production_part(&rel, &text).lines().enumerate() {
             if ["env::var(", "env::var_os(", "env::vars("]
                 .iter()
                 .any(|w| line.contains(w) && !line.contains("crate::env::"))
@@ -94,40 +196,14 @@ fn no_environment_read_outside_the_env_module() {
         }
     }
     assert_none(
-        "the environment is read in src/env.rs only (add a named accessor there)",
+        "the environment is read in crates/sys/src/env.rs only (add a named accessor there)",
         found,
     );
 }
 
 #[test]
-fn core_imports_only_core() {
-    let g = Graph::of_this_crate();
-    let bad =
-        g.edges_where(|from, to| from.starts_with("src/core/") && !to.starts_with("src/core/"));
-    assert_none(
-        "src/core imports only src/core (move the pure part into core, keep the IO outside)",
-        bad,
-    );
-}
-
-#[test]
-fn state_does_not_import_a2a_statusline_or_mcp() {
-    let g = Graph::of_this_crate();
-    let bad = g.edges_where(|from, to| {
-        from.starts_with("src/state/")
-            && (to.starts_with("src/a2a/")
-                || to == "src/statusline.rs"
-                || to.starts_with("src/mcp/"))
-    });
-    assert_none(
-        "src/state takes core types, never a2a, statusline or mcp ones (the caller converts)",
-        bad,
-    );
-}
-
-#[test]
 fn hot_paths_reach_no_tokio_reqwest_or_rmcp() {
-    let g = Graph::of_this_crate();
+    let g = Graph::of_the_workspace();
     let roots: Vec<&str> = g
         .files
         .keys()
@@ -138,6 +214,13 @@ fn hot_paths_reach_no_tokio_reqwest_or_rmcp() {
     assert!(
         roots.contains(&"src/statusline.rs") && roots.len() > 1,
         "{roots:?}"
+    );
+    // The graph crosses into the crates (else this test would pass on a blind graph).
+    let into_store = g
+        .edges_where(|from, to| from == "src/statusline.rs" && to.starts_with("crates/store/src/"));
+    assert!(
+        !into_store.is_empty(),
+        "no edge from the status line into the store"
     );
     assert_none(
         "the hot paths (status line, hooks) build no runtime and make no network call",
@@ -283,10 +366,9 @@ struct Graph {
 }
 
 impl Graph {
-    fn of_this_crate() -> Graph {
+    fn of_the_workspace() -> Graph {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut paths = Vec::new();
-        rust_files(&root.join("src"), &mut paths);
+        let paths = workspace_files(root);
         let sources: Vec<(String, String)> = paths
             .iter()
             .map(|p| {
@@ -444,14 +526,20 @@ impl Graph {
         }
     }
 
-    /// `path` as written in `rel`, made absolute (from the crate root, without `crate`); `None`
-    /// for a path outside this crate (`std::…`, `serde::…`, `Self::…`).
+    /// `path` as written in `rel`, made absolute (from its crate's name); `None` for a path
+    /// outside the workspace (`std::…`, `serde::…`, `Self::…`).
     fn absolute(&self, rel: &str, path: &[String]) -> Option<Vec<String>> {
         let f = &self.files[rel];
         let first = path.first()?.as_str();
         let mut m = f.module.clone();
         match first {
-            "crate" => Some(path[1..].to_vec()),
+            "crate" => {
+                let mut abs = vec![m[0].clone()];
+                abs.extend_from_slice(&path[1..]);
+                Some(abs)
+            }
+            // Another crate of the workspace, by its own name.
+            _ if self.mods.contains_key(&path[..1]) => Some(path.to_vec()),
             "self" => {
                 m.extend_from_slice(&path[1..]);
                 Some(m)
@@ -572,14 +660,27 @@ fn display_path(path: &[String]) -> String {
     path.join("::")
 }
 
+/// A file's module path, its crate's name first: `src/a/b.rs` is `a2a_mod::a::b`,
+/// `crates/store/src/snapshot.rs` is `a2a_mod_store::snapshot` (every crate of the workspace is
+/// named `a2a-mod-<its folder>`).
 fn module_of(rel: &str) -> Vec<String> {
-    let p = rel.strip_prefix("src/").unwrap_or(rel);
+    let (krate, p) = match rel
+        .strip_prefix("crates/")
+        .and_then(|r| r.split_once("/src/"))
+    {
+        Some((dir, p)) => (format!("a2a_mod_{}", dir.replace('-', "_")), p),
+        None => (
+            "a2a_mod".to_string(),
+            rel.strip_prefix("src/").unwrap_or(rel),
+        ),
+    };
     let p = p.strip_suffix(".rs").unwrap_or(p);
-    if p == "lib" {
-        return Vec::new();
+    let mut m = vec![krate];
+    if p != "lib" {
+        let p = p.strip_suffix("/mod").unwrap_or(p);
+        m.extend(p.split('/').map(String::from));
     }
-    let p = p.strip_suffix("/mod").unwrap_or(p);
-    p.split('/').map(String::from).collect()
+    m
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -914,4 +1015,68 @@ fn use_tree(
             _ => return i + 1,
         }
     }
+}
+
+/// Every file the docs, the comments and the scripts cite exists, in this repository (another
+/// project's file is no citation a reader can follow). Cited = a word starting with one of the repository's folders
+/// (or one of its top-level documents) and ending in a file extension.
+#[test]
+fn every_cited_file_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listed = std::process::Command::new("git")
+        .args(["ls-files"])
+        .current_dir(root)
+        .output();
+    let Some(listed) = listed.ok().filter(|o| o.status.success()) else {
+        eprintln!("every_cited_file_exists: skipped, not a git checkout");
+        return;
+    };
+    let tracked = String::from_utf8_lossy(&listed.stdout).into_owned();
+    const FOLDERS: &[&str] = &[
+        "src/", "crates/", "docs/", "tests/", "benches/", "themes/", "hooks/", "bin/", ".ci/",
+    ];
+    const DOCS: &[&str] = &[
+        "README.md",
+        "ARCHITECTURE.md",
+        "CONTRIBUTING.md",
+        "Cargo.toml",
+    ];
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_-./".contains(c);
+    let mut missing = Vec::new();
+    for rel in tracked.lines() {
+        // The graph tests' fixtures name files of a made-up crate.
+        if rel == "tests/it/arch.rs"
+            || !(rel.ends_with(".rs")
+                || rel.ends_with(".md")
+                || rel.ends_with(".toml")
+                || rel.ends_with(".sh")
+                || rel.ends_with(".py")
+                || rel == ".ci/run")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            // In Rust, what comments cite: a path in code is checked by running it.
+            let line = match rel.ends_with(".rs") {
+                true => line.split_once("//").map_or("", |(_, c)| c),
+                false => line,
+            };
+            for word in line.split(|c: char| !is_path_char(c)) {
+                let word = word.trim_end_matches(['.', '/']);
+                let cited = FOLDERS.iter().any(|f| word.starts_with(f)) || DOCS.contains(&word);
+                let has_ext = word.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.ends_with('/')
+                        && ["rs", "md", "toml", "sh", "py", "json", "mjs"].contains(&ext)
+                });
+                if cited && has_ext && !root.join(word).exists() {
+                    missing.push(format!("{rel} line {}: {word}", i + 1));
+                }
+            }
+        }
+    }
+    assert_none(
+        "every file cited exists (fix the path or the citation)",
+        missing,
+    );
 }

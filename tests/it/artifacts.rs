@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime};
 const SESSION: &str = "art-1";
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The bytes of `artifact file N` (src/fake_worker/script.rs `file_bytes`, worker.py).
+/// The bytes of `artifact file N` (crates/fake-worker/src/script.rs `file_bytes`, worker.py).
 fn file_bytes(kib: usize) -> Vec<u8> {
     (0..kib * 1024).map(|i| (i * 31 % 251) as u8).collect()
 }

@@ -227,7 +227,7 @@ fn cancel(h: &TempHome, _: Quirks) {
     assert!(t.ended_ms.is_some(), "{t:?}");
 }
 
-/// The bytes of `artifact file N` (src/fake_worker/script.rs `file_bytes`, worker.py).
+/// The bytes of `artifact file N` (crates/fake-worker/src/script.rs `file_bytes`, worker.py).
 fn file_bytes(kib: usize) -> Vec<u8> {
     (0..kib * 1024).map(|i| (i * 31 % 251) as u8).collect()
 }

@@ -1,4 +1,4 @@
-//! Regressions, through the built binary (ripgrep's `tests/regression.rs`).
+//! Regressions, through the built binary: one file, one test per bug.
 //!
 //! The rule, from now on: every bug found gets a test here that fails before its fix, named
 //! after what broke, `r<issue>_<what broke>` (`r9_tasks_failed_while_…`), with a doc comment

@@ -861,7 +861,10 @@ fn assert_snapshot_follows(h: &Home) -> a2a_mod::testing::status::Snapshot {
         other => panic!("snapshot not fresh after a write: {other:?}"),
     };
     let all = Reader::open(&db(h)).unwrap().unwrap().all().unwrap();
-    let rows: Vec<_> = all.iter().map(a2a_mod::testing::to_row).collect();
+    let rows: Vec<_> = all
+        .iter()
+        .map(a2a_mod::testing::TaskRecord::status_row)
+        .collect();
     assert_eq!(snap, status::summarize(&rows));
     snap
 }

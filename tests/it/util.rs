@@ -1,5 +1,4 @@
-//! The one harness every integration test runs the binary through (ripgrep's `tests/util.rs`
-//! shape): a temp home per test ([`TempHome`]), one builder for a run of `a2a-mod` in it
+//! The one harness every integration test runs the binary through: a temp home per test ([`TempHome`]), one builder for a run of `a2a-mod` in it
 //! ([`TestCommand`]: args, env, stdin bytes, cwd; then `output`, `ok`, `fails`, `json` or `spawn`),
 //! the short forms most tests use (`ok`, `fails`, `a2a`, `send_json`), the config's `[timing]`
 //! for fast tests, polling with a deadline, and the skip message for peer tests.

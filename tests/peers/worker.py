@@ -23,7 +23,7 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
                    artifacts named alike), hostile (names that try to escape), many N
   parts            completed at once, the artifact one JSON line describing every part
                    received (kind, name, media type, size and sha256 of the bytes, data),
-                   in the format of a2a-mod's fake worker (src/fake_worker/echo.rs)
+                   in the format of a2a-mod's fake worker (crates/fake-worker/src/echo.rs)
   anything else    completed at once, the artifact echoing the text
 Cancel works on any live task (slow, silent, ask, auth).
 
@@ -213,7 +213,7 @@ def parse_script(text: str) -> Script:
 
 
 # `artifact <kind>` (issue 13), the same artifacts as the embedded fake worker's
-# (src/fake_worker/script.rs `Made`): data, file [KiB], url, chunks, twins, hostile, many N.
+# (crates/fake-worker/src/script.rs `Made`): data, file [KiB], url, chunks, twins, hostile, many N.
 ARTIFACT_KINDS = {"data", "file", "url", "chunks", "twins", "hostile", "many"}
 CHUNKED_TEXT = ["alpha line\nbeta ", "line\ngamma ", "line\n"]
 

@@ -164,7 +164,7 @@ proptest! {
             worker: w, text, state: *st, started_ms: 0,
             ended_ms: ended.then_some(now / 2), end: *e, question: Some(q),
         }).collect();
-        for theme in [crate::theme::Theme::plain(), crate::theme::Theme::default_theme()] {
+        for theme in [super::theme::Theme::plain(), super::theme::Theme::default_theme()] {
             let line = status::render(&rows, now, 5_000, &theme, true);
             let bare = without_sgr(&line);
             prop_assert!(!has_controls(&bare) && !bare.trim_end_matches('\n').contains('\n'), "{line:?}");

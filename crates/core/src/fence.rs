@@ -6,7 +6,7 @@
 
 use super::task::{EndReason, TaskState, gone_message, lost_contact_message, removed_message};
 
-/// Multi-line worker text made safe: see [`crate::core::text::sanitize_lines`].
+/// Multi-line worker text made safe: see [`crate::text::sanitize_lines`].
 pub fn clean_multiline(s: &str) -> String {
     super::text::sanitize_lines(s)
 }

@@ -197,7 +197,7 @@ mod tests {
 }
 
 /// What one poll (or an inline GetTask) changes about a tracked task; computed by
-/// `crate::core::schedule`, folded into the task by `super::lifecycle`.
+/// `crate::schedule`, folded into the task by `super::lifecycle`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PollUpdate {
     pub state: TaskState,

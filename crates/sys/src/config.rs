@@ -513,7 +513,7 @@ pub fn quote_path(p: &Path) -> String {
 }
 
 /// toml_edit's errors span several lines with a source excerpt; users get one line.
-pub(crate) fn toml_error_line(s: &str) -> String {
+pub fn toml_error_line(s: &str) -> String {
     let mut parts: Vec<&str> = s
         .lines()
         .map(str::trim)

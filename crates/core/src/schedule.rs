@@ -221,7 +221,7 @@ mod tests {
     /// poll, and a pause no longer than the rhythm holds nothing.
     #[test]
     fn a_task_is_held_by_its_window_and_by_a_deferral() {
-        let window = crate::core::inline::Window::new(
+        let window = crate::inline::Window::new(
             &[
                 Duration::from_millis(500),
                 Duration::from_secs(1),

@@ -32,10 +32,10 @@
 //! running, its time still counted from the first send. Newlines and tabs in task text or a
 //! question become single spaces: the status line is one line.
 
-use crate::core::ending::{self, Standing};
-use crate::core::task::{EndReason, TaskState};
-use crate::core::text;
-use crate::core::theme::{Glyphs, Role, Style, Theme};
+use crate::ending::{self, Standing};
+use crate::task::{EndReason, TaskState};
+use crate::text;
+use crate::theme::{Glyphs, Role, Style, Theme};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -701,8 +701,5 @@ mod tests {
         let l = render(&[live("fake", "x", 1)], NOW, 5000, &t, true);
         assert!(l.starts_with("\x1b[38;5;246ma2a-mod:\x1b[0m "), "{l:?}");
         assert!(l.contains("\x1b[1mfake\x1b[0m"), "{l:?}");
-        let pl = Theme::builtin("powerline").unwrap().unwrap();
-        let l = render(&[live("fake", "x", 1)], NOW, 5000, &pl, true);
-        assert!(l.contains('\u{e0b0}') && l.ends_with("\x1b[0m"), "{l:?}");
     }
 }

@@ -156,8 +156,8 @@ pub fn context(notes: &[String], held_back: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::task::EndReason;
-    use crate::core::task::TaskState;
+    use crate::task::EndReason;
+    use crate::task::TaskState;
 
     fn ended(worker: &'static str, state: TaskState, end: Option<EndReason>) -> TaskFacts<'static> {
         TaskFacts {

@@ -666,10 +666,10 @@ mod tests {
 /// The client's streams against the embedded fake worker, every mode and both dialects.
 #[cfg(test)]
 mod fake_tests {
-    use crate::a2a::{A2aError, Started, TaskStream, TaskView, Worker, http_client};
     use crate::config::WorkerConfig;
     use crate::core::task::TaskState;
     use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    use crate::{A2aError, Started, TaskStream, TaskView, Worker, http_client};
     use std::time::Duration;
     use tokio::time::Instant;
 

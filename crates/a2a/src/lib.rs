@@ -5,6 +5,12 @@
 //! `card`/`send`/`get_task`/`cancel`, each cut off at a caller-given deadline, returning
 //! [`TaskView`] or a classified [`A2aError`].
 
+// The layers below, under the names the modules use for them.
+use a2a_mod_core as core;
+#[cfg(test)]
+use a2a_mod_fake_worker as fake_worker;
+use a2a_mod_sys::{config, env, ids, secret};
+
 use crate::core::task::TaskState;
 use serde::Serialize;
 

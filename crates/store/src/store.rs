@@ -120,6 +120,19 @@ impl TaskRecord {
         self.ended_ms.is_none()
     }
 
+    /// What the status line draws of it.
+    pub fn status_row(&self) -> status::Row<'_> {
+        status::Row {
+            worker: &self.worker,
+            text: &self.message,
+            state: self.state,
+            started_ms: self.started_ms,
+            ended_ms: self.ended_ms,
+            end: self.end_reason(),
+            question: self.question.as_deref(),
+        }
+    }
+
     /// Held from the poller at `now` (`lifecycle::Life::held_until_ms`).
     pub fn is_held(&self, now: i64) -> bool {
         lifecycle::held(self.held_until_ms, now)
@@ -1342,7 +1355,7 @@ mod tests {
 
     fn truth(p: &Path) -> Snapshot {
         let all = Reader::open(p).unwrap().unwrap().all().unwrap();
-        let rows: Vec<_> = all.iter().map(crate::statusline::to_row).collect();
+        let rows: Vec<_> = all.iter().map(TaskRecord::status_row).collect();
         status::summarize(&rows)
     }
 
