@@ -203,7 +203,12 @@ fn seed(home: &Path) {
         held_until_ms: None,
     };
     store
-        .apply_poll("fake", "task-1", &u, false, 2_000)
+        .apply_poll(
+            &a2a_mod::testing::TaskKey::new("fake", "task-1"),
+            &u,
+            false,
+            2_000,
+        )
         .expect("end");
     store.claim_unannounced(3_000).expect("announce");
     store.take_undelivered(3_000).expect("deliver");

@@ -347,7 +347,12 @@ fn writer_cost(dir: &Path, scale: &dyn Fn(u32) -> u32) {
             let id = format!("task-{}", i as usize % n);
             let t = Instant::now();
             store
-                .apply_poll("fake", &id, &upd, false, i as i64)
+                .apply_poll(
+                    &a2a_mod::testing::TaskKey::new("fake", &id),
+                    &upd,
+                    false,
+                    i as i64,
+                )
                 .expect("poll");
             with.push(t.elapsed());
             let t = Instant::now();

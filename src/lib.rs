@@ -10,8 +10,6 @@ use a2a_mod_fake_worker as fake_worker;
 use a2a_mod_store as state;
 use a2a_mod_sys::{config, env, fsx};
 
-mod artifacts;
-mod attach;
 mod claude;
 pub mod cli;
 pub mod cmd;
@@ -19,13 +17,11 @@ pub mod error;
 mod hook;
 mod log;
 mod mcp;
-mod ops;
-mod overflow;
 mod poller;
+mod results;
+mod session;
 mod statusline;
-mod theme;
 mod wake;
-mod watch;
 
 /// What `tests/` and `benches/` use besides the binary: the store as the poller leaves it, the
 /// fake worker in process, the status line's pure parts, the lock and clock helpers. Not an API:
@@ -42,6 +38,6 @@ pub mod testing {
     pub use crate::fsx::{is_locked, try_lock};
     pub use crate::poller::{is_running, lock_path};
     pub use crate::state::{Reader, Store, TaskRecord, notify, session, snapshot};
+    pub use crate::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use crate::statusline::{Env, HotConfig, line_for};
-    pub use crate::theme::{BUILTIN, Theme, load, parse as parse_theme};
 }

@@ -1,10 +1,10 @@
-//! `a2a-mod cancel`: the `cancel` tool from the command line (`ops::Session`, as Claude's).
+//! `a2a-mod cancel`: the `cancel` tool from the command line (`session::Session`, as Claude's).
 
 use super::Run;
 use super::shell::{load, print_outcome, runtime, user_command};
 use crate::cli::CancelArgs;
 use crate::env::cli_session;
-use crate::ops::{Budget, DEFAULT_BUDGET, Session};
+use crate::session::{Budget, DEFAULT_BUDGET, Session};
 use anyhow::Result;
 
 impl Run for CancelArgs {

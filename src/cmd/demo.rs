@@ -1,6 +1,6 @@
 //! `a2a-mod demo`: the whole loop on a fresh machine, with no worker and no Claude Code. It starts
 //! the embedded fake worker, sends a slow task and an input-required task through the same code
-//! paths Claude's tools use (`ops::Session`), the real background poller, draws the status line in
+//! paths Claude's tools use (`session::Session`), the real background poller, draws the status line in
 //! place as it changes, then prints the wake line and the hidden context Claude would get. Its own
 //! temporary home keeps the user's config and sessions untouched. Plain output, one line per
 //! status change, when stdout is not a terminal.
@@ -11,8 +11,8 @@ use crate::cli::DemoArgs;
 use crate::config::Config;
 use crate::env::{Ctx, now_ms};
 use crate::fake_worker::{FakeWorker, FakeWorkerOptions};
-use crate::ops::{Budget, DEFAULT_BUDGET, Session};
-use crate::theme::Theme;
+use crate::session::{Budget, DEFAULT_BUDGET, Session};
+use crate::statusline::theme::Theme;
 use anyhow::{Context, Result};
 use crossterm::{cursor, execute, terminal};
 use std::io::{IsTerminal, Write};

@@ -479,7 +479,7 @@ fn check_results(ctx: &Ctx) -> Check {
     let keep = crate::config::Config::load(&ctx.config_path())
         .map(|c| c.results)
         .unwrap_or_default();
-    let old = crate::artifacts::prunable(ctx, keep.keep(), std::time::SystemTime::now());
+    let old = crate::results::artifacts::prunable(ctx, keep.keep(), std::time::SystemTime::now());
     if old.is_empty() {
         return pass(format!("results: none older than {} days", keep.keep_days));
     }
@@ -488,7 +488,7 @@ fn check_results(ctx: &Ctx) -> Check {
         "results: {} session(s) idle over {} days keep {bytes} bytes under {} — run `a2a-mod tasks --prune` to remove them",
         old.len(),
         keep.keep_days,
-        crate::artifacts::results_dir(ctx).display()
+        crate::results::artifacts::results_dir(ctx).display()
     ))
 }
 

@@ -1,12 +1,12 @@
 //! `a2a-mod send`: the `send` tool from the command line, on the same code path as Claude's
-//! (`ops::Session`), so a user can reproduce exactly what Claude saw. `--file`, `--data` and
+//! (`session::Session`), so a user can reproduce exactly what Claude saw. `--file`, `--data` and
 //! `--context-id` are the tool's `files`, `data` and `contextId`.
 
 use super::Run;
 use super::shell::{load, print_outcome, runtime, user_command};
 use crate::cli::SendArgs;
 use crate::env::cli_session;
-use crate::ops::{Budget, DEFAULT_BUDGET, SendInput, Session};
+use crate::session::{Budget, DEFAULT_BUDGET, SendInput, Session};
 use anyhow::{Result, anyhow};
 
 impl Run for SendArgs {

@@ -4,7 +4,7 @@
 
 use crate::config::Config;
 use crate::env::Ctx;
-use crate::ops::Outcome;
+use crate::session::Outcome;
 use anyhow::Result;
 use std::io::Write;
 

@@ -32,11 +32,11 @@ impl Run for TasksArgs {
 fn prune(ctx: &crate::env::Ctx, json: bool) -> Result<()> {
     let keep = super::shell::load(ctx)?.results;
     let now = std::time::SystemTime::now();
-    let live: Vec<_> = crate::artifacts::sessions(ctx, now)
+    let live: Vec<_> = crate::results::artifacts::sessions(ctx, now)
         .into_iter()
         .filter(|s| s.live && s.idle_s >= keep.keep().as_secs())
         .collect();
-    let gone = crate::artifacts::prune(ctx, keep.keep(), now)?;
+    let gone = crate::results::artifacts::prune(ctx, keep.keep(), now)?;
     if json {
         return out_json(&serde_json::json!({ "removed": gone, "keptLive": live }));
     }
@@ -99,7 +99,7 @@ fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {
     let now = crate::env::now_ms();
     let mut text = String::new();
     let (sessions, records): (Vec<String>, Vec<TaskRecord>) = rows.into_iter().unzip();
-    let listed = crate::ops::task_list(records, now, crate::ops::Listing::All);
+    let listed = crate::session::task_list(records, now, crate::session::Listing::All);
     for (s, l) in sessions.iter().zip(&listed) {
         let t = &l.task;
         let what = crate::core::text::one_line(&t.message, 41);

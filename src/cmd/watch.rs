@@ -1,7 +1,7 @@
-//! `a2a-mod watch`: the plugin's monitor, one per session (`crate::watch` is the loop).
+//! `a2a-mod watch`: the plugin's monitor, one per session (`crate::wake::watch` is the loop).
 
 use super::Run;
-use super::shell::{entry_point, runtime};
+use super::shell::entry_point;
 use crate::cli::WatchArgs;
 use anyhow::Result;
 
@@ -12,7 +12,6 @@ impl Run for WatchArgs {
             Some(s) => s,
             None => crate::env::cli_session(None)?,
         };
-        runtime()?.block_on(crate::watch::run(ctx, session))?;
-        Ok(crate::error::EXIT_OK)
+        Ok(crate::wake::watch::run(ctx, session))
     }
 }

@@ -7,7 +7,7 @@ use crate::cli::{WorkerAddArgs, WorkerCmd};
 // Card text is the worker's: no escapes or newlines reach the terminal.
 use crate::config::{self, OAuthConfig, WorkerConfig};
 use crate::env::{Ctx, now_ms};
-use crate::ops::worker_error;
+use crate::session::worker_error;
 use crate::state::{SessionPaths, Store, session};
 use anyhow::{Result, anyhow};
 use std::time::Duration;

@@ -12,34 +12,29 @@
 //! prompt box into a queue. The answer is claimed (`delivered_ms`) in the transaction that prints
 //! it, so no other hook hands the same result over again. A writer that ends a task tells it at
 //! once (`state::notify`, its socket bound before its first look); the tick is the safety net.
+//! The loop is the three waiters' one (`wake/waiter.rs`), on the rule `core::batch::Rule::Headless`.
 
 use crate::config::Config;
-use crate::core::wake::{HEADLESS_SETTLE as SETTLE, STOP_LOCK};
+use crate::core::batch::{Look, Rule};
+use crate::core::wake::STOP_LOCK;
 use crate::env::{Ctx, now_ms};
 use crate::error::EXIT_OK;
 use crate::state::{Reader, SessionPaths, Store, TaskRecord, notify};
+use crate::wake::waiter::{self, Waiter};
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `meta` key: the live tasks (`worker/task_id`, one a line) the last wait gave up on.
 const GAVE_UP: &str = "headless.gave_up";
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
 
 pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     if super::mode::from_env() == super::mode::Mode::Attended {
         return EXIT_OK;
     }
     let paths = SessionPaths::locate(ctx, session_id);
-    let (owner, path) = (paths.owner.as_str(), &paths.db);
     // The common case (a turn end with no delegated work) costs one read-only look.
-    match Reader::open(path) {
+    match Reader::open(&paths.db) {
         Ok(Some(s)) => {
             let live = s.live_count().unwrap_or(0);
             if live == 0 && !s.has_undelivered().unwrap_or(false) {
@@ -50,82 +45,79 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     }
     // Claude Code ends a hook with SIGTERM at its timeout (and drops its output): leave quietly
     // then, nothing claimed, so the results stay for whoever looks next.
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
-    }
+    waiter::catch_stop_signals();
     let lock = paths.lock(STOP_LOCK);
     let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
         return EXIT_OK;
     };
-    let Ok(store) = Store::open(path) else {
+    let Ok(store) = Store::open(&paths.db) else {
         return EXIT_OK;
     };
     let max_wait = Config::load(&ctx.config_path())
         .map(|c| c.headless.max_wait())
         .unwrap_or_else(|_| crate::config::HeadlessConfig::default().max_wait());
-    wait(ctx, owner, &store, max_wait)
-}
-
-fn wait(ctx: &Ctx, owner: &str, store: &Store, max_wait: Duration) -> i32 {
-    let start = Instant::now();
-    let mut settle_since: Option<Instant> = None;
-    let gave_up: BTreeSet<String> = store
+    let gave_up = store
         .meta_get(GAVE_UP)
         .ok()
         .flatten()
         .map(|s| s.lines().map(str::to_owned).collect())
         .unwrap_or_default();
-    // Tasks ending close together share one turn: a batch goes once nothing more ended for
-    // SETTLE (each poll sees tasks on its own phase), at most 3 × SETTLE after it began.
-    let mut first_pending: Option<Instant> = None;
-    let mut last_live = usize::MAX;
-    let tick = notify::fallback_tick();
-    // Armed before the first look: an ending committed after it is queued on the socket.
-    let listener = notify::Listener::bind(store.path(), notify::STOP);
-    loop {
-        let mut wait = tick;
-        if STOP.load(Ordering::SeqCst) {
-            return EXIT_OK;
+    let mut w = Stop {
+        ctx,
+        owner: paths.owner.clone(),
+        // Armed before the first look: an ending committed after it is queued on the socket.
+        listener: notify::Listener::bind(&paths.db, notify::STOP),
+        store,
+        gave_up,
+        live: Vec::new(),
+        max_wait,
+    };
+    waiter::wait(&mut w, Rule::Headless { max_wait })
+}
+
+struct Stop<'a> {
+    ctx: &'a Ctx,
+    owner: String,
+    listener: Option<notify::Listener>,
+    store: Store,
+    gave_up: BTreeSet<String>,
+    /// The live tasks at the last look.
+    live: Vec<TaskRecord>,
+    max_wait: Duration,
+}
+
+impl Waiter for Stop<'_> {
+    fn look(&mut self) -> anyhow::Result<Look> {
+        // A store that cannot be read reads as nothing to wait for: the run must not hang on it.
+        self.live = self.store.live_tasks().unwrap_or_default();
+        let pending = self.store.has_undelivered().unwrap_or(false);
+        if !self.live.is_empty() {
+            crate::poller::ensure(self.ctx, &self.owner);
         }
-        let live = store.live_tasks().unwrap_or_default();
-        let pending = store.has_undelivered().unwrap_or(false);
-        if live.len() < last_live {
-            settle_since = Some(Instant::now());
-        }
-        last_live = live.len();
-        if !pending {
-            first_pending = None;
-            // Nothing to hand over, and nothing we still wait for: the run may end.
-            if live.iter().all(|t| gave_up.contains(&key(t))) {
-                return EXIT_OK;
-            }
-        } else {
-            let first = *first_pending.get_or_insert_with(Instant::now);
-            let quiet = settle_since.is_none_or(|t| t.elapsed() >= SETTLE);
-            // With nothing live, nothing can join the batch.
-            if live.is_empty() || quiet || first.elapsed() >= 3 * SETTLE {
-                return answer(ctx, owner, store, None);
-            }
-            // Wake for whichever comes first: quiet, or the batch's cap.
-            let to_quiet = settle_since.map_or(SETTLE, |t| SETTLE.saturating_sub(t.elapsed()));
-            let to_cap = (3 * SETTLE).saturating_sub(first.elapsed());
-            wait = wait.min(to_quiet.min(to_cap));
-        }
-        if start.elapsed() >= max_wait {
-            let note = still_running(owner, &live, max_wait);
-            let keys: Vec<String> = live.iter().map(key).collect();
-            let _ = store.meta_set(GAVE_UP, &keys.join("\n"));
-            return answer(ctx, owner, store, Some(note));
-        }
-        if !live.is_empty() {
-            crate::poller::ensure(ctx, owner);
-        }
-        wait = wait.min(max_wait.saturating_sub(start.elapsed()));
-        // A signal cuts the wait short too (poll returns EINTR).
-        notify::wait(listener.as_ref(), wait);
+        Ok(Look {
+            live: self.live.len(),
+            waited_for: self
+                .live
+                .iter()
+                .filter(|t| !self.gave_up.contains(&key(t)))
+                .count(),
+            pending,
+            monitor: false,
+            signalled: false,
+        })
+    }
+
+    fn hand_over(&mut self, give_up: bool) -> Option<i32> {
+        let note = give_up.then(|| {
+            let keys: Vec<String> = self.live.iter().map(key).collect();
+            let _ = self.store.meta_set(GAVE_UP, &keys.join("\n"));
+            still_running(&self.owner, &self.live, self.max_wait)
+        });
+        Some(answer(self.ctx, &self.owner, &self.store, note))
+    }
+
+    fn listener(&self) -> Option<&notify::Listener> {
+        self.listener.as_ref()
     }
 }
 

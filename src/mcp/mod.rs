@@ -2,7 +2,7 @@
 //! `a2a`), with Claude's five tools. `server.rs` owns the protocol side (handshake, session, the
 //! poller keeper); `tools.rs` owns the tools. Stdout is the protocol: logs go to the state log file.
 //!
-//! The behaviour behind `send`, `task` and `cancel` lives in `ops::Session`, shared with the user
+//! The behaviour behind `send`, `task` and `cancel` lives in `session::Session`, shared with the user
 //! commands; this module only adapts it to MCP (budget, progress, cancellation, result shape).
 
 mod line_cap;

@@ -11,7 +11,7 @@
 use super::line_cap;
 use crate::config::Config;
 use crate::env::Ctx;
-use crate::ops::Session;
+use crate::session::Session;
 use crate::state::{Reader, SessionPaths};
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;

@@ -10,11 +10,11 @@ use super::server::A2aServer;
 use crate::a2a::Worker;
 use crate::config::Config;
 use crate::core::ending::Standing;
-use crate::core::fence;
 use crate::core::task::TaskState;
 use crate::core::text::one_line;
 use crate::env::now_ms;
-use crate::ops::{BUDGET_RESERVE, Budget, Outcome, Session};
+use crate::results::note;
+use crate::session::{BUDGET_RESERVE, Budget, Outcome, Session};
 use crate::state::TaskRecord;
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -184,7 +184,7 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         let progress = move |message: String| {
             let _ = tx.send(message);
         };
-        let input = crate::ops::SendInput {
+        let input = crate::session::SendInput {
             task_id: p.task_id.clone(),
             context_id: p.context_id.clone(),
             files: p.files.clone(),
@@ -415,11 +415,11 @@ fn tool_error(e: &anyhow::Error) -> CallToolResult {
 
 const NO_TASKS: &str = "no tasks in this session";
 
-/// The `tasks` tool's list (`ops::task_list`, `Listing::Recent`), with the outcome of each task
+/// The `tasks` tool's list (`session::task_list`, `Listing::Recent`), with the outcome of each task
 /// Claude has not been told about yet.
 /// Tasks whose outcome is included are marked told, so the wake-up does not repeat them.
 fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
-    let listed = crate::ops::task_list(all, now, crate::ops::Listing::Recent);
+    let listed = crate::session::task_list(all, now, crate::session::Listing::Recent);
     let mut told = Vec::new();
     let mut rows = Vec::with_capacity(listed.len());
     let (mut running, mut waiting, mut ended) = (0, 0, 0);
@@ -431,25 +431,8 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             Standing::Ended => ended += 1,
         }
         let note = (!t.is_live() && t.delivered_ms.is_none()).then(|| {
-            let (text, cut) = match t.result.as_deref() {
-                Some(r) => {
-                    let (k, c) = fence::bound(r, LISTED_RESULT_CHARS);
-                    (Some(k), c)
-                }
-                None => (None, 0),
-            };
-            let mut facts = crate::wake::facts(t);
-            facts.text = text;
-            // A question is the worker's text too: as bounded as the result.
-            facts.question = t.question.as_deref().map(|q| fence::bound(q, LISTED_RESULT_CHARS).0);
-            let mut n = fence::note(&facts);
-            if cut > 0 {
-                n.push_str(&format!(
-                    "\n[{cut} more characters: the task tool with taskId \"{}\" gives the whole result]",
-                    t.task_id
-                ));
-            }
-            n
+            let (f, whole) = (note::facts(t), note::Whole::AtTheTaskTool);
+            note::note(&session.ctx, &session.id, f, LISTED_RESULT_CHARS, whole)
         });
         if note.is_some() {
             told.push(t.key());
@@ -521,7 +504,7 @@ async fn list_workers(config: &Config, budget: Budget) -> WorkersOut {
             let card = worker
                 .card(deadline)
                 .await
-                .map_err(|e| crate::ops::worker_error(alias, &url, &e));
+                .map_err(|e| crate::session::worker_error(alias, &url, &e));
             match card {
                 Ok(c) => WorkerRow {
                     alias: alias.clone(),

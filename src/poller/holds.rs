@@ -23,8 +23,7 @@ use tokio::task::JoinHandle;
 /// nothing a stream would have told.
 const LOOK_EVERY_MS: i64 = 100;
 
-/// A task by row: (worker alias, task id).
-/// By row, oldest first: under the per-worker cap the oldest tasks get the streams.
+/// Tasks by row (`seq`), oldest first: under the per-worker cap the oldest tasks get the streams.
 type Tasks = BTreeMap<i64, TaskKey>;
 
 pub(super) struct Holds {
@@ -104,8 +103,8 @@ impl Holds {
         let rows = store.held_tasks(now_ms)?;
         self.release_ms = rows.iter().map(|(_, _, until)| *until).min();
         let held: Tasks = rows.into_iter().map(|(seq, key, _)| (seq, key)).collect();
-        for seq in held.keys() {
-            subs.forget(*seq);
+        for (seq, key) in &held {
+            subs.forget(key);
             self.unheld.remove(seq);
         }
         let mut newest = held.keys().copied().fold(self.newest_seq, i64::max);
@@ -131,7 +130,7 @@ impl Holds {
                     }
                     // Released: the window handed over, or stopped (its task ended, or the call
                     // was cancelled and the hold ran out).
-                    let row = store.get(&key.worker, &key.task_id)?;
+                    let row = store.get(key)?;
                     if row.is_some_and(|t| t.seq == *seq && t.tracked && t.is_live()) {
                         self.unheld.insert(*seq, key.clone());
                     }
@@ -148,12 +147,12 @@ impl Holds {
         }
         self.held = Some(held);
         let mut unheld = std::mem::take(&mut self.unheld);
-        unheld.retain(|seq, key| {
+        unheld.retain(|_, key| {
             let Some(w) = worker_of(&key.worker) else {
                 return false;
             };
             if w.claims_streaming() {
-                subs.consider(*seq, &key.task_id, &w, timing);
+                subs.consider(key, &w, timing);
                 return false;
             }
             // Not known to stream: wait for the card, unless its fetch is over (then the worker

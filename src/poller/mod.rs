@@ -83,14 +83,13 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             holds.off();
         }
         // Dropped streams whose backoff is over, for tasks still live and not held by a window.
-        for (seq, alias, task_id) in subs.retries_due(now) {
-            let key = TaskKey::new(&alias, &task_id);
+        for key in subs.retries_due(now) {
             let live = store
-                .get(&alias, &task_id)?
-                .is_some_and(|t| t.is_live() && t.tracked && t.seq == seq && !t.is_held(now))
+                .get(&key)?
+                .is_some_and(|t| t.is_live() && t.tracked && !t.is_held(now))
                 && !store.stream_leased(&key, now)?;
-            if let (true, Some(w)) = (live, worker_of(&alias)) {
-                subs.consider(seq, &task_id, &w, timing);
+            if let (true, Some(w)) = (live, worker_of(&key.worker)) {
+                subs.consider(&key, &w, timing);
             }
         }
         let horizon = now + (timing.poll_interval() / 10).min(BATCH).as_millis() as i64;
@@ -165,11 +164,11 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 streams::Told::Event(ref v) => {
                     if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v.clone())))
                     {
-                        events.push((TaskKey::new(&m.worker, &m.task_id), u));
+                        events.push((m.key.clone(), u));
                     }
                 }
                 streams::Told::Closed(ref close) => {
-                    let w = workers.built(&m.worker).cloned();
+                    let w = workers.built(&m.key.worker).cloned();
                     subs.closed(&m, close, w.as_deref(), now_ms());
                 }
             }
@@ -188,16 +187,17 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
             if u.end == Some(EndReason::Lost) {
                 tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
             }
+            let key = t.key();
             if u.end.is_some() {
-                subs.forget(t.seq);
+                subs.forget(&key);
             } else if let Some(w) = workers.built(&t.worker)
                 && !holds.is_held(t.seq)
             {
                 // A poll's answer also considers a stream (a task over the cap gets one once a
                 // slot is free; a worker whose card came with this poll).
-                subs.consider(t.seq, &t.task_id, w, timing);
+                subs.consider(&key, w, timing);
             }
-            updates.push((t.key(), u));
+            updates.push((key, u));
         }
         if !updates.is_empty() || !events.is_empty() {
             store.apply_polls_and_events(
@@ -209,7 +209,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         // Streams of tasks ended elsewhere (a cancel, the `task` tool) are closed once an interval.
         if !subs.is_empty() && now_ms() - swept_ms >= timing.poll_interval().as_millis() as i64 {
             swept_ms = now_ms();
-            let live: HashSet<i64> = store.live_tasks()?.iter().map(|t| t.seq).collect();
+            let live: HashSet<TaskKey> = store.live_tasks()?.iter().map(TaskRecord::key).collect();
             subs.keep_only(&live);
         }
 
@@ -261,7 +261,7 @@ impl Keep {
             v.artifacts.clone(),
         );
         let _ = tokio::task::spawn_blocking(move || {
-            crate::artifacts::save(&k.ctx, &k.session, &worker, &id, &arts, k.cap)
+            crate::results::artifacts::save(&k.ctx, &k.session, &worker, &id, &arts, k.cap)
         })
         .await;
     }

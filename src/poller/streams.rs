@@ -12,6 +12,7 @@
 use super::Keep;
 use crate::a2a::{A2aError, Followed, TaskView, Worker};
 use crate::config::Timing;
+use crate::core::lifecycle::TaskKey;
 use crate::core::schedule;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -22,11 +23,9 @@ use tokio::time::Instant;
 
 /// What a subscription tells the loop.
 pub(super) struct Msg {
-    pub seq: i64,
+    pub key: TaskKey,
     /// Which subscription of the task (a closed one's last words must not close its successor).
     pub sub_id: u64,
-    pub worker: String,
-    pub task_id: String,
     pub what: Told,
 }
 
@@ -49,25 +48,19 @@ pub(super) enum Close {
 
 struct Open {
     sub_id: u64,
-    worker: String,
     since: Instant,
     handle: AbortHandle,
 }
 
-struct Waiting {
-    worker: String,
-    task_id: String,
-    at_ms: i64,
-}
-
 pub(super) struct Streams {
-    open: HashMap<i64, Open>,
+    open: HashMap<TaskKey, Open>,
     per_worker: HashMap<String, usize>,
     /// Drops in a row, per task (the backoff's memory).
-    drops: HashMap<i64, u32>,
-    waiting: HashMap<i64, Waiting>,
+    drops: HashMap<TaskKey, u32>,
+    /// Tasks waiting out a backoff, and until when.
+    waiting: HashMap<TaskKey, i64>,
     /// Tasks whose stream is over: not subscribed again while they stay live.
-    over: HashSet<i64>,
+    over: HashSet<TaskKey>,
     /// Workers that do not stream, for the poller's life (a config reload keeps them).
     refused: HashSet<String>,
     next_sub_id: u64,
@@ -95,12 +88,12 @@ impl Streams {
     /// worker's card (already fetched) offers streaming and there is room under the cap. Called
     /// when no inline window holds the task any more (`holds.rs`), and at each poll's answer, so
     /// a task beyond the cap gets a stream at a later poll once one is free.
-    pub fn consider(&mut self, seq: i64, task_id: &str, worker: &Arc<Worker>, timing: &Timing) {
+    pub fn consider(&mut self, key: &TaskKey, worker: &Arc<Worker>, timing: &Timing) {
         let alias = &worker.alias;
         if !timing.streaming
-            || self.open.contains_key(&seq)
-            || self.waiting.contains_key(&seq)
-            || self.over.contains(&seq)
+            || self.open.contains_key(key)
+            || self.waiting.contains_key(key)
+            || self.over.contains(key)
             || self.refused.contains(alias)
             || !worker.claims_streaming()
         {
@@ -114,9 +107,8 @@ impl Streams {
         let sub_id = self.next_sub_id;
         let handle = tokio::spawn(follow(
             worker.clone(),
-            seq,
+            key.clone(),
             sub_id,
-            task_id.to_string(),
             timing.poll_timeout(),
             self.tx.clone(),
             self.keep.clone(),
@@ -124,10 +116,9 @@ impl Streams {
         .abort_handle();
         *self.per_worker.entry(alias.clone()).or_default() += 1;
         self.open.insert(
-            seq,
+            key.clone(),
             Open {
                 sub_id,
-                worker: alias.clone(),
                 since: Instant::now(),
                 handle,
             },
@@ -136,94 +127,87 @@ impl Streams {
 
     /// A subscription ended: free its slot, and decide whether and when to subscribe again.
     pub fn closed(&mut self, m: &Msg, close: &Close, worker: Option<&Worker>, now_ms: i64) {
-        if self.open.get(&m.seq).is_none_or(|o| o.sub_id != m.sub_id) {
+        if self.open.get(&m.key).is_none_or(|o| o.sub_id != m.sub_id) {
             return; // forgotten meanwhile (the task ended), or an older subscription's
         }
-        let Some(open) = self.open.remove(&m.seq) else {
+        let Some(open) = self.open.remove(&m.key) else {
             return;
         };
-        self.release(&open.worker);
+        self.release(&m.key.worker);
         match close {
             Close::Over => {
-                self.over.insert(m.seq);
+                self.over.insert(m.key.clone());
             }
             Close::NotStreaming => {
                 let claims = worker.is_some_and(Worker::claims_streaming);
-                if self.refused.insert(m.worker.clone()) && claims {
+                if self.refused.insert(m.key.worker.clone()) && claims {
                     tracing::warn!(
                         "poller: worker \"{}\" offers streaming but refused a subscription; its tasks are polled",
-                        m.worker
+                        m.key.worker
                     );
                 }
             }
             Close::Dropped(why) => {
-                let before = self.drops.get(&m.seq).copied().unwrap_or(0);
+                let before = self.drops.get(&m.key).copied().unwrap_or(0);
                 let (wait, drops) = schedule::resubscribe_after(before, open.since.elapsed());
                 tracing::debug!(
-                    "poller: stream of {} task {} dropped ({why}); again in {wait:?}",
-                    m.worker,
-                    m.task_id
+                    "poller: stream of {} dropped ({why}); again in {wait:?}",
+                    m.key
                 );
-                self.drops.insert(m.seq, drops);
-                self.waiting.insert(
-                    m.seq,
-                    Waiting {
-                        worker: m.worker.clone(),
-                        task_id: m.task_id.clone(),
-                        at_ms: now_ms.saturating_add(wait.as_millis() as i64),
-                    },
-                );
+                self.drops.insert(m.key.clone(), drops);
+                let at_ms = now_ms.saturating_add(wait.as_millis() as i64);
+                self.waiting.insert(m.key.clone(), at_ms);
             }
         }
     }
 
-    /// Tasks whose backoff is over: (seq, worker, task id), to subscribe again if still live.
-    pub fn retries_due(&mut self, now_ms: i64) -> Vec<(i64, String, String)> {
-        let due: Vec<i64> = self
+    /// Tasks whose backoff is over, to subscribe again if still live.
+    pub fn retries_due(&mut self, now_ms: i64) -> Vec<TaskKey> {
+        let due: Vec<TaskKey> = self
             .waiting
             .iter()
-            .filter(|(_, w)| w.at_ms <= now_ms)
-            .map(|(s, _)| *s)
+            .filter(|(_, at)| **at <= now_ms)
+            .map(|(k, _)| k.clone())
             .collect();
-        due.into_iter()
-            .filter_map(|s| self.waiting.remove(&s).map(|w| (s, w.worker, w.task_id)))
-            .collect()
+        for k in &due {
+            self.waiting.remove(k);
+        }
+        due
     }
 
     /// When the next backoff is over.
     pub fn next_retry_ms(&self) -> Option<i64> {
-        self.waiting.values().map(|w| w.at_ms).min()
+        self.waiting.values().copied().min()
     }
 
     /// The task ended (or is no longer ours): close its stream and forget it.
-    pub fn forget(&mut self, seq: i64) {
-        if let Some(open) = self.open.remove(&seq) {
+    pub fn forget(&mut self, key: &TaskKey) {
+        if let Some(open) = self.open.remove(key) {
             open.handle.abort();
-            self.release(&open.worker);
+            self.release(&key.worker);
         }
-        self.waiting.remove(&seq);
-        self.drops.remove(&seq);
-        self.over.remove(&seq);
+        self.waiting.remove(key);
+        self.drops.remove(key);
+        self.over.remove(key);
     }
 
     /// Forgets every task not in `live` (ended by another process: a cancel, the inline window).
-    pub fn keep_only(&mut self, live: &HashSet<i64>) {
-        let known: Vec<i64> = (self.open.keys())
+    pub fn keep_only(&mut self, live: &HashSet<TaskKey>) {
+        let known: Vec<TaskKey> = (self.open.keys())
             .chain(self.waiting.keys())
             .chain(self.drops.keys())
             .chain(self.over.iter())
-            .copied()
-            .filter(|s| !live.contains(s))
+            .filter(|k| !live.contains(*k))
+            .cloned()
             .collect();
-        for s in known {
-            self.forget(s);
+        for k in known {
+            self.forget(&k);
         }
     }
 
     /// Closes every stream (streaming turned off in the config).
     pub fn close_all(&mut self) {
-        let all: HashSet<i64> = HashSet::new();
-        self.keep_only(&all);
+        self.keep_only(&HashSet::new());
     }
 
     pub fn is_empty(&self) -> bool {
@@ -246,23 +230,20 @@ impl Streams {
 /// One subscription, from the call to its close; every event goes to the loop as it arrives.
 async fn follow(
     worker: Arc<Worker>,
-    seq: i64,
+    key: TaskKey,
     sub_id: u64,
-    task_id: String,
     open_timeout: Duration,
     tx: mpsc::UnboundedSender<Msg>,
     keep: Keep,
 ) {
     let send = |what: Told| {
         let _ = tx.send(Msg {
-            seq,
+            key: key.clone(),
             sub_id,
-            worker: worker.alias.clone(),
-            task_id: task_id.clone(),
             what,
         });
     };
-    let close = stream(&worker, &task_id, open_timeout, &keep, &send).await;
+    let close = stream(&worker, &key.task_id, open_timeout, &keep, &send).await;
     send(Told::Closed(close));
 }
 

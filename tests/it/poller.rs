@@ -842,9 +842,10 @@ mod over_mcp {
         let db = session::db_path(&Ctx::at(home.path()), &s);
         let deadline = tokio::time::Instant::now() + 20 * SECOND;
         loop {
-            let t = Reader::open(&db)
-                .unwrap()
-                .and_then(|st| st.get("fake", &id).unwrap());
+            let t = Reader::open(&db).unwrap().and_then(|st| {
+                st.get(&a2a_mod::testing::TaskKey::new("fake", &id))
+                    .unwrap()
+            });
             if let Some(t) = t
                 .as_ref()
                 .filter(|t| t.end_reason.as_deref() == Some("lost"))

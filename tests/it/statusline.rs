@@ -176,8 +176,13 @@ fn seed_ended(s: &Store, id: &str, state: TaskState, reason: EndReason, took_s: 
     )
     .unwrap();
     assert!(
-        s.apply_poll("fake", id, &end(state, reason), false, ended)
-            .unwrap()
+        s.apply_poll(
+            &a2a_mod::testing::TaskKey::new("fake", id),
+            &end(state, reason),
+            false,
+            ended
+        )
+        .unwrap()
     );
 }
 
@@ -900,8 +905,13 @@ fn the_snapshot_follows_every_kind_of_write() {
         ..end(TaskState::Working, EndReason::State)
     };
     assert!(
-        s.apply_poll("fake", "t1", &working, false, NOW - 1)
-            .unwrap()
+        s.apply_poll(
+            &a2a_mod::testing::TaskKey::new("fake", "t1"),
+            &working,
+            false,
+            NOW - 1
+        )
+        .unwrap()
     );
     let put_off = Event::HandedOver {
         next_poll_ms: NOW + 9_000,
@@ -923,8 +933,7 @@ fn the_snapshot_follows_every_kind_of_write() {
     // Task ended by a poll.
     assert!(
         s.apply_poll(
-            "fake",
-            "t1",
+            &a2a_mod::testing::TaskKey::new("fake", "t1"),
             &end(TaskState::Completed, EndReason::State),
             false,
             NOW

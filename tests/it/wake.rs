@@ -74,7 +74,15 @@ pub(crate) fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Opt
         next_poll_ms: None,
         held_until_ms: None,
     };
-    assert!(s.apply_poll(worker, id, &u, false, 2_000).expect("apply"));
+    assert!(
+        s.apply_poll(
+            &a2a_mod::testing::TaskKey::new(worker, id),
+            &u,
+            false,
+            2_000
+        )
+        .expect("apply")
+    );
 }
 
 /// A running `a2a-mod watch` whose stdout lines arrive on a channel. Killed on drop.

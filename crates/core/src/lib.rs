@@ -17,6 +17,7 @@
 //! ```
 
 pub mod artifact;
+pub mod batch;
 pub mod bounds;
 pub mod ending;
 pub mod fence;

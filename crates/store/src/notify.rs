@@ -138,11 +138,6 @@ impl Listener {
         }
     }
 
-    /// The socket, for a waiter that polls it in its own loop (the monitor's runtime).
-    pub fn socket(&self) -> &UnixDatagram {
-        &self.sock
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -2,7 +2,7 @@
 //! writes from a worker's answer: each artifact of a task that ended or waits saved
 //! under `<session>/<task>/`, with `.artifacts.json` beside the files saying what each is (the
 //! hooks run later, in another process, and read it back to tell Claude); and the clean-up of old
-//! sessions' results (`tasks --prune`, offered by `doctor`). `overflow.rs` keeps too-long texts in
+//! sessions' results (`tasks --prune`, offered by `doctor`). `overflow.rs` (beside this file) keeps too-long texts in
 //! the same folder.
 //!
 //! Saving is called where a task's outcome is seen: `ops` (the tools and the CLI) and the poller.

@@ -6,6 +6,8 @@
 //! records every task in the session store, and starts the session's poller when a task is left
 //! live.
 
+pub mod attach;
+
 use crate::a2a::{A2aError, Started, TaskView, Worker};
 use crate::config::Config;
 use crate::core::fence::{self, TaskFacts};
@@ -13,6 +15,7 @@ use crate::core::lifecycle::{Event, NewTask, TaskKey};
 use crate::core::task::TaskState;
 use crate::core::{inline, schedule};
 use crate::env::{Ctx, now_ms};
+use crate::results::note;
 use crate::state::{SessionPaths, Store, TaskRecord};
 use anyhow::{Result, anyhow};
 use serde::Serialize;
@@ -60,7 +63,7 @@ pub struct SendInput {
     pub task_id: Option<String>,
     /// Start the new task in this conversation (or, with `task_id`, must be that task's).
     pub context_id: Option<String>,
-    /// Local files to send as file parts (`crate::attach` rules).
+    /// Local files to send as file parts (`crate::session::attach` rules).
     pub files: Vec<String>,
     /// A JSON value to send as a data part.
     pub data: Option<serde_json::Value>,
@@ -156,22 +159,21 @@ impl Session {
     }
 
     fn note(&self, v: &TaskView, worker: &str) -> String {
-        use crate::overflow::Saved;
-        let (text, mut extra) = self.bounded(worker, &v.task_id, Saved::Result, v.text.as_deref());
-        let (question, more) =
-            self.bounded(worker, &v.task_id, Saved::Question, v.question.as_deref());
-        extra.push_str(&more);
-        let mut note = fence::note(&TaskFacts {
+        let facts = TaskFacts {
             worker,
             task_id: &v.task_id,
             state: v.state,
             end: None,
-            text: text.as_deref(),
-            question: question.as_deref(),
+            text: v.text.as_deref(),
+            question: v.question.as_deref(),
             last_error: None,
             failed_checks: 0,
-        });
-        note.push_str(&extra);
+        };
+        let otherwise = |e: anyhow::Error| format!("the whole of it could not be saved: {e:#}");
+        let whole = note::Whole::Saved {
+            otherwise: &otherwise,
+        };
+        let mut told = note::note(&self.ctx, &self.id, facts, MAX_RESULT_CHARS, whole);
         if let Some(c) = v
             .context_id
             .as_deref()
@@ -179,36 +181,12 @@ impl Session {
             && !v.state.is_live()
             && !v.state.is_waiting()
         {
-            note.push_str(&format!(
+            told.push_str(&format!(
                 "\nTo go on with this conversation, call send with worker \"{}\" and contextId \"{c}\" (a new task in the same context).",
                 fence::shown(worker)
             ));
         }
-        note
-    }
-
-    /// Bounds a result or question for Claude; a longer one is saved whole to a file named in the
-    /// note.
-    fn bounded(
-        &self,
-        worker: &str,
-        task_id: &str,
-        kind: crate::overflow::Saved,
-        text: Option<&str>,
-    ) -> (Option<String>, String) {
-        let Some(text) = text else {
-            return (None, String::new());
-        };
-        let (kept, extra) = crate::overflow::bound_result(
-            &self.ctx,
-            &self.id,
-            (worker, task_id),
-            kind,
-            text,
-            MAX_RESULT_CHARS,
-            |e| format!("the whole of it could not be saved: {e:#}"),
-        );
-        (Some(kept.to_string()), extra)
+        told
     }
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
@@ -216,7 +194,7 @@ impl Session {
         let artifacts = if v.state.is_live() {
             Vec::new()
         } else {
-            crate::artifacts::save(
+            crate::results::artifacts::save(
                 &self.ctx,
                 &self.id,
                 worker,
@@ -225,7 +203,7 @@ impl Session {
                 self.config.results.max_task_bytes(),
             )
         };
-        let listed = crate::artifacts::summary(
+        let listed = crate::results::artifacts::summary(
             &self.ctx,
             &self.id,
             &v.task_id,
@@ -296,7 +274,7 @@ impl Session {
     }
 
     /// [`Session::send_until`] with everything `send` takes besides the text: a context to
-    /// continue, files (checked and read by `crate::attach` before anything is sent) and data.
+    /// continue, files (checked and read by `crate::session::attach` before anything is sent) and data.
     pub async fn send_input(
         &self,
         alias: &str,
@@ -385,7 +363,7 @@ impl Session {
         let worker = self.worker(alias)?;
         let previous = match task_id {
             Some(id) => Some(
-                self.store(|s| s.get(alias, id))?
+                self.store(|s| s.get(&TaskKey::new(alias, id)))?
                     .ok_or_else(|| unknown_task(id, Some(alias)))?,
             ),
             None => None,
@@ -409,12 +387,12 @@ impl Session {
             // Up to 25 MiB of disk reads: off the async threads, which also serve progress.
             let (files, project, rules) = (
                 input.files.clone(),
-                crate::attach::project_dir()?,
+                crate::session::attach::project_dir()?,
                 self.config.files.clone(),
             );
             let private = [self.ctx.state_dir.clone(), self.ctx.config_path()];
             tokio::task::spawn_blocking(move || {
-                crate::attach::load(&files, &project, &rules, &private)
+                crate::session::attach::load(&files, &project, &rules, &private)
             })
             .await
             .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
@@ -553,7 +531,8 @@ impl Session {
                 now_ms(),
             );
             let (update, told) = after.update();
-            self.store(|s| s.apply_poll(alias, &v.task_id, update, told, now_ms()))?;
+            let key = TaskKey::new(alias, &v.task_id);
+            self.store(|s| s.apply_poll(&key, update, told, now_ms()))?;
             *last = v;
             Ok(match after {
                 inline::After::Ended(_) => Some(self.outcome(last, alias, false)),
@@ -607,7 +586,8 @@ impl Session {
             let not_found = matches!(polled, Err(A2aError::TaskNotFound));
             let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
             let (update, told) = after.update();
-            self.store(|s| s.apply_poll(alias, &last.task_id, update, told, now_ms()))?;
+            let key = TaskKey::new(alias, &last.task_id);
+            self.store(|s| s.apply_poll(&key, update, told, now_ms()))?;
             if let Ok(v) = polled {
                 last = v;
             }

@@ -24,14 +24,16 @@
 //! - `A2A_MOD_THEN_TIMEOUT_MS`: the `--then` deadline (default [`THEN_DEADLINE`]).
 //! - `CLAUDE_CODE_SESSION_ID`: the session when stdin names none (Claude Code sets it here too).
 
+pub mod theme;
+
 use crate::claude::statusline_input::WireStatuslineInput;
 use crate::core::status::{self, Snapshot};
 use crate::env::{Ctx, valid_session_id};
 use crate::state::snapshot::{self, Loaded};
 use crate::state::{Reader, SessionPaths};
-use crate::theme::{self, Theme};
 use std::path::Path;
 use std::time::Duration;
+use theme::Theme;
 
 /// How long `--then`'s command may take; well under Claude Code's one-second interval, so the
 /// whole run still fits with our own line.

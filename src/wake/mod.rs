@@ -4,33 +4,23 @@
 //! too long for the context is cut and saved by `overflow.rs`, as in tool results; the artifacts
 //! saved when the task ended (`artifacts.rs`) are listed with their paths.
 
+pub mod waiter;
+pub mod watch;
+
 use crate::core::fence;
 use crate::core::fence::TaskFacts;
 use crate::core::{bounds, wake};
 use crate::env::Ctx;
-use crate::overflow::{Saved, bound_result};
+use crate::results::note;
 use crate::state::TaskRecord;
 
 /// Longest worker text per task in the hidden context; the whole of a longer one is saved to a
 /// file and the context says where.
 pub const MAX_CONTEXT_CHARS: usize = bounds::CONTEXT_TEXT_CHARS;
 
-pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
-    TaskFacts {
-        worker: &t.worker,
-        task_id: &t.task_id,
-        state: t.state,
-        end: t.end_reason(),
-        text: t.result.as_deref(),
-        question: t.question.as_deref(),
-        last_error: t.last_error.as_deref(),
-        failed_checks: t.failed_polls,
-    }
-}
-
 /// The line for a batch of tasks that ended.
 pub fn line(batch: &[TaskRecord]) -> String {
-    let items: Vec<TaskFacts<'_>> = batch.iter().map(facts).collect();
+    let items: Vec<TaskFacts<'_>> = batch.iter().map(note::facts).collect();
     wake::wake_line(&items)
 }
 
@@ -49,8 +39,8 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize)
         .map(|t| {
             // What the worker made: a short list with paths, its own part of the share, so many
             // artifacts never push the note (or the context) past the cap.
-            let kept = crate::artifacts::load(ctx, session, &t.worker, &t.task_id);
-            let listed = crate::artifacts::summary(
+            let kept = crate::results::artifacts::load(ctx, session, &t.worker, &t.task_id);
+            let listed = crate::results::artifacts::summary(
                 ctx,
                 session,
                 &t.task_id,
@@ -76,25 +66,12 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize)
 
 /// One task's note with its worker text (result and question) cut to `allow` characters each.
 fn note_within(ctx: &Ctx, session: &str, t: &TaskRecord, allow: usize) -> String {
-    let mut e = facts(t);
-    let mut extra = String::new();
-    let task = (t.worker.as_str(), t.task_id.as_str());
-    let whole = || {
+    let whole = |_| {
         format!(
             "call the task tool with taskId \"{}\" for the whole of it",
             fence::shown(&t.task_id)
         )
     };
-    if let Some(text) = t.result.as_deref() {
-        let (kept, more) =
-            bound_result(ctx, session, task, Saved::Result, text, allow, |_| whole());
-        e.text = Some(kept);
-        extra.push_str(&more);
-    }
-    if let Some(q) = t.question.as_deref() {
-        let (kept, more) = bound_result(ctx, session, task, Saved::Question, q, allow, |_| whole());
-        e.question = Some(kept);
-        extra.push_str(&more);
-    }
-    fence::note(&e) + &extra
+    let whole = note::Whole::Saved { otherwise: &whole };
+    note::note(ctx, session, note::facts(t), allow, whole)
 }

@@ -9,125 +9,75 @@
 //! It learns of an ending at once: the writer that commits it sends a datagram to our socket
 //! (`state::notify`), bound before each look at the store so none is missed between the look and
 //! the wait. Then it waits only `SETTLE` for more endings to join the batch. The tick
-//! (`notify::fallback_tick`) stays as the safety net and for the poller keeper.
+//! (`notify::fallback_tick`) stays as the safety net and for the poller keeper. The loop is the
+//! three waiters' one (`waiter.rs`), on the rule `core::batch::Rule::Monitor`: no runtime.
 
+use crate::core::batch::{Look, Rule};
+use crate::core::wake::MONITOR_LOCK;
 use crate::env::{Ctx, now_ms};
 use crate::state::{ClaimError, SessionPaths, Store, notify, pids};
-use anyhow::Result;
+use crate::wake::waiter::{self, Waiter};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::core::wake::{MONITOR_LOCK, SETTLE};
 const ENSURE_EVERY: Duration = Duration::from_secs(2);
 
-pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+/// Watches the session until stopped; the exit code.
+pub fn run(ctx: Ctx, session_id: String) -> i32 {
+    waiter::catch_stop_signals();
     // After the handlers: once the pid is recorded, a SIGTERM is a clean stop (tests rely on it).
     let claude_pid = pids::claude_pid_from_env();
     if let Some(pid) = claude_pid {
         pids::record(&ctx, pid, &SessionPaths::locate(&ctx, &session_id).owner);
     }
-    let tick = notify::fallback_tick();
     let mut w = Watcher {
         ctx,
         session_id,
+        claude_pid,
         store: None,
         alive_lock: None,
         wake: None,
-        settle_since: None,
         last_ensure: Instant::now() - ENSURE_EVERY,
     };
-    loop {
-        // Claude Code normally stops us with SIGTERM; if it died instead (crash, `kill -9`) nobody
-        // will read our lines, and a stray monitor must not keep the poller alive for nothing.
-        if stdout_closed() || claude_pid.is_some_and(|p| !process_alive(p)) {
-            return Ok(());
-        }
-        let wait = match w.step() {
-            Ok(Flow::Go) => w.next_wait(tick),
-            Ok(Flow::StdoutGone) => return Ok(()),
-            Err(e) => {
-                // A store error (locked for longer than the busy timeout, a file replaced under
-                // us) must not end the monitor: without it the session is never woken again.
-                // Reopen and retry on the next tick; the claim was rolled back.
-                tracing::warn!("watch of session {}: {e:#}", w.session_id);
-                w.store = None;
-                w.settle_since = None;
-                tick
-            }
-        };
-        tokio::select! {
-            _ = term.recv() => return Ok(()),
-            _ = hup.recv() => return Ok(()),
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-            _ = tokio::time::sleep(wait) => {}
-            _ = told(w.wake.as_ref().map(|(_, _, s)| s)) => {}
-        }
-    }
-}
-
-/// Resolves once a writer's datagram is queued (never without a socket).
-async fn told(sock: Option<&tokio::net::UnixDatagram>) {
-    match sock {
-        Some(s) if s.readable().await.is_ok() => {}
-        _ => std::future::pending().await,
-    }
-}
-
-enum Flow {
-    Go,
-    StdoutGone,
+    waiter::wait(&mut w, Rule::Monitor)
 }
 
 struct Watcher {
     ctx: Ctx,
     session_id: String,
+    claude_pid: Option<u32>,
     store: Option<Store>,
     /// `<owner>.monitor.lock`, held while we run: it tells the asyncRewake waiter (and doctor)
     /// that a monitor will announce the next batch. Taken again after `/clear` moves the owner;
     /// a second monitor of the same session simply does not get it.
     alive_lock: Option<(String, std::fs::File)>,
-    /// Our wake socket for the current owner's store, and the runtime's handle on it.
-    wake: Option<(String, notify::Listener, tokio::net::UnixDatagram)>,
-    settle_since: Option<Instant>,
+    /// Our wake socket for the current owner's store.
+    wake: Option<(String, notify::Listener)>,
     last_ensure: Instant,
 }
 
 impl Watcher {
-    /// How long to wait for the next look: the rest of the settle while a batch forms, else a tick
-    /// (a notification cuts either short).
-    fn next_wait(&self, tick: Duration) -> Duration {
-        match self.settle_since {
-            Some(since) => SETTLE.saturating_sub(since.elapsed()).min(tick),
-            None => tick,
-        }
-    }
-
     /// Binds (or rebinds, after `/clear` moved the owner or our name was removed) the wake socket,
     /// and empties it: whatever it told is about to be seen by the look that follows.
     fn arm(&mut self, paths: &SessionPaths) {
         let fresh = self
             .wake
             .as_ref()
-            .is_some_and(|(o, l, _)| *o == paths.owner && l.is_reachable());
+            .is_some_and(|(o, l)| *o == paths.owner && l.is_reachable());
         if !fresh {
             self.wake = None;
-            self.wake = notify::Listener::bind(&paths.db, notify::WATCH).and_then(|l| {
-                let s = l.socket().try_clone().ok()?;
-                let s = tokio::net::UnixDatagram::from_std(s).ok()?;
-                Some((paths.owner.clone(), l, s))
-            });
+            self.wake =
+                notify::Listener::bind(&paths.db, notify::WATCH).map(|l| (paths.owner.clone(), l));
         }
-        if let Some((_, _, s)) = &self.wake {
-            let mut buf = [0u8; 16];
-            // Through the runtime's handle, so its readiness is cleared too.
-            while s.try_recv(&mut buf).is_ok() {}
+        if let Some((_, l)) = &self.wake {
+            l.drain();
         }
     }
+}
 
-    /// One look: follow `/clear` links, keep the poller alive, and print a batch once it settled.
-    fn step(&mut self) -> Result<Flow> {
+impl Waiter for Watcher {
+    /// Follows `/clear` links, keeps the poller alive, and looks for an unannounced batch.
+    fn look(&mut self) -> anyhow::Result<Look> {
         let paths = SessionPaths::locate(&self.ctx, &self.session_id);
         let owner = paths.owner.clone();
         self.arm(&paths);
@@ -139,41 +89,68 @@ impl Watcher {
                 .map(|f| (owner.clone(), f));
         }
         let path = paths.db;
+        let nothing = Look {
+            live: 0,
+            waited_for: 0,
+            pending: false,
+            monitor: true,
+            signalled: false,
+        };
         if self.store.as_ref().is_none_or(|s| s.path() != path) {
             self.store = None;
             if !path.exists() {
-                return Ok(Flow::Go);
+                return Ok(nothing);
             }
             self.store = Some(Store::open(&path)?);
         }
         let Some(s) = self.store.as_ref() else {
-            return Ok(Flow::Go);
+            return Ok(nothing);
         };
         if self.last_ensure.elapsed() >= ENSURE_EVERY {
             self.last_ensure = Instant::now();
             crate::poller::ensure_if_live(&self.ctx, &owner, s);
         }
-        if !s.has_unannounced()? {
-            self.settle_since = None;
-            return Ok(Flow::Go);
-        }
-        let since = *self.settle_since.get_or_insert_with(Instant::now);
-        if since.elapsed() < SETTLE {
-            return Ok(Flow::Go);
-        }
-        self.settle_since = None;
+        let pending = match s.has_unannounced() {
+            Ok(p) => p,
+            Err(e) => {
+                // Reopened at the next look: a file replaced under us is then read afresh.
+                self.store = None;
+                return Err(e);
+            }
+        };
+        Ok(Look { pending, ..nothing })
+    }
+
+    /// Prints the batch's line, the claim committed only once it is written.
+    fn hand_over(&mut self, _give_up: bool) -> Option<i32> {
+        let s = self.store.as_ref()?;
         let claimed = s.claim_unannounced_with(now_ms(), |batch| {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", crate::wake::line(batch))?;
             out.flush()
         });
         match claimed {
-            Ok(_) => Ok(Flow::Go),
+            Ok(_) => None,
             // Claude Code closed our stdout: the session is gone. The claim was rolled back, so
             // the batch waits for the next monitor of this session (after `--resume`).
-            Err(ClaimError::Deliver(_)) => Ok(Flow::StdoutGone),
-            Err(ClaimError::Store(e)) => Err(e),
+            Err(ClaimError::Deliver(_)) => Some(crate::error::EXIT_OK),
+            Err(ClaimError::Store(e)) => {
+                // The claim was rolled back: reopen and try again at the next batch.
+                tracing::warn!("watch of session {}: {e:#}", self.session_id);
+                self.store = None;
+                None
+            }
         }
+    }
+
+    fn listener(&self) -> Option<&notify::Listener> {
+        self.wake.as_ref().map(|(_, l)| l)
+    }
+
+    /// Claude Code normally stops us with SIGTERM; if it died instead (crash, `kill -9`) nobody
+    /// will read our lines, and a stray monitor must not keep the poller alive for nothing.
+    fn gone(&self) -> bool {
+        stdout_closed() || self.claude_pid.is_some_and(|p| !process_alive(p))
     }
 }
 
