@@ -10,8 +10,10 @@
 //! beside its polls: the cost of 500 open streams, against the same poller with one streamed task.
 //!
 //! `cargo bench --bench poller` runs the full size (30 s per case at the seed's 5 s cadence, then
-//! a 0.5 s cadence as a stress case); `A2A_MOD_BENCH_SECS` changes the wall time. Run any other
-//! way (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
+//! a 0.5 s cadence as a stress case); `A2A_MOD_BENCH_SECS` changes the wall time;
+//! `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod` also runs each load with another build, right after
+//! this one's, and prints the ratio (a before/after figure on one machine). Run any other way
+//! (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
 
 // A bench reports its measurements on stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -81,7 +83,7 @@ fn peak_rss_kib(pid: u32) -> u64 {
 /// Starts the workers, records `tasks` live tasks in the session store (each a real `slow 3600`
 /// task on its worker, their first polls spread over one interval as a running session's would
 /// be), runs the poller for `wall`, and measures it.
-fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
+fn measure(rt: &tokio::runtime::Runtime, size: &Size, bin: &str) -> Measured {
     let home = tempfile::tempdir().expect("temp home");
     let workers: Vec<FakeWorker> = (0..size.workers)
         .map(|_| {
@@ -155,7 +157,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size) -> Measured {
 
     let began = Instant::now();
     let poller = Poller(
-        Command::new(BIN)
+        Command::new(bin)
             .args(["poller", "--session", SESSION])
             .env("A2A_MOD_HOME", home.path())
             .stdin(Stdio::null())
@@ -255,6 +257,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(if full { 30.0 } else { 3.0 });
     let wall = Duration::from_secs_f64(secs.max(1.0));
+    let vs = std::env::var("A2A_MOD_BENCH_VS").ok();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -301,11 +304,21 @@ fn main() {
             streams_per_worker,
         };
         // Baseline first, then the load, in the same run on the same machine.
-        let b = measure(&rt, &base);
+        let b = measure(&rt, &base, BIN);
         let tag = if streaming { " streaming" } else { "" };
         report(&format!("baseline{tag} (1 task)"), &base, &b);
-        let m = measure(&rt, &load);
+        let m = measure(&rt, &load, BIN);
         report(&format!("load{tag}"), &load, &m);
+        if let Some(other) = vs.as_deref() {
+            let o = measure(&rt, &load, other);
+            report(&format!("load{tag}, other build"), &load, &o);
+            println!(
+                "  ratio this/other build: cpu {:.3}x, steady cpu {:.3}x, peak rss {:.3}x",
+                m.cpu.as_secs_f64() / o.cpu.as_secs_f64().max(1e-3),
+                m.steady_cpu.as_secs_f64() / o.steady_cpu.as_secs_f64().max(1e-3),
+                m.peak_rss_kib as f64 / o.peak_rss_kib.max(1) as f64,
+            );
+        }
         println!(
             "  ratio load/baseline: cpu {:.1}x, steady cpu {:.1}x, peak rss {:.2}x",
             m.cpu.as_secs_f64() / b.cpu.as_secs_f64().max(1e-3),

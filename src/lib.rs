@@ -3,13 +3,6 @@
 //! through the small [`testing`] surface, for `tests/` and `benches/`. Everything else is private
 //! to the crate, so an item nothing uses is a warning.
 
-// The workspace's crates (ARCHITECTURE.md), under the names the binary's modules use for them.
-use a2a_mod_a2a as a2a;
-use a2a_mod_core as core;
-use a2a_mod_fake_worker as fake_worker;
-use a2a_mod_store as state;
-use a2a_mod_sys::{config, env, fsx};
-
 mod claude;
 pub mod cli;
 pub mod cmd;
@@ -28,16 +21,16 @@ mod wake;
 /// hidden from the docs, and it changes with any commit.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::a2a::{Worker, http_client};
     pub use crate::claude::statusline_input::WireStatuslineInput;
-    pub use crate::config::WorkerConfig;
-    pub use crate::core::lifecycle::{Event, NewTask, TaskKey};
-    pub use crate::core::{status, task};
-    pub use crate::env::{Ctx, now_ms};
-    pub use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
-    pub use crate::fsx::{is_locked, try_lock};
     pub use crate::poller::{is_running, lock_path};
-    pub use crate::state::{Reader, Store, TaskRecord, notify, session, snapshot};
     pub use crate::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use crate::statusline::{Env, HotConfig, line_for};
+    pub use a2a_mod_a2a::{Worker, http_client};
+    pub use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
+    pub use a2a_mod_core::{status, task};
+    pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    pub use a2a_mod_store::{Reader, Store, TaskRecord, notify, session, snapshot};
+    pub use a2a_mod_sys::config::WorkerConfig;
+    pub use a2a_mod_sys::env::{Ctx, now_ms};
+    pub use a2a_mod_sys::fsx::{is_locked, try_lock};
 }

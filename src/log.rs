@@ -3,7 +3,7 @@
 //! log sink: it is the protocol (MCP, hooks, status line, monitor lines). Secrets cannot reach a
 //! line: they live in `Secret`, which prints `***`.
 
-use crate::env::Ctx;
+use a2a_mod_sys::env::Ctx;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use tracing_subscriber::filter::Targets;
@@ -14,11 +14,11 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// state folder. No tightening here: the status line appends through this (when logging is on),
 /// and the hot path chmods nothing; [`init_file`] tightens.
 pub fn open_append(ctx: &Ctx) -> Option<std::fs::File> {
-    let _ = crate::fsx::create_private_dir(&ctx.state_dir);
+    let _ = a2a_mod_sys::fsx::create_private_dir(&ctx.state_dir);
     OpenOptions::new()
         .create(true)
         .append(true)
-        .mode(crate::fsx::PRIVATE_FILE)
+        .mode(a2a_mod_sys::fsx::PRIVATE_FILE)
         .open(ctx.log_path())
         .ok()
 }
@@ -32,8 +32,8 @@ pub fn init_file(ctx: &Ctx, component: &'static str) {
     };
     // The long-running entry points start here, once: a state folder or log left looser by an
     // older a2a-mod (or made by hand) is made private.
-    crate::fsx::tighten(&ctx.state_dir);
-    crate::fsx::tighten_open(&file);
+    a2a_mod_sys::fsx::tighten(&ctx.state_dir);
+    a2a_mod_sys::fsx::tighten_open(&file);
     let _ = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(std::sync::Mutex::new(file))
@@ -64,7 +64,7 @@ pub fn init_stderr() {
 /// on) made every start of the binary, the status line's included, measurably slower
 /// (docs/design.md "Start-up cost").
 fn filter() -> Option<Targets> {
-    parse_filter(&crate::env::log_filter()?)
+    parse_filter(&a2a_mod_sys::env::log_filter()?)
 }
 
 /// A filter that does not parse is ignored, as before: logging never stops a command.

@@ -3,8 +3,8 @@
 use super::Run;
 use super::shell::{load, print_outcome, runtime, user_command};
 use crate::cli::CancelArgs;
-use crate::env::cli_session;
 use crate::session::{Budget, DEFAULT_BUDGET, Session};
+use a2a_mod_sys::env::cli_session;
 use anyhow::Result;
 
 impl Run for CancelArgs {

@@ -8,11 +8,11 @@
 use super::Run;
 use super::shell::{runtime, user_command};
 use crate::cli::DemoArgs;
-use crate::config::Config;
-use crate::env::{Ctx, now_ms};
-use crate::fake_worker::{FakeWorker, FakeWorkerOptions};
 use crate::session::{Budget, DEFAULT_BUDGET, Session};
 use crate::statusline::theme::Theme;
+use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
+use a2a_mod_sys::config::Config;
+use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::{Context, Result};
 use crossterm::{cursor, execute, terminal};
 use std::io::{IsTerminal, Write};
@@ -50,10 +50,10 @@ fn start() -> Result<()> {
 async fn demo(ctx: Ctx) -> Result<()> {
     let tty = std::io::stdout().is_terminal();
     let worker = FakeWorker::start(FakeWorkerOptions::default()).await?;
-    crate::config::save_worker(
+    a2a_mod_sys::config::save_worker(
         &ctx.config_path(),
         "fake",
-        &crate::config::WorkerConfig {
+        &a2a_mod_sys::config::WorkerConfig {
             url: worker.url.clone(),
             ..Default::default()
         },
@@ -95,14 +95,14 @@ async fn demo(ctx: Ctx) -> Result<()> {
     });
 
     let mut line = StatusLine::new(tty);
-    let theme = if tty && !crate::env::no_color() {
+    let theme = if tty && !a2a_mod_sys::env::no_color() {
         Theme::default_theme()
     } else {
         Theme::plain()
     };
     let render = |s: &Session| -> Result<String> {
         let snap = s.store(|st| Ok(st.summarize()?))?;
-        Ok(crate::core::status::render_snapshot(
+        Ok(a2a_mod_core::status::render_snapshot(
             &snap,
             now_ms(),
             done_ms,

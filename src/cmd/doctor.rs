@@ -7,11 +7,11 @@
 use super::Run;
 use super::install::{read_settings, settings_path, which};
 use super::shell::{load, out, run_with_deadline, runtime, user_command};
-use crate::a2a::{A2aError, Worker};
 use crate::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
 use crate::cli::{DoctorArgs, Scope};
-use crate::env::Ctx;
-use crate::state::{Reader, SessionPaths, session};
+use a2a_mod_a2a::{A2aError, Worker};
+use a2a_mod_store::{Reader, SessionPaths, session};
+use a2a_mod_sys::env::Ctx;
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -406,7 +406,7 @@ fn check_workers(ctx: &Ctx) -> Vec<Check> {
         Ok(r) => r,
         Err(e) => return vec![fail(format!("workers: {e:#}"), "try again")],
     };
-    let http = crate::a2a::http_client();
+    let http = a2a_mod_a2a::http_client();
     let checks: Vec<Check> = rt.block_on(async {
         let futs = config.workers.iter().map(|(alias, cfg)| {
             let worker = Worker::new(alias, cfg.clone(), http.clone());
@@ -437,7 +437,7 @@ async fn check_worker(w: &Worker) -> Check {
         }
     };
     // A task id no worker has: "task not found" means the worker accepted our credentials.
-    let probe = format!("a2a-mod-doctor-{}", crate::env::now_ms());
+    let probe = format!("a2a-mod-doctor-{}", a2a_mod_sys::env::now_ms());
     let auth = match w.get_task(&probe, deadline()).await {
         Ok(_) | Err(A2aError::TaskNotFound) => Ok("auth working"),
         Err(A2aError::Auth { status }) => Err(format!(
@@ -476,7 +476,7 @@ fn check_state_dir(ctx: &Ctx) -> Check {
 
 /// Old sessions' saved results: offered for `tasks --prune`, never a failure.
 fn check_results(ctx: &Ctx) -> Check {
-    let keep = crate::config::Config::load(&ctx.config_path())
+    let keep = a2a_mod_sys::config::Config::load(&ctx.config_path())
         .map(|c| c.results)
         .unwrap_or_default();
     let old = crate::results::artifacts::prunable(ctx, keep.keep(), std::time::SystemTime::now());
@@ -532,11 +532,11 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
 
 /// Which path will wake Claude for this live session: the monitor, the asyncRewake waiter, or a
 /// headless run's waiting Stop hook (each holds its lock while it runs).
-fn check_wake_path(ctx: &Ctx, id: &str, live: &[crate::state::TaskRecord]) -> Check {
-    use crate::core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
+fn check_wake_path(ctx: &Ctx, id: &str, live: &[a2a_mod_store::TaskRecord]) -> Check {
     use crate::hook::mode::{self, Mode};
+    use a2a_mod_core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
     let paths = SessionPaths::of_owner(ctx, id);
-    let held = |what: &str| crate::fsx::is_locked(&paths.lock(what));
+    let held = |what: &str| a2a_mod_sys::fsx::is_locked(&paths.lock(what));
     let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);
     match mode::recorded(ctx, id) {
         Some(Mode::Headless) if held(STOP_LOCK) => pass(format!(

@@ -4,7 +4,7 @@
 use super::Run;
 use super::shell::user_command;
 use crate::cli::{FakeStreaming, FakeWorkerArgs};
-use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
 use anyhow::{Context as _, anyhow};
 use std::io::Write as _;
 use std::time::Duration;
@@ -19,7 +19,7 @@ impl Run for FakeWorkerArgs {
 
 /// Checks the arguments, serves, prints the URL, and returns `Ok` on SIGTERM/SIGINT.
 fn run_command(args: &FakeWorkerArgs) -> anyhow::Result<()> {
-    let opts = options(args, crate::env::secret)?;
+    let opts = options(args, a2a_mod_sys::env::secret)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -13,7 +13,7 @@ use super::Run;
 use super::shell::{out, run_with_deadline, user_command};
 use crate::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
 use crate::cli::{InstallArgs, Scope};
-use crate::env::Ctx;
+use a2a_mod_sys::env::Ctx;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -42,10 +42,10 @@ pub fn settings_path(scope: Scope) -> Result<PathBuf> {
 }
 
 pub fn claude_config_dir() -> Result<PathBuf> {
-    if let Some(d) = crate::env::claude_config_dir() {
+    if let Some(d) = a2a_mod_sys::env::claude_config_dir() {
         return Ok(d);
     }
-    let home = crate::env::home_dir()
+    let home = a2a_mod_sys::env::home_dir()
         .ok_or_else(|| anyhow!("HOME is not set — set HOME to your home folder"))?;
     Ok(home.join(".claude"))
 }
@@ -83,7 +83,7 @@ fn read_settings_or_empty(path: &Path) -> Result<Value> {
 /// `name` on `PATH`, as a shell finds it.
 pub fn which(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let path = crate::env::search_path()?;
+    let path = a2a_mod_sys::env::search_path()?;
     std::env::split_paths(&path)
         .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))
@@ -136,7 +136,7 @@ fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
         if std::fs::read_to_string(&p).is_ok_and(|t| t == text) {
             continue;
         }
-        crate::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
+        a2a_mod_sys::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
             .with_context(|| format!("cannot write the plugin file {}", p.display()))?;
     }
     Ok(())
@@ -183,11 +183,11 @@ fn load_record(ctx: &Ctx) -> Map<String, Value> {
 
 fn save_record(ctx: &Ctx, record: &Map<String, Value>) -> Result<()> {
     let path = ctx.install_record_path();
-    crate::fsx::write_atomic(
+    a2a_mod_sys::fsx::write_atomic(
         &path,
         pretty(&Value::Object(record.clone())).as_bytes(),
         // In the state folder, private like the rest of it.
-        Some(crate::fsx::PRIVATE_FILE),
+        Some(a2a_mod_sys::fsx::PRIVATE_FILE),
     )
     .with_context(|| format!("cannot write {}", path.display()))
 }
@@ -200,7 +200,7 @@ fn backup(path: &Path) -> Result<Option<PathBuf>> {
     name.push(".a2a-mod.bak");
     let bak = path.with_file_name(name);
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    crate::fsx::write_atomic(&bak, &bytes, None)
+    a2a_mod_sys::fsx::write_atomic(&bak, &bytes, None)
         .with_context(|| format!("cannot write the backup {}", bak.display()))?;
     Ok(Some(bak))
 }
@@ -282,7 +282,7 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
             let (cleaned, _) = settings::uninstall(now, record.get(&key)).map_err(refuse)?;
             after = settings::reorder_like(prune_emptied(cleaned, &before), &before);
         }
-        crate::fsx::write_atomic(&path, pretty(&after).as_bytes(), None)
+        a2a_mod_sys::fsx::write_atomic(&path, pretty(&after).as_bytes(), None)
             .with_context(|| format!("cannot write {}", path.display()))?;
         if record.shift_remove(&key).is_some() {
             save_record(ctx, &record)?;
@@ -377,7 +377,7 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
         }
     }
     if settings_changed {
-        crate::fsx::write_atomic(&path, pretty(&final_settings).as_bytes(), None)
+        a2a_mod_sys::fsx::write_atomic(&path, pretty(&final_settings).as_bytes(), None)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(w) = plan.wrapped {

@@ -5,8 +5,8 @@
 use super::Run;
 use super::shell::{load, print_outcome, runtime, user_command};
 use crate::cli::SendArgs;
-use crate::env::cli_session;
 use crate::session::{Budget, DEFAULT_BUDGET, SendInput, Session};
+use a2a_mod_sys::env::cli_session;
 use anyhow::{Result, anyhow};
 
 impl Run for SendArgs {

@@ -2,9 +2,9 @@
 //! config, a runtime for one-shot async work, and printing to stdout. Never imported by the hot
 //! paths (`cmd/statusline.rs`, `cmd/hook.rs`): this file names tokio.
 
-use crate::config::Config;
-use crate::env::Ctx;
 use crate::session::Outcome;
+use a2a_mod_sys::config::Config;
+use a2a_mod_sys::env::Ctx;
 use anyhow::Result;
 use std::io::Write;
 

@@ -78,7 +78,7 @@ fn log_warnings(env: &Env, warnings: &[String]) {
     let Some(ctx) = &env.ctx else { return };
     let mut text = String::new();
     for w in warnings {
-        let one = crate::core::text::sanitize(w);
+        let one = a2a_mod_core::text::sanitize(w);
         text.push_str(&format!("{} WARN a2a_mod::statusline: {one}\n", env.now_ms));
     }
     if let Some(mut f) = crate::log::open_append(ctx) {

@@ -3,8 +3,8 @@
 use super::Run;
 use super::shell::{load, print_outcome, runtime, user_command};
 use crate::cli::TaskArgs;
-use crate::env::cli_session;
 use crate::session::{Budget, DEFAULT_BUDGET, Session};
+use a2a_mod_sys::env::cli_session;
 use anyhow::Result;
 
 impl Run for TaskArgs {
@@ -22,10 +22,10 @@ impl Run for TaskArgs {
             // The note lists the artifacts when there is more than the result text; the command
             // names every saved file either way.
             let mut text = o.note.clone();
-            if !o.artifacts.is_empty() && !crate::core::artifact::worth_listing(&o.artifacts) {
+            if !o.artifacts.is_empty() && !a2a_mod_core::artifact::worth_listing(&o.artifacts) {
                 for k in &o.artifacts {
                     text.push('\n');
-                    text.push_str(&crate::core::artifact::line(k));
+                    text.push_str(&a2a_mod_core::artifact::line(k));
                 }
             }
             super::shell::out(&text)?;

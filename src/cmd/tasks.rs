@@ -4,8 +4,8 @@
 use super::Run;
 use super::shell::{out, out_json, user_command};
 use crate::cli::TasksArgs;
-use crate::env::cli_session;
-use crate::state::{Reader, SessionPaths, TaskRecord, session};
+use a2a_mod_store::{Reader, SessionPaths, TaskRecord, session};
+use a2a_mod_sys::env::cli_session;
 use anyhow::Result;
 
 #[derive(serde::Serialize)]
@@ -29,7 +29,7 @@ impl Run for TasksArgs {
 
 /// `tasks --prune`: the results of sessions idle past `[results] keep_days`, removed; live
 /// sessions' kept whatever their age.
-fn prune(ctx: &crate::env::Ctx, json: bool) -> Result<()> {
+fn prune(ctx: &a2a_mod_sys::env::Ctx, json: bool) -> Result<()> {
     let keep = super::shell::load(ctx)?.results;
     let now = std::time::SystemTime::now();
     let live: Vec<_> = crate::results::artifacts::sessions(ctx, now)
@@ -65,7 +65,7 @@ fn prune(ctx: &crate::env::Ctx, json: bool) -> Result<()> {
     out(&text)
 }
 
-fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {
+fn list(ctx: &a2a_mod_sys::env::Ctx, a: TasksArgs) -> Result<()> {
     let sessions = if a.all {
         session::list(ctx)
             .iter()
@@ -96,13 +96,13 @@ fn list(ctx: &crate::env::Ctx, a: TasksArgs) -> Result<()> {
     if rows.is_empty() {
         return out("no tasks");
     }
-    let now = crate::env::now_ms();
+    let now = a2a_mod_sys::env::now_ms();
     let mut text = String::new();
     let (sessions, records): (Vec<String>, Vec<TaskRecord>) = rows.into_iter().unzip();
     let listed = crate::session::task_list(records, now, crate::session::Listing::All);
     for (s, l) in sessions.iter().zip(&listed) {
         let t = &l.task;
-        let what = crate::core::text::one_line(&t.message, 41);
+        let what = a2a_mod_core::text::one_line(&t.message, 41);
         let (status, age) = (l.ending.word, l.age_s);
         let prefix = if a.all {
             format!("{s}  ")

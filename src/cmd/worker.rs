@@ -2,13 +2,13 @@
 
 use super::Run;
 use super::shell::{load, out, out_json, runtime, user_command};
-use crate::a2a::{CardSummary, Worker};
 use crate::cli::{WorkerAddArgs, WorkerCmd};
+use a2a_mod_a2a::{CardSummary, Worker};
 // Card text is the worker's: no escapes or newlines reach the terminal.
-use crate::config::{self, OAuthConfig, WorkerConfig};
-use crate::env::{Ctx, now_ms};
 use crate::session::worker_error;
-use crate::state::{SessionPaths, Store, session};
+use a2a_mod_store::{SessionPaths, Store, session};
+use a2a_mod_sys::config::{self, OAuthConfig, WorkerConfig};
+use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::{Result, anyhow};
 use std::time::Duration;
 
@@ -29,7 +29,7 @@ impl Run for WorkerCmd {
 }
 
 fn fetch_card(alias: &str, cfg: &WorkerConfig) -> Result<CardSummary> {
-    let worker = Worker::new(alias, cfg.clone(), crate::a2a::http_client());
+    let worker = Worker::new(alias, cfg.clone(), a2a_mod_a2a::http_client());
     runtime()?
         .block_on(worker.card(tokio::time::Instant::now() + CARD_TIMEOUT))
         .map_err(|e| worker_error(alias, &cfg.url, &e))

@@ -10,9 +10,9 @@ mod rewake;
 mod stop;
 
 use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
-use crate::env::{Ctx, now_ms, valid_session_id};
 use crate::error::EXIT_OK;
-use crate::state::{Reader, SessionPaths, Store, pids, session};
+use a2a_mod_store::{Reader, SessionPaths, Store, pids, session};
+use a2a_mod_sys::env::{Ctx, now_ms, valid_session_id};
 use std::io::{Read, Write};
 
 /// Reads the hook's stdin: at most 4 MiB (a PostToolUse payload carries the tool's whole output).

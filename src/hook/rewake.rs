@@ -13,13 +13,13 @@
 //! Claude, saying what is still running. Not in headless runs: asyncRewake does not wake there
 //! and `-p` waits for the hook to end, so the Stop hook (`stop.rs`) serves them.
 
-use crate::core::batch::{Look, Rule};
-use crate::env::{Ctx, now_ms};
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
-use crate::state::{Reader, SessionPaths, Store, notify};
 use crate::wake::waiter::{self, Waiter};
+use a2a_mod_core::batch::{Look, Rule};
+use a2a_mod_store::{Reader, SessionPaths, Store, notify};
+use a2a_mod_sys::env::{Ctx, now_ms};
 // The monitor's rhythm: a wake from either path batches tasks the same way.
-use crate::core::wake::{MONITOR_LOCK, WAITER_LOCK, monitor_grace};
+use a2a_mod_core::wake::{MONITOR_LOCK, WAITER_LOCK, monitor_grace};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,7 +42,8 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
     waiter::catch_stop_signals();
     let lock = paths.lock(WAITER_LOCK);
-    let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
+    let Ok(Some(_lock)) = a2a_mod_sys::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
+    else {
         return EXIT_OK;
     };
     let Ok(store) = Store::open(&paths.db) else {
@@ -88,7 +89,7 @@ impl Waiter for Rewake<'_> {
             live: self.live,
             waited_for: self.live,
             pending,
-            monitor: crate::fsx::is_locked(&self.monitor),
+            monitor: a2a_mod_sys::fsx::is_locked(&self.monitor),
             signalled: false,
         })
     }

@@ -14,13 +14,13 @@
 //! once (`state::notify`, its socket bound before its first look); the tick is the safety net.
 //! The loop is the three waiters' one (`wake/waiter.rs`), on the rule `core::batch::Rule::Headless`.
 
-use crate::config::Config;
-use crate::core::batch::{Look, Rule};
-use crate::core::wake::STOP_LOCK;
-use crate::env::{Ctx, now_ms};
 use crate::error::EXIT_OK;
-use crate::state::{Reader, SessionPaths, Store, TaskRecord, notify};
 use crate::wake::waiter::{self, Waiter};
+use a2a_mod_core::batch::{Look, Rule};
+use a2a_mod_core::wake::STOP_LOCK;
+use a2a_mod_store::{Reader, SessionPaths, Store, TaskRecord, notify};
+use a2a_mod_sys::config::Config;
+use a2a_mod_sys::env::{Ctx, now_ms};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
@@ -47,7 +47,8 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     // then, nothing claimed, so the results stay for whoever looks next.
     waiter::catch_stop_signals();
     let lock = paths.lock(STOP_LOCK);
-    let Ok(Some(_lock)) = crate::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE) else {
+    let Ok(Some(_lock)) = a2a_mod_sys::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
+    else {
         return EXIT_OK;
     };
     let Ok(store) = Store::open(&paths.db) else {
@@ -55,7 +56,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     };
     let max_wait = Config::load(&ctx.config_path())
         .map(|c| c.headless.max_wait())
-        .unwrap_or_else(|_| crate::config::HeadlessConfig::default().max_wait());
+        .unwrap_or_else(|_| a2a_mod_sys::config::HeadlessConfig::default().max_wait());
     let gave_up = store
         .meta_get(GAVE_UP)
         .ok()
@@ -188,9 +189,9 @@ fn still_running(owner: &str, live: &[TaskRecord], waited: Duration) -> String {
     for t in live {
         s.push_str(&format!(
             "\n- {} task {}: a2a-mod task {} --session {owner}",
-            crate::core::text::sanitize(&t.worker),
-            crate::core::wake::short_id(&t.task_id),
-            crate::core::fence::clean_multiline(&t.task_id)
+            a2a_mod_core::text::sanitize(&t.worker),
+            a2a_mod_core::wake::short_id(&t.task_id),
+            a2a_mod_core::fence::clean_multiline(&t.task_id)
         ));
     }
     s

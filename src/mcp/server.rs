@@ -9,10 +9,10 @@
 //! Claude Code yet.
 
 use super::line_cap;
-use crate::config::Config;
-use crate::env::Ctx;
 use crate::session::Session;
-use crate::state::{Reader, SessionPaths};
+use a2a_mod_store::{Reader, SessionPaths};
+use a2a_mod_sys::config::Config;
+use a2a_mod_sys::env::Ctx;
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -182,7 +182,7 @@ fn stdio_transport() -> impl rmcp::transport::Transport<RoleServer, Error = std:
 
 /// Serves MCP on stdin/stdout until Claude Code closes stdin.
 pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
-    let session_id = crate::env::cli_session(None);
+    let session_id = a2a_mod_sys::env::cli_session(None);
     if let Err(e) = &session_id {
         tracing::warn!("{e:#}");
     }

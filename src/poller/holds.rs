@@ -8,10 +8,10 @@
 //! A held task has no poller stream: a follow-up `send` starts afresh.
 
 use super::streams::Streams;
-use crate::a2a::Worker;
-use crate::config::Timing;
-use crate::core::lifecycle::TaskKey;
-use crate::state::Store;
+use a2a_mod_a2a::Worker;
+use a2a_mod_core::lifecycle::TaskKey;
+use a2a_mod_store::Store;
+use a2a_mod_sys::config::Timing;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

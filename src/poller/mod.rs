@@ -6,12 +6,12 @@
 //! the reasoning. Starting one (`ensure`) is in `spawn.rs`: the hooks call it, and they must not
 //! reach this file's tokio loop.
 
-use crate::config::Config;
-use crate::core::lifecycle::TaskKey;
-use crate::core::schedule::{self, PollOutcome};
-use crate::core::task::EndReason;
-use crate::env::{Ctx, now_ms};
-use crate::state::{SessionPaths, Store, TaskRecord};
+use a2a_mod_core::lifecycle::TaskKey;
+use a2a_mod_core::schedule::{self, PollOutcome};
+use a2a_mod_core::task::EndReason;
+use a2a_mod_store::{SessionPaths, Store, TaskRecord};
+use a2a_mod_sys::config::Config;
+use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::Result;
 use std::collections::HashSet;
 use std::path::Path;
@@ -39,14 +39,14 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let paths = SessionPaths::locate(&ctx, &session_id);
     let session_id = paths.owner;
     let lock_file = lock_path(&ctx, &session_id);
-    let Some(mut lock) = crate::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
+    let Some(mut lock) = a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
         return Ok(());
     };
     let store = Store::open(&paths.db)?;
     store.meta_set("poller_pid", &std::process::id().to_string())?;
     tracing::info!("poller of session {session_id} started");
     let mut config = Loaded::load(&ctx.config_path(), None);
-    let mut workers = crate::a2a::Workers::default();
+    let mut workers = a2a_mod_a2a::Workers::default();
     // By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
     let mut in_flight: HashSet<i64> = HashSet::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
@@ -124,7 +124,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 if let Ok(v) = &got {
                     keep.save(&t.worker, v).await;
                 }
-                let outcome = crate::a2a::poll_outcome(&got);
+                let outcome = a2a_mod_a2a::poll_outcome(&got);
                 let _ = tx.send((t, started, outcome));
             });
         }
@@ -162,7 +162,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         for m in told {
             match m.what {
                 streams::Told::Event(ref v) => {
-                    if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v.clone())))
+                    if let Some(u) =
+                        schedule::after_event(a2a_mod_a2a::poll_outcome(&Ok(v.clone())))
                     {
                         events.push((m.key.clone(), u));
                     }
@@ -197,11 +198,11 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 // slot is free; a worker whose card came with this poll).
                 subs.consider(&key, w, timing);
             }
-            updates.push((key, u));
+            updates.push((t, u));
         }
         if !updates.is_empty() || !events.is_empty() {
             store.apply_polls_and_events(
-                updates.iter().map(|(k, u)| (k, u)),
+                updates.iter().map(|(t, u)| (t, u)),
                 events.iter().map(|(k, u)| (k, u)),
                 now_ms(),
             )?;
@@ -221,7 +222,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 tracing::info!("poller of session {session_id}: no live task left, exiting");
                 return Ok(());
             }
-            match crate::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
+            match a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
                 Some(l) => lock = l,
                 None => return Ok(()),
             }
@@ -250,7 +251,7 @@ impl Keep {
 
     /// Off the runtime's thread: up to `[results] max_task_mib` of writes, each fsynced, must not
     /// stall the polls and streams beside it.
-    pub(crate) async fn save(&self, worker: &str, v: &crate::a2a::TaskView) {
+    pub(crate) async fn save(&self, worker: &str, v: &a2a_mod_a2a::TaskView) {
         if v.state.is_live() || v.artifacts.is_empty() {
             return;
         }

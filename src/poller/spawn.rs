@@ -4,8 +4,8 @@
 //! crate (`tests/it/arch.rs` checks what the hot paths reach). The poller's loop is in
 //! `poller/mod.rs`.
 
-use crate::env::Ctx;
-use crate::state::{Reader, SessionPaths};
+use a2a_mod_store::{Reader, SessionPaths};
+use a2a_mod_sys::env::Ctx;
 use anyhow::Result;
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ pub fn lock_path(ctx: &Ctx, session_id: &str) -> std::path::PathBuf {
 
 /// Whether a poller runs for this session now.
 pub fn is_running(ctx: &Ctx, session_id: &str) -> bool {
-    crate::fsx::is_locked(&lock_path(ctx, session_id))
+    a2a_mod_sys::fsx::is_locked(&lock_path(ctx, session_id))
 }
 
 /// Starts the session's poller unless one runs. Never fails the caller: a task left without a

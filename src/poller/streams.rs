@@ -10,10 +10,10 @@
 //! refuses it (logged once). Decisions are `core::schedule`'s; this file is the IO.
 
 use super::Keep;
-use crate::a2a::{A2aError, Followed, TaskView, Worker};
-use crate::config::Timing;
-use crate::core::lifecycle::TaskKey;
-use crate::core::schedule;
+use a2a_mod_a2a::{A2aError, Followed, TaskView, Worker};
+use a2a_mod_core::lifecycle::TaskKey;
+use a2a_mod_core::schedule;
+use a2a_mod_sys::config::Timing;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,9 +12,9 @@
 //! into place, and a symlink where one of our folders should be is refused, so nothing a worker
 //! names is ever written outside the task's folder. No network, no tokio: the hooks reach this.
 
-use crate::core::artifact::{self, Artifact, Kept, Part};
-use crate::core::bounds;
-use crate::env::Ctx;
+use a2a_mod_core::artifact::{self, Artifact, Kept, Part};
+use a2a_mod_core::bounds;
+use a2a_mod_sys::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashSet;
 use std::io::Write;
@@ -62,7 +62,7 @@ pub fn save(
     artifacts: &[Artifact],
     max_bytes: u64,
 ) -> Vec<Kept> {
-    if artifacts.is_empty() || !crate::env::valid_session_id(session) {
+    if artifacts.is_empty() || !a2a_mod_sys::env::valid_session_id(session) {
         return Vec::new();
     }
     let dir = task_dir(ctx, session, task_id);
@@ -93,7 +93,7 @@ pub fn save(
             .collect();
         let mut pieces: Vec<Piece> = Vec::new();
         if !texts.is_empty() {
-            let text = crate::core::fence::clean_multiline(&texts.join("\n"));
+            let text = a2a_mod_core::fence::clean_multiline(&texts.join("\n"));
             pieces.push(Piece::File {
                 kind: "text",
                 name: ext_or(&base, "txt"),
@@ -299,9 +299,9 @@ fn private_dirs(ctx: &Ctx, session: &str, task: &Path) -> Result<()> {
         task.to_path_buf(),
     ] {
         match std::fs::symlink_metadata(&d) {
-            Ok(m) if m.file_type().is_dir() => crate::fsx::tighten(&d),
+            Ok(m) if m.file_type().is_dir() => a2a_mod_sys::fsx::tighten(&d),
             Ok(_) => return Err(anyhow!("{} is not a folder", d.display())),
-            Err(_) => crate::fsx::create_private_dir(&d)
+            Err(_) => a2a_mod_sys::fsx::create_private_dir(&d)
                 .with_context(|| format!("cannot create {}", d.display()))?,
         }
     }
@@ -320,7 +320,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(crate::fsx::PRIVATE_FILE)
+            .mode(a2a_mod_sys::fsx::PRIVATE_FILE)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -359,11 +359,11 @@ pub fn sessions(ctx: &Ctx, now: SystemTime) -> Vec<SessionResults> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let session = e.file_name().to_str()?.to_string();
-            if !crate::env::valid_session_id(&session) {
+            if !a2a_mod_sys::env::valid_session_id(&session) {
                 return None;
             }
             let path = e.path();
-            let paths = crate::state::SessionPaths::of_owner(ctx, &session);
+            let paths = a2a_mod_store::SessionPaths::of_owner(ctx, &session);
             let (bytes, mut newest) = tree(&path, 3);
             for f in [
                 paths.db.clone(),
@@ -392,14 +392,14 @@ pub fn sessions(ctx: &Ctx, now: SystemTime) -> Vec<SessionResults> {
 
 /// Whether a session is in use: a live task in its store (or a store we cannot read, to be
 /// safe), or any of its processes (poller, monitor, waiter, Stop hook) holding its lock.
-fn is_live(paths: &crate::state::SessionPaths) -> bool {
+fn is_live(paths: &a2a_mod_store::SessionPaths) -> bool {
     let locked = ["poller", "monitor", "waker", "stop"]
         .iter()
-        .any(|w| crate::fsx::is_locked(&paths.lock(w)));
+        .any(|w| a2a_mod_sys::fsx::is_locked(&paths.lock(w)));
     if locked {
         return true;
     }
-    match crate::state::Reader::open(&paths.db) {
+    match a2a_mod_store::Reader::open(&paths.db) {
         Ok(None) => false,
         Ok(Some(s)) => s.live_count().map_or(true, |n| n > 0),
         Err(_) => true,

@@ -4,9 +4,9 @@
 //! where the rest is.
 
 use super::overflow::{Saved, bound_result};
-use crate::core::fence::{self, TaskFacts};
-use crate::env::Ctx;
-use crate::state::TaskRecord;
+use a2a_mod_core::fence::{self, TaskFacts};
+use a2a_mod_store::TaskRecord;
+use a2a_mod_sys::env::Ctx;
 
 /// A stored task as the note rules read it.
 pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {

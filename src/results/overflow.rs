@@ -3,8 +3,8 @@
 //! tool, with the note that says where (or why it could not be saved). The folder is
 //! `artifacts.rs`'s, the one home of files saved from workers' answers.
 
-use crate::core::fence;
-use crate::env::Ctx;
+use a2a_mod_core::fence;
+use a2a_mod_sys::env::Ctx;
 use anyhow::Result;
 
 /// Which of a task's worker texts a saved file holds.
@@ -70,6 +70,6 @@ pub fn save_full_result(
         Saved::Result => format!("{safe}.txt"),
         Saved::Question => format!("{safe}-question.txt"),
     });
-    crate::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
+    a2a_mod_sys::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
     Ok(path)
 }

@@ -8,15 +8,15 @@
 
 pub mod attach;
 
-use crate::a2a::{A2aError, Started, TaskView, Worker};
-use crate::config::Config;
-use crate::core::fence::{self, TaskFacts};
-use crate::core::lifecycle::{Event, NewTask, TaskKey};
-use crate::core::task::TaskState;
-use crate::core::{inline, schedule};
-use crate::env::{Ctx, now_ms};
 use crate::results::note;
-use crate::state::{SessionPaths, Store, TaskRecord};
+use a2a_mod_a2a::{A2aError, Started, TaskView, Worker};
+use a2a_mod_core::fence::{self, TaskFacts};
+use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
+use a2a_mod_core::task::TaskState;
+use a2a_mod_core::{inline, schedule};
+use a2a_mod_store::{SessionPaths, Store, TaskRecord};
+use a2a_mod_sys::config::Config;
+use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::{Result, anyhow};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
@@ -24,10 +24,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Longest worker text put into a tool result; the rest is saved to a file Claude can read.
-pub const MAX_RESULT_CHARS: usize = crate::core::bounds::TOOL_TEXT_CHARS;
+pub const MAX_RESULT_CHARS: usize = a2a_mod_core::bounds::TOOL_TEXT_CHARS;
 /// Our own cap on a tool call's budget when the host names none (Claude Code's default is hours).
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
-pub use crate::core::inline::BUDGET_RESERVE;
+pub use a2a_mod_core::inline::BUDGET_RESERVE;
 
 /// The structured result of `send`, `task` and `cancel`: docs/commands-and-tools.md's fields plus `note`.
 /// The tools return it as `structuredContent` and `--json` prints it, so both are the same.
@@ -52,7 +52,7 @@ pub struct Outcome {
     /// What the worker made: each artifact part saved under the session's results
     /// folder (`path`, to read with the Read tool), listed by `url`, or `dropped` with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<crate::core::artifact::Kept>,
+    pub artifacts: Vec<a2a_mod_core::artifact::Kept>,
 }
 
 /// What `send` takes besides the worker and the text: the task it answers, the conversation,
@@ -87,7 +87,7 @@ impl Budget {
     /// The budget Claude Code gives an MCP tool call: `MCP_TOOL_TIMEOUT` (ms) or the per-server
     /// timeout we ship in `.mcp.json` (passed as `A2A_MOD_TOOL_TIMEOUT_MS`), capped by ours.
     pub fn from_env() -> Budget {
-        let host = crate::env::tool_timeouts_ms()
+        let host = a2a_mod_sys::env::tool_timeouts_ms()
             .into_iter()
             .flatten()
             .min()
@@ -116,7 +116,7 @@ pub struct Session {
     /// The session that owns the store (after following `/clear` links).
     pub id: String,
     store: Mutex<Store>,
-    workers: Mutex<crate::a2a::Workers>,
+    workers: Mutex<a2a_mod_a2a::Workers>,
 }
 
 impl Session {
@@ -132,7 +132,7 @@ impl Session {
             config,
             id: paths.owner,
             store: Mutex::new(store),
-            workers: Mutex::new(crate::a2a::Workers::default()),
+            workers: Mutex::new(a2a_mod_a2a::Workers::default()),
         })
     }
 
@@ -177,7 +177,7 @@ impl Session {
         if let Some(c) = v
             .context_id
             .as_deref()
-            .filter(|c| crate::core::bounds::plain_id(c))
+            .filter(|c| a2a_mod_core::bounds::plain_id(c))
             && !v.state.is_live()
             && !v.state.is_waiting()
         {
@@ -208,7 +208,7 @@ impl Session {
             &self.id,
             &v.task_id,
             &artifacts,
-            crate::core::bounds::TOOL_ARTIFACT_CHARS,
+            a2a_mod_core::bounds::TOOL_ARTIFACT_CHARS,
         );
         // Worker text outside the note's fence is still the worker's: cleaned and bounded too.
         let worker_words = |t: &Option<String>| {
@@ -352,7 +352,7 @@ impl Session {
                     "the contextId is empty — pass the contextId an earlier result showed, or leave it out"
                 ));
             }
-            Some(c) if !crate::core::bounds::plain_id(c) => {
+            Some(c) if !a2a_mod_core::bounds::plain_id(c) => {
                 return Err(anyhow!(
                     "the contextId {} is not one a worker gave — pass the contextId an earlier result showed",
                     fence::shown(c)
@@ -398,7 +398,7 @@ impl Session {
             .map_err(|e| anyhow!("reading the files failed: {e} — try again"))??
         };
         if let Some(d) = &input.data {
-            parts.push(crate::a2a::OutPart::Data(d.clone()));
+            parts.push(a2a_mod_a2a::OutPart::Data(d.clone()));
         }
         // The window counts from when the send went out, as the worker sees it arrive: a slow
         // answer to the send must not push every GetTask later, and neither must the agent card,
@@ -511,7 +511,7 @@ impl Session {
         let on_event = |window: &mut inline::Window,
                         last: &mut TaskView,
                         r: Option<Result<TaskView, A2aError>>,
-                        stream: &mut Option<crate::a2a::TaskStream>|
+                        stream: &mut Option<a2a_mod_a2a::TaskStream>|
          -> Result<Option<Outcome>> {
             let v = match r {
                 Some(Ok(v)) => v,
@@ -527,7 +527,7 @@ impl Session {
             };
             let after = window.streamed(
                 last.state,
-                crate::a2a::poll_outcome(&Ok(v.clone())),
+                a2a_mod_a2a::poll_outcome(&Ok(v.clone())),
                 now_ms(),
             );
             let (update, told) = after.update();
@@ -584,7 +584,7 @@ impl Session {
                 }
             };
             let not_found = matches!(polled, Err(A2aError::TaskNotFound));
-            let after = window.after(last.state, crate::a2a::poll_outcome(&polled), started);
+            let after = window.after(last.state, a2a_mod_a2a::poll_outcome(&polled), started);
             let (update, told) = after.update();
             let key = TaskKey::new(alias, &last.task_id);
             self.store(|s| s.apply_poll(&key, update, told, now_ms()))?;
@@ -626,7 +626,7 @@ impl Session {
         last: &TaskView,
         next_poll_ms: i64,
         held_until_ms: Option<i64>,
-        stream: Option<crate::a2a::TaskStream>,
+        stream: Option<a2a_mod_a2a::TaskStream>,
         keep: bool,
     ) -> Result<Option<Handed>> {
         let stream = stream.filter(|_| keep);
@@ -689,7 +689,7 @@ impl Session {
                     } else {
                         v
                     };
-                    if let Some(u) = schedule::after_event(crate::a2a::poll_outcome(&Ok(v))) {
+                    if let Some(u) = schedule::after_event(a2a_mod_a2a::poll_outcome(&Ok(v))) {
                         let applied = self.store(|s| s.transition(&key, Event::Streamed(&u), now_ms()));
                         if let Err(e) = applied {
                             tracing::warn!("{e:#}");
@@ -774,7 +774,7 @@ impl Session {
     fn seen(&self, rec: &TaskRecord, view: &TaskView) -> Result<Outcome> {
         let now = now_ms();
         let next = now + self.config.timing.poll_interval().as_millis() as i64;
-        let seen = crate::core::task::Seen {
+        let seen = a2a_mod_core::task::Seen {
             task_id: &view.task_id,
             state: view.state,
             text: view.text.as_deref(),
@@ -825,12 +825,12 @@ const HAND_OVER_SETTLE: Duration = Duration::from_millis(300);
 pub struct Handed {
     worker: Arc<Worker>,
     task_id: String,
-    stream: crate::a2a::TaskStream,
+    stream: a2a_mod_a2a::TaskStream,
 }
 
 /// The next event of the stream, if one is open; never, if not (so `select!` waits on the rest).
 async fn next_event(
-    stream: &mut Option<crate::a2a::TaskStream>,
+    stream: &mut Option<a2a_mod_a2a::TaskStream>,
 ) -> Option<Result<TaskView, A2aError>> {
     match stream {
         Some(s) => s.next().await,
@@ -922,7 +922,7 @@ pub enum Listing {
 pub struct Listed {
     pub task: TaskRecord,
     /// How it stands and what each surface calls that (`core::ending`).
-    pub ending: crate::core::ending::Ending,
+    pub ending: a2a_mod_core::ending::Ending,
     /// Seconds since it was sent, to its end for an ended task.
     pub age_s: i64,
 }
@@ -947,7 +947,7 @@ pub fn task_list(all: Vec<TaskRecord>, now: i64, which: Listing) -> Vec<Listed> 
     shown
         .into_iter()
         .map(|t| Listed {
-            ending: crate::core::ending::of(t.state, t.end_reason(), t.is_live()),
+            ending: a2a_mod_core::ending::of(t.state, t.end_reason(), t.is_live()),
             age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
             task: t,
         })

@@ -1,7 +1,7 @@
 //! Claude Code's status line, what `a2a-mod statusline` (`cmd/statusline.rs`, which reads stdin,
 //! runs `--then` and prints) shows: stdin JSON → the session's status snapshot (`state::snapshot`;
 //! the store itself, read-only, when the snapshot is missing or stale) →
-//! [`crate::core::status::render_snapshot`] → one line.
+//! [`a2a_mod_core::status::render_snapshot`] → one line.
 //!
 //! HOT PATH: Claude Code runs this every second for the whole session, and a run slower than the
 //! interval is never shown (docs/claude-code.md "Status line"). So: no tokio runtime, no network, no writes
@@ -27,10 +27,10 @@
 pub mod theme;
 
 use crate::claude::statusline_input::WireStatuslineInput;
-use crate::core::status::{self, Snapshot};
-use crate::env::{Ctx, valid_session_id};
-use crate::state::snapshot::{self, Loaded};
-use crate::state::{Reader, SessionPaths};
+use a2a_mod_core::status::{self, Snapshot};
+use a2a_mod_store::snapshot::{self, Loaded};
+use a2a_mod_store::{Reader, SessionPaths};
+use a2a_mod_sys::env::{Ctx, valid_session_id};
 use std::path::Path;
 use std::time::Duration;
 use theme::Theme;
@@ -54,7 +54,7 @@ pub struct Env {
 
 impl Env {
     pub fn from_process() -> Env {
-        use crate::env;
+        use a2a_mod_sys::env;
         let term = env::term();
         Env {
             ctx: Ctx::from_env().ok(),
@@ -153,7 +153,7 @@ pub struct HotConfig {
 
 impl Default for HotConfig {
     fn default() -> Self {
-        let d = crate::config::Config::default();
+        let d = a2a_mod_sys::config::Config::default();
         HotConfig {
             theme: d.statusline.theme,
             animations: d.statusline.animations,
@@ -175,7 +175,7 @@ impl HotConfig {
         let doc = match text.parse::<toml_edit::DocumentMut>() {
             Ok(d) => d,
             Err(e) => {
-                let why = crate::config::toml_error_line(&e.to_string());
+                let why = a2a_mod_sys::config::toml_error_line(&e.to_string());
                 warnings.push(format!(
                     "statusline: config.toml does not parse ({why}); using defaults"
                 ));

@@ -1,5 +1,5 @@
 //! Status-line themes: the built-ins embedded from `themes/*.toml`, parsing a theme file into a
-//! [`Theme`] (the pure types live in [`crate::core::theme`], re-exported here), and a tolerant
+//! [`Theme`] (the pure types live in [`a2a_mod_core::theme`], re-exported here), and a tolerant
 //! [`load`] that falls back to `default` with one warning instead of breaking the line.
 //!
 //! Hot path (the status line, every second): only the chosen theme is parsed, from an embedded
@@ -7,7 +7,7 @@
 //! when the name is not a built-in. Parsing is pure; [`load`] is the one function here that reads
 //! a file.
 
-pub use crate::core::theme::{Colour, ColourError, Glyphs, Powerline, Style, Styles, Theme};
+pub use a2a_mod_core::theme::{Colour, ColourError, Glyphs, Powerline, Style, Styles, Theme};
 // Parse errors are only ever shown (as `load`'s warning): `anyhow`, each message built whole
 // (no `.context()`), so `{e}` prints all of it.
 use anyhow::{Result, anyhow, bail};
@@ -22,7 +22,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ascii", include_str!("../../themes/ascii.toml")),
 ];
 
-// Parsing and finding themes; the types themselves are pure, in [`crate::core::theme`].
+// Parsing and finding themes; the types themselves are pure, in [`a2a_mod_core::theme`].
 /// A built-in theme by name; `None` when there is no such built-in.
 pub fn builtin(name: &str) -> Option<Result<Theme>> {
     BUILTIN
@@ -35,7 +35,7 @@ pub fn builtin(name: &str) -> Option<Result<Theme>> {
 /// silently ignored; the caller falls back to `default`.
 pub fn parse(text: &str) -> Result<Theme> {
     let w: WireTheme = toml_edit::de::from_str(text)
-        .map_err(|e| anyhow!(crate::config::toml_error_line(&e.to_string())))?;
+        .map_err(|e| anyhow!(a2a_mod_sys::config::toml_error_line(&e.to_string())))?;
     let style = |k: &str, s: Option<WireStyle>| -> Result<Style> {
         s.map(|s| s.to_style().map_err(|e| anyhow!("style.{k}: {e}")))
             .transpose()
@@ -104,10 +104,10 @@ fn check_glyph(key: &str, g: String) -> Result<String> {
     if g.is_empty() {
         bail!("glyphs.{key}: empty");
     }
-    if crate::core::text::sanitize(&g) != g || g.contains(' ') {
+    if a2a_mod_core::text::sanitize(&g) != g || g.contains(' ') {
         bail!("glyphs.{key}: {g:?} holds control, format or space characters");
     }
-    if crate::core::text::width(&g) > 4 {
+    if a2a_mod_core::text::width(&g) > 4 {
         bail!("glyphs.{key}: {g:?} is wider than 4 columns");
     }
     Ok(g)
@@ -186,7 +186,7 @@ struct WirePowerline {
 
 /// Theme names are file names under `<config dir>/themes/`: the alias alphabet only.
 fn valid_name(name: &str) -> bool {
-    crate::config::validate_alias(name).is_ok()
+    a2a_mod_sys::config::validate_alias(name).is_ok()
 }
 
 /// The theme called `name`: a built-in, else `<config_dir>/themes/<name>.toml`. Never fails: a
@@ -237,23 +237,23 @@ pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::theme::Role;
+    use a2a_mod_core::theme::Role;
 
     /// The powerline theme's pieces end in its arrow glyph and a reset (the core's renderer,
     /// over the parsed built-in).
     #[test]
     fn powerline_wraps_each_piece() {
         let pl = builtin("powerline").unwrap().unwrap();
-        let row = crate::core::status::Row {
+        let row = a2a_mod_core::status::Row {
             worker: "fake",
             text: "x",
-            state: crate::core::task::TaskState::Working,
+            state: a2a_mod_core::task::TaskState::Working,
             started_ms: 0,
             ended_ms: None,
             end: None,
             question: None,
         };
-        let l = crate::core::status::render(&[row], 1_000, 5000, &pl, true);
+        let l = a2a_mod_core::status::render(&[row], 1_000, 5000, &pl, true);
         assert!(l.contains('\u{e0b0}') && l.ends_with("\x1b[0m"), "{l:?}");
     }
 

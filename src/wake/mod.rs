@@ -7,12 +7,12 @@
 pub mod waiter;
 pub mod watch;
 
-use crate::core::fence;
-use crate::core::fence::TaskFacts;
-use crate::core::{bounds, wake};
-use crate::env::Ctx;
 use crate::results::note;
-use crate::state::TaskRecord;
+use a2a_mod_core::fence;
+use a2a_mod_core::fence::TaskFacts;
+use a2a_mod_core::{bounds, wake};
+use a2a_mod_store::TaskRecord;
+use a2a_mod_sys::env::Ctx;
 
 /// Longest worker text per task in the hidden context; the whole of a longer one is saved to a
 /// file and the context says where.

@@ -3,10 +3,10 @@
 //! (`core::batch`) what to do, and wait on the wake socket (`state::notify`) or the tick. No
 //! runtime: it blocks in `poll`, which a writer's datagram or a stop signal cuts short.
 
-use crate::core::batch::{Batch, Look, Next, Rule};
-use crate::env::now_ms;
 use crate::error::EXIT_OK;
-use crate::state::notify;
+use a2a_mod_core::batch::{Batch, Look, Next, Rule};
+use a2a_mod_store::notify;
+use a2a_mod_sys::env::now_ms;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One waiter's side of the loop.

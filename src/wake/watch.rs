@@ -12,11 +12,11 @@
 //! (`notify::fallback_tick`) stays as the safety net and for the poller keeper. The loop is the
 //! three waiters' one (`waiter.rs`), on the rule `core::batch::Rule::Monitor`: no runtime.
 
-use crate::core::batch::{Look, Rule};
-use crate::core::wake::MONITOR_LOCK;
-use crate::env::{Ctx, now_ms};
-use crate::state::{ClaimError, SessionPaths, Store, notify, pids};
 use crate::wake::waiter::{self, Waiter};
+use a2a_mod_core::batch::{Look, Rule};
+use a2a_mod_core::wake::MONITOR_LOCK;
+use a2a_mod_store::{ClaimError, SessionPaths, Store, notify, pids};
+use a2a_mod_sys::env::{Ctx, now_ms};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -83,7 +83,7 @@ impl Waiter for Watcher {
         self.arm(&paths);
         if self.alive_lock.as_ref().is_none_or(|(o, _)| *o != owner) {
             let lock = paths.lock(MONITOR_LOCK);
-            self.alive_lock = crate::fsx::try_lock(&lock)
+            self.alive_lock = a2a_mod_sys::fsx::try_lock(&lock)
                 .ok()
                 .flatten()
                 .map(|f| (owner.clone(), f));

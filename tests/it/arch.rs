@@ -1081,3 +1081,34 @@ fn every_cited_file_exists() {
         missing,
     );
 }
+
+/// Comments name features, not tracker numbers: a number means nothing to a reader of the code
+/// (CONTRIBUTING.md, "Comments"). Code, tests, benches and ARCHITECTURE.md.
+#[test]
+fn no_tracker_number_in_code_or_architecture() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = workspace_files(root);
+    rust_files(&root.join("tests"), &mut files);
+    rust_files(&root.join("benches"), &mut files);
+    files.push(root.join("ARCHITECTURE.md"));
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        if rel == "tests/it/arch.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap().to_lowercase();
+        for (i, line) in text.lines().enumerate() {
+            let numbered = line.match_indices("issue").any(|(at, w)| {
+                let rest = line[at + w.len()..]
+                    .trim_start_matches('s')
+                    .trim_start_matches([' ', '#']);
+                rest.starts_with(|c: char| c.is_ascii_digit())
+            });
+            if numbered {
+                found.push(format!("{rel} line {}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert_none("name the feature, not the tracker number", found);
+}

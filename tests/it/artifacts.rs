@@ -1,4 +1,4 @@
-//! What comes back (issue 13): every artifact of an ended task saved under
+//! What comes back: every artifact of an ended task saved under
 //! `state/results/<session>/<task>/` (files 0600, folders private, names that never escape),
 //! listed with its path in the tool result, the hidden context and `a2a-mod task`, within the
 //! hook output cap however many there are; the per-task size cap; `tasks --prune`. Driven
@@ -189,7 +189,7 @@ fn every_kind_is_kept_python_v03() {
     every_kind(Kind::PyV03, &[])
 }
 
-/// A single text artifact is the result text, as before issue 13: no list in the note, but the
+/// A single text artifact is the result text, as before artifacts were kept: no list in the note, but the
 /// task command still names its file.
 #[test]
 fn a_plain_text_result_reads_as_before() {

@@ -1,4 +1,4 @@
-//! A conversation continued by `contextId` in the real Claude Code CLI (issue 13): the plugin
+//! A conversation continued by `contextId` in the real Claude Code CLI: the plugin
 //! loaded from the repository (`--plugin-dir`), a worker (the embedded fake, or the Python
 //! `a2a-sdk` peer), and the scripted fake Messages API standing in for the model.
 //!

@@ -1,4 +1,4 @@
-//! Wake-ups in headless and Agent SDK runs, end to end in the real Claude Code CLI (issue 12):
+//! Wake-ups in headless and Agent SDK runs, end to end in the real Claude Code CLI:
 //! `claude -p` (text) and `-p --input-format stream-json --output-format stream-json` (how the
 //! Agent SDK drives the CLI), with the repository loaded as a plugin, a worker (the embedded fake
 //! or the Python `a2a-sdk` peer) and the scripted fake Messages API. Monitors and asyncRewake do

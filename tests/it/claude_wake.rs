@@ -1,4 +1,4 @@
-//! Waking Claude, end to end in the real Claude Code CLI (issue 5): the repository loaded as a
+//! Waking Claude, end to end in the real Claude Code CLI: the repository loaded as a
 //! plugin (`--plugin-dir`, so the MCP server, the hooks and the `a2a-mod watch` monitor are the
 //! shipped files, run through `bin/a2a-mod-launch` with `A2A_MOD_BIN` = this build), a worker
 //! (the embedded fake or the Python `a2a-sdk` peer), and the scripted fake Messages API.

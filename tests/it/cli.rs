@@ -1,4 +1,4 @@
-//! The foundation through the user's commands (issue 2): every script verb against the embedded
+//! The foundation through the user's commands: every script verb against the embedded
 //! fake worker, the Python `a2a-sdk` peer and the `@a2a-js/sdk` peer, in v1 and v0.3-only mode; the inline window's GetTask
 //! times as the worker saw them; OAuth expiry; one-line errors for bad input.
 
@@ -142,7 +142,7 @@ fn inline_schedule(kind: Kind) {
     };
     let home = TempHome::new();
     ok(&home, &["worker", "add", "w", &peer.url]);
-    // The seed's polling contract, so streaming (issue 11) is off: a stream stands in for polls.
+    // The seed's polling contract, so streaming is off: a stream stands in for polls.
     append_timing(&home.a2a_home(), "streaming = false");
     let r = send_json(&home, "w", "slow 30 timing", &[]);
     assert_eq!(r["tracked"], true, "{r}");
@@ -374,7 +374,7 @@ async fn misbehaving(m: Misbehave) -> String {
 }
 
 /// Short-lived writers (every command, hook and tool call opens, writes and closes the store)
-/// and readers at the same time never see `database is locked` (issue 2: many readers, writers
+/// and readers at the same time never see `database is locked` (many readers, writers
 /// per session). Closing the last connection used to checkpoint under an exclusive lock.
 #[test]
 fn concurrent_commands_never_see_database_is_locked() {

@@ -1,4 +1,4 @@
-//! What Claude sends besides text (issue 13, item 1): `files` (file parts with the bytes, the
+//! What Claude sends besides text: `files` (file parts with the bytes, the
 //! name and a media type), `data` (a data part) and `contextId` (a new task in an earlier
 //! conversation), through the MCP tool over the real binary's stdio and through `a2a-mod send`.
 //!

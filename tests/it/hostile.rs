@@ -1,4 +1,4 @@
-//! Issue 9: a hostile or careless worker. [`Hostile`] is a small scripted A2A v1 JSON-RPC server
+//! A hostile or careless worker. [`Hostile`] is a small scripted A2A v1 JSON-RPC server
 //! with one behaviour per field (the id it hands out, what GetTask answers, rate limits…); each
 //! test drives the built binary against it as a user, Claude Code's hooks and the status line
 //! would, and checks the exact bytes that come out: no escape or control character, one line

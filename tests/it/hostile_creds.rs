@@ -1,4 +1,4 @@
-//! Credentials go only where the user sent them (issue 9, items 6, 7 and part of 9): cards,
+//! Credentials go only where the user sent them: cards,
 //! token URLs and redirects that point at a second origin, `--allow-origin`, URLs with a password
 //! in them, a hanging `token_cmd`, and redirects to an HTML page. Each test drives the built
 //! binary (`worker add`, `send`) against small scripted HTTP servers that record every request's

@@ -1,4 +1,4 @@
-//! Issue 9 ("Hostile workers and careless ones"), the state's side, through the built binary:
+//! Hostile workers and careless ones, the state's side, through the built binary:
 //! every file under the state folder private whatever the umask (and a looser one tightened by the
 //! next writer, never by a reader); an MCP request line too long to read answered with an error
 //! instead of silence; a corrupt session store named with its fix by `tasks`, while the status

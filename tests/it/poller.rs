@@ -1,4 +1,4 @@
-//! The background poller and session ownership (issue 3, items 4–6), through real processes: the
+//! The background poller and session ownership, through real processes: the
 //! built binary driven as Claude Code and users drive it (`send`, `tasks`, `task`, `watch`, `worker
 //! remove`, the hidden-context hook, the MCP server over stdio), against the fake worker and the
 //! Python `a2a-sdk` peer, whose request logs tell what the poller did and when.
@@ -238,7 +238,7 @@ fn cadence(kind: Kind) {
     let _guard = NoOrphans(vec![s.clone()]);
     ok(&home, &s, &["worker", "add", "w", &peer.url]);
     // Only the window is shortened; poll_interval_s stays the seed's 5.
-    // The seed's polling contract, so streaming (issue 11) is off: a stream would stand in for polls.
+    // The seed's polling contract, so streaming is off: a stream would stand in for polls.
     timing(&home, "inline_polls_s = [0.2]\nstreaming = false");
     let id = send_tracked(&home, &s, "w", "slow 11 cadence");
     wait_until("the poller to see the task complete", 30 * SECOND, || {
@@ -760,7 +760,7 @@ mod over_mcp {
         let Some(peer) = Peer::start(kind, &[]) else {
             return;
         };
-        // The seed's inline polls, so streaming (issue 11) is off.
+        // The seed's inline polls, so streaming is off.
         let home = Home::new(Some(&peer.url), "streaming = false");
         let s = sid(&format!("mcp-window-{kind:?}"));
         let _guard = NoOrphans(vec![s.clone()]);

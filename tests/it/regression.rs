@@ -1,9 +1,8 @@
 //! Regressions, through the built binary: one file, one test per bug.
 //!
 //! The rule, from now on: every bug found gets a test here that fails before its fix, named
-//! after what broke, `r<issue>_<what broke>` (`r9_tasks_failed_while_…`), with a doc comment
-//! that links the issue (its URL once the tracker is public; until then "Issue <n>, item <m>",
-//! as the project numbers them) and says what broke and how it was seen. A regression test sets
+//! after what broke (`tasks_failed_while_…`), with a doc comment that names the feature it
+//! broke, what broke and how it was seen (no tracker number: it means nothing to a reader). A regression test sets
 //! up exactly the state that broke, deterministically (a test seam, a FIFO, a file written by
 //! hand), never a timing loop that hopes to hit it. It runs the binary through `crate::util`
 //! like every other module.
@@ -14,7 +13,7 @@ use serde_json::Value;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
 
-/// Issue 9, item 10: `a2a-mod tasks`, run while the first write of a session created its store,
+/// The state, hostile or careless workers: `a2a-mod tasks`, run while the first write of a session created its store,
 /// failed with "unable to open database file": its read-only open found no file, a writer then
 /// created it, and the existence check that followed found one, so the failed open was taken for
 /// a real error (seen on a loaded machine in `cli::concurrent_commands_never_see_database_is_locked`).
@@ -23,7 +22,7 @@ use std::process::Command;
 /// `A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN` makes it block reading a FIFO after a failed open), a
 /// real writer creates the store, and only then is the reader let go. It must list the new task.
 #[test]
-fn r9_tasks_failed_while_the_first_write_created_the_store() {
+fn tasks_failed_while_the_first_write_created_the_store() {
     let Some(peer) = Peer::start(Kind::Fake, &[]) else {
         return;
     };
@@ -77,7 +76,7 @@ fn r9_tasks_failed_while_the_first_write_created_the_store() {
 /// file (the writer has created it 0600 and SQLite has not written yet), a WAL database with no
 /// schema, and a migration still uncommitted. Each reads as "no tasks", never an error.
 #[test]
-fn r9_a_store_being_created_reads_as_empty() {
+fn a_store_being_created_reads_as_empty() {
     let home = TempHome::new();
     let sessions = home.a2a_home().join("state/sessions");
     std::fs::create_dir_all(&sessions).unwrap();
@@ -101,14 +100,14 @@ fn r9_a_store_being_created_reads_as_empty() {
     c.execute_batch("ROLLBACK").unwrap();
 }
 
-/// Issue 17, item 3: an agent that answers in a `working` status message and then completes with
+/// Results from real frameworks: an agent that answers in a `working` status message and then completes with
 /// no message and no artifact (Microsoft Agent Framework's default) was reported `completed`
 /// with no text and nothing saved: the answer was only in the history, which polls ask for
 /// with `historyLength: 0`. Now the answer is the last agent message of the history (asked for
 /// when an ended task says nothing), or of the stream, and it is saved like an artifact.
 /// The fake worker's `quiet` verb answers exactly so; polled and streamed.
 #[test]
-fn r17_an_answer_left_only_in_the_history_arrives_and_is_saved() {
+fn an_answer_left_only_in_the_history_arrives_and_is_saved() {
     for streaming in [false, true] {
         let extra: &[&str] = if streaming {
             &["--streaming", "on"]
@@ -134,13 +133,13 @@ fn r17_an_answer_left_only_in_the_history_arrives_and_is_saved() {
     }
 }
 
-/// Issue 17, items 4 and 5: a message to a task that already ended is answered `-32004` ("task is
+/// Results from real frameworks: a message to a task that already ended is answered `-32004` ("task is
 /// in terminal state", a2a-sdk 1.x) on the streaming send; that was read as "streaming
 /// unsupported", and the worker was polled for the rest of the Claude session. And the error
 /// line said "check that <url> is an A2A agent", though the agent had answered. Now it is the
 /// agent's own error, and the next send in the same MCP server still streams.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn r17_a_task_error_on_a_stream_call_leaves_streaming_on() {
+async fn a_task_error_on_a_stream_call_leaves_streaming_on() {
     use crate::mcp::{Home, Mcp, structured};
     let Some(peer) = Peer::start(Kind::PyV1, &[]) else {
         return;
@@ -181,12 +180,12 @@ async fn r17_a_task_error_on_a_stream_call_leaves_streaming_on() {
     assert_eq!(methods, ["SendStreamingMessage"], "still streamed");
 }
 
-/// Issue 17, item 6: `send` refused an empty text even with `data`, and some agents resume an
+/// Results from real frameworks: `send` refused an empty text even with `data`, and some agents resume an
 /// interrupted task only from a message holding nothing but a data part. Now such a message goes
 /// out with no text part at all (the fake worker echoes what arrived); nothing at all stays
 /// refused.
 #[test]
-fn r17_a_message_of_data_alone_has_no_text_part() {
+fn a_message_of_data_alone_has_no_text_part() {
     let Some(peer) = Peer::start(Kind::Fake, &[]) else {
         return;
     };
@@ -213,12 +212,12 @@ fn r17_a_message_of_data_alone_has_no_text_part() {
     assert!(e.contains("message is empty"), "{e}");
 }
 
-/// Issue 17, item 7: a follow-up (same `taskId`) to an input-required task, answered by the worker
+/// Results from real frameworks: a follow-up (same `taskId`) to an input-required task, answered by the worker
 /// on a new task id (a worker that ignores `taskId`, as FastA2A does), was delivered, but the
 /// asked task stayed "waiting" for good: the status line read `? … waiting` for the rest of the
 /// session. Now it waits no more, and Claude is told which task carried the answer.
 #[test]
-fn r17_a_question_answered_on_a_new_task_waits_no_more() {
+fn a_question_answered_on_a_new_task_waits_no_more() {
     let Some(peer) = Peer::start(Kind::Fake, &[]) else {
         return;
     };
@@ -257,12 +256,12 @@ fn r17_a_question_answered_on_a_new_task_waits_no_more() {
     assert!(!line.contains("waiting"), "{line:?}");
 }
 
-/// Issue 17, item 8: some servers cancel a task when the `message/stream` request that created it
+/// Results from real frameworks: some servers cancel a task when the `message/stream` request that created it
 /// disconnects, and a2a-mod closed it at the end of the inline window. The MCP server now keeps
 /// reading the stream after the tool call returns (and holds the task's stream lease, so the
 /// poller opens no second one): the task runs to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn r17_the_stream_that_made_a_task_stays_open_after_the_window() {
+async fn the_stream_that_made_a_task_stays_open_after_the_window() {
     use crate::mcp::{Home, Mcp, SESSION, structured};
     let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on", "--cancel-on-disconnect"])
     else {
@@ -296,11 +295,11 @@ async fn r17_the_stream_that_made_a_task_stays_open_after_the_window() {
     drop(m);
 }
 
-/// Issue 17, item 9: a hook hands Claude at most a dozen results; the rest wait for the next hook,
+/// Results from real frameworks: a hook hands Claude at most a dozen results; the rest wait for the next hook,
 /// but the context did not say more were coming, so Claude could take them for lost. Now the
 /// first hook says how many wait and that they come next.
 #[test]
-fn r17_a_hook_that_holds_results_back_says_they_come_next() {
+fn a_hook_that_holds_results_back_says_they_come_next() {
     use a2a_mod::testing::task::TaskState;
     let home = TempHome::new();
     let s = crate::wake::store(&home);

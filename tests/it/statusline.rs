@@ -853,7 +853,7 @@ fn then_reading_no_stdin_is_fine() {
     assert_eq!(out.text(), "x\na2a-mod: ⠋ fake slow 20 build 0:12\n");
 }
 
-// ---- The status snapshot (issue 4): what the line reads instead of SQLite ----
+// ---- The status snapshot: what the line reads instead of SQLite ----
 
 fn db(h: &Home) -> std::path::PathBuf {
     session::db_path(&h.ctx(), SID)

@@ -1,4 +1,4 @@
-//! Streaming (issue 11), inline: `send` to a worker that streams returns the moment the worker
+//! Streaming, inline: `send` to a worker that streams returns the moment the worker
 //! ends the task, and every fault of the stream leaves polling to finish the task as before.
 //! Worker-side times come from the workers' request logs (the fake worker's task ends exactly
 //! `slow N` after the send arrived, by its time model).

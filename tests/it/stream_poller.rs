@@ -1,4 +1,4 @@
-//! Streaming (issue 11), in the background: the poller holds a subscription (`SubscribeToTask` /
+//! Streaming, in the background: the poller holds a subscription (`SubscribeToTask` /
 //! `tasks/resubscribe`) to each tracked task of a streaming worker, so a task's end reaches the
 //! store as the worker tells it, not at the next 5 s poll; and every fault of the stream leaves
 //! polling to finish the task as before, told once. Driven through real processes: `send` from
@@ -156,7 +156,7 @@ fn background_end_after(kind: Kind, extra: &[&str], secs: f64, early: bool) {
     announced_once(&home, &s, &id);
 }
 
-/// Issue 11: a task ending 9.5 s after its send, after the 7.5 s window and before the first
+/// A task ending 9.5 s after its send, after the 7.5 s window and before the first
 /// background poll (one interval after the window's last poll, ~12.5 s): the poller subscribes
 /// the moment the window hands over, so the end comes through the stream, not up to 5 s late.
 #[test]
@@ -169,7 +169,7 @@ fn a_task_ending_just_after_its_window_ends_through_the_poller_stream_python() {
     background_end_after(Kind::PyV1, &[], 9.5, true)
 }
 
-/// Issue 11, the hold rule: a follow-up `send` answering an input-required task runs a new inline
+/// The hold rule: a follow-up `send` answering an input-required task runs a new inline
 /// window on the same row while the poller runs (kept busy by another streamed task). The answer
 /// completes during that window: the CLI result shows it, the store marks it told (announced and
 /// delivered), no hook announces it, and the poller never subscribed to it (held throughout).

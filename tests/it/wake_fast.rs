@@ -1,4 +1,4 @@
-//! The wake path follows (issue 11): the monitor, the asyncRewake waiter and the headless Stop
+//! The wake path follows: the monitor, the asyncRewake waiter and the headless Stop
 //! hook learn of an ended task from the writer (`state::notify`), not from their next tick.
 //!
 //! Causal: every process here runs with the fallback tick stretched to a minute

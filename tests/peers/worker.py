@@ -18,7 +18,7 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
   reject           rejected
   auth             auth-required (a follow-up completes it, like `ask`)
   silent           submitted, then working; every GetTask / tasks/get on it hangs
-  artifact <kind>  completed with artifacts beyond text (issue 13): data, file [KiB],
+  artifact <kind>  completed with artifacts beyond text: data, file [KiB],
                    url, chunks (one text artifact in three appended chunks), twins (two
                    artifacts named alike), hostile (names that try to escape), many N
   parts            completed at once, the artifact one JSON line describing every part
@@ -212,7 +212,7 @@ def parse_script(text: str) -> Script:
     return Script("echo", stripped)
 
 
-# `artifact <kind>` (issue 13), the same artifacts as the embedded fake worker's
+# `artifact <kind>`, the same artifacts as the embedded fake worker's
 # (crates/fake-worker/src/script.rs `Made`): data, file [KiB], url, chunks, twins, hostile, many N.
 ARTIFACT_KINDS = {"data", "file", "url", "chunks", "twins", "hostile", "many"}
 CHUNKED_TEXT = ["alpha line\nbeta ", "line\ngamma ", "line\n"]

@@ -7,9 +7,9 @@
 use super::A2aError;
 use super::card::{Card, Untrusted, is_trusted, shown, trusted};
 use super::http::{Budget, Resend, fetch};
-use crate::config::WorkerConfig;
-use crate::core::text::one_line;
-use crate::secret::Secret;
+use a2a_mod_core::text::one_line;
+use a2a_mod_sys::config::WorkerConfig;
+use a2a_mod_sys::secret::Secret;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -58,7 +58,7 @@ impl TokenCache {
 }
 
 fn env_secret(var: &str, key: &str) -> Result<Secret, A2aError> {
-    match crate::env::secret(var) {
+    match a2a_mod_sys::env::secret(var) {
         Some(v) => Ok(Secret::new(v)),
         None => Err(A2aError::Credentials(format!(
             "environment variable {var} (from {key}) is not set"
@@ -284,7 +284,7 @@ pub(crate) fn usable_for(expires_in: f64) -> Option<Duration> {
     }
     let secs = expires_in.min(1e9);
     let margin = (secs / 2.0).min(30.0);
-    Some(crate::config::secs(secs - margin))
+    Some(a2a_mod_sys::config::secs(secs - margin))
 }
 
 async fn fetch_oauth(

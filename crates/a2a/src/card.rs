@@ -4,8 +4,8 @@
 //! unexpected field must never make discovery fail.
 
 use super::{A2aError, CardSummary, SkillSummary};
-use crate::config::WorkerConfig;
-use crate::core::text::one_line;
+use a2a_mod_core::text::one_line;
+use a2a_mod_sys::config::WorkerConfig;
 use reqwest::Url;
 use serde_json::Value;
 
@@ -121,7 +121,7 @@ pub(crate) fn shown(url: &str) -> String {
         Ok(mut u) => {
             u.set_query(None);
             u.set_fragment(None);
-            crate::config::without_userinfo(&u)
+            a2a_mod_sys::config::without_userinfo(&u)
         }
         Err(_) => "a URL that does not parse".into(),
     }
@@ -361,7 +361,7 @@ impl Card {
                 .map(|m| one_line(m, 80))
                 .collect()
         }
-        use crate::core::bounds;
+        use a2a_mod_core::bounds;
         let text =
             |v: &Value, k: &str, cols| str_of(v, k).map(|s| one_line(s, cols)).unwrap_or_default();
         let all = self.raw.get("skills").and_then(Value::as_array);

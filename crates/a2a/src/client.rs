@@ -11,7 +11,7 @@ use super::parts::OutPart;
 use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, CardSummary, TaskView};
-use crate::config::WorkerConfig;
+use a2a_mod_sys::config::WorkerConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;

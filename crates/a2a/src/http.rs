@@ -269,10 +269,10 @@ pub(crate) fn transport_error(e: &reqwest::Error, budget: &Budget) -> A2aError {
             let mut u = u.clone();
             u.set_query(None);
             u.set_fragment(None);
-            crate::config::without_userinfo(&u)
+            a2a_mod_sys::config::without_userinfo(&u)
         })
         .unwrap_or_else(|| "the worker".into());
-    let cause = crate::core::text::one_line(&root_cause(e), 160);
+    let cause = a2a_mod_core::text::one_line(&root_cause(e), 160);
     if e.is_connect() {
         A2aError::Unreachable(format!("cannot connect to {target}: {cause}"))
     } else if e.is_timeout() {

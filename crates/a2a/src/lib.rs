@@ -5,13 +5,7 @@
 //! `card`/`send`/`get_task`/`cancel`, each cut off at a caller-given deadline, returning
 //! [`TaskView`] or a classified [`A2aError`].
 
-// The layers below, under the names the modules use for them.
-use a2a_mod_core as core;
-#[cfg(test)]
-use a2a_mod_fake_worker as fake_worker;
-use a2a_mod_sys::{config, env, ids, secret};
-
-use crate::core::task::TaskState;
+use a2a_mod_core::task::TaskState;
 use serde::Serialize;
 
 /// Errors the callers branch on (CONTRIBUTING.md, "Typed errors"): the poller clears the token on
@@ -98,7 +92,7 @@ pub struct TaskView {
     /// Every artifact, parts and all, saved by `crate::artifacts` once the task ends
     /// or waits. Not serialised: file bytes are for the results folder, not for printing.
     #[serde(skip)]
-    pub artifacts: Vec<crate::core::artifact::Artifact>,
+    pub artifacts: Vec<a2a_mod_core::artifact::Artifact>,
 }
 
 /// The parts of an agent card that `worker show`, the `workers` tool and `doctor` print. Every
@@ -141,8 +135,8 @@ pub use stream::TaskStream;
 
 /// What one GetTask told, as the poll schedule (`core::schedule::after_poll`) reads it; shared by
 /// the inline window and the background poller.
-pub fn poll_outcome(r: &Result<TaskView, A2aError>) -> crate::core::schedule::PollOutcome {
-    use crate::core::schedule::PollOutcome;
+pub fn poll_outcome(r: &Result<TaskView, A2aError>) -> a2a_mod_core::schedule::PollOutcome {
+    use a2a_mod_core::schedule::PollOutcome;
     match r {
         Ok(v) => PollOutcome::Seen {
             state: v.state,
@@ -156,7 +150,7 @@ pub fn poll_outcome(r: &Result<TaskView, A2aError>) -> crate::core::schedule::Po
             status,
             retry_after: Some(after),
         }) => {
-            let after = (*after).min(crate::core::schedule::MAX_RETRY_AFTER);
+            let after = (*after).min(a2a_mod_core::schedule::MAX_RETRY_AFTER);
             PollOutcome::Deferred {
                 error: format!(
                     "the worker is {} (HTTP {status}), retrying in {} s",

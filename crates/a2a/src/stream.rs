@@ -461,7 +461,7 @@ impl TaskStream {
                     return Some(Err(A2aError::Unreachable(format!(
                         "the stream from {} broke: {}",
                         self.url,
-                        crate::core::text::one_line(&e.to_string(), 160)
+                        a2a_mod_core::text::one_line(&e.to_string(), 160)
                     ))));
                 }
                 Some(Ok(sse)) => sse,
@@ -542,7 +542,7 @@ async fn read_bounded(mut resp: reqwest::Response, budget: &Budget) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::task::TaskState;
+    use a2a_mod_core::task::TaskState;
 
     #[test]
     fn the_guard_cuts_long_lines_and_events_only() {
@@ -666,10 +666,10 @@ mod tests {
 /// The client's streams against the embedded fake worker, every mode and both dialects.
 #[cfg(test)]
 mod fake_tests {
-    use crate::config::WorkerConfig;
-    use crate::core::task::TaskState;
-    use crate::fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
     use crate::{A2aError, Started, TaskStream, TaskView, Worker, http_client};
+    use a2a_mod_core::task::TaskState;
+    use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    use a2a_mod_sys::config::WorkerConfig;
     use std::time::Duration;
     use tokio::time::Instant;
 

@@ -5,8 +5,8 @@
 use super::card::{Card, candidates};
 use super::wire::{parse_send_result, parse_task_result};
 use super::{A2aError, Worker, http_client};
-use crate::config::{OAuthConfig, WorkerConfig};
-use crate::core::task::TaskState;
+use a2a_mod_core::task::TaskState;
+use a2a_mod_sys::config::{OAuthConfig, WorkerConfig};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
@@ -1171,7 +1171,7 @@ async fn send_is_not_sent_again_when_the_connection_drops() {
 mod answers {
     use super::super::wire::checked;
     use super::super::wire::{Op, parse_send_result, parse_task_result};
-    use crate::core::bounds::plain_id;
+    use a2a_mod_core::bounds::plain_id;
     use proptest::prelude::*;
     use serde_json::{Value, json};
 

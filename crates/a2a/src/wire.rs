@@ -6,9 +6,9 @@
 use super::card::{Binding, Dialect, Endpoint};
 use super::parts::{self, OutPart};
 use super::{A2aError, TaskView};
-use crate::core::artifact::{Artifact, Part};
-use crate::core::task::TaskState;
-use crate::core::text::one_line;
+use a2a_mod_core::artifact::{Artifact, Part};
+use a2a_mod_core::task::TaskState;
+use a2a_mod_core::text::one_line;
 use serde_json::{Map, Value, json};
 
 /// The three operations a worker serves us.
@@ -59,7 +59,7 @@ fn message(
     context_id: Option<&str>,
 ) -> Value {
     let mut m = Map::new();
-    m.insert("messageId".into(), crate::ids::uuid_v4().into());
+    m.insert("messageId".into(), a2a_mod_sys::ids::uuid_v4().into());
     // No text part for a message of files or data alone: an empty one is a part some agents
     // refuse beside a data part (Strands resumes only from a lone data part).
     let text_part = |p: Value| {
@@ -199,7 +199,7 @@ fn encode_segment(s: &str) -> String {
 /// names a task other than the one asked about, or carries an id a2a-mod cannot show safely
 /// (`core::bounds::plain_id`).
 pub(crate) fn checked(op: &Op<'_>, view: TaskView) -> Result<TaskView, A2aError> {
-    use crate::core::bounds::plain_id;
+    use a2a_mod_core::bounds::plain_id;
     if !plain_id(&view.task_id) {
         return Err(A2aError::UnusableId("task id"));
     }

@@ -28,10 +28,6 @@
 //!   whole task and is refused (-32004) for an ended one. `subscribe_faults_only` keeps a fault
 //!   to subscriptions.
 
-// The layers below, under the names the modules use for them.
-use a2a_mod_core as core;
-use a2a_mod_sys::{env, ids, secret};
-
 mod echo;
 mod script;
 mod server;

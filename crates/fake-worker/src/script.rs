@@ -6,7 +6,7 @@
 //! tests can check every state change without a clock. No IO, no clock reads: `now_ms` is always a
 //! parameter, counted in milliseconds since the worker started.
 
-use crate::core::task::TaskState;
+use a2a_mod_core::task::TaskState;
 
 /// What a task's first message asks the fake worker to do (docs/commands-and-tools.md "The embedded fake worker").
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@
 use super::script::{HistoryEntry, Script, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
 use super::{FakeWorkerOptions, RequestEvent, StreamMode};
-use crate::secret::Secret;
+use a2a_mod_sys::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -93,7 +93,7 @@ impl Shared {
             oauth_claimed_ttl: opts.oauth_claimed_ttl,
             card,
             started: Instant::now(),
-            start_unix_ms: crate::env::now_ms(),
+            start_unix_ms: a2a_mod_sys::env::now_ms(),
             tasks: Mutex::new(HashMap::new()),
             events: Mutex::new(Vec::new()),
             log: Mutex::new(log),
@@ -112,7 +112,7 @@ impl Shared {
 
     fn arrival(&self) -> Arrival {
         Arrival {
-            unix_ms: crate::env::now_ms(),
+            unix_ms: a2a_mod_sys::env::now_ms(),
             since_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }
     }
@@ -236,8 +236,8 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
         let ttl = sh.oauth_ttl.unwrap_or_default();
         let token = format!(
             "fake-{:016x}{:016x}",
-            crate::ids::random_u64(),
-            crate::ids::random_u64()
+            a2a_mod_sys::ids::random_u64(),
+            a2a_mod_sys::ids::random_u64()
         );
         lock(&sh.tokens).insert(token.clone(), Instant::now().checked_add(ttl));
         let expires_in = sh.oauth_claimed_ttl.unwrap_or(
@@ -402,7 +402,7 @@ struct Streaming {
     task_id: String,
     subscribe: bool,
     /// The (state, artifacts as JSON) last told; `None` before the first event.
-    told: Option<(crate::core::task::TaskState, Option<String>)>,
+    told: Option<(a2a_mod_core::task::TaskState, Option<String>)>,
     changes: watch::Receiver<u64>,
     done: bool,
 }
@@ -822,7 +822,7 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
     let (rec, snap) = match message.get("taskId").and_then(Value::as_str) {
         // A worker that ignores the taskId: the answer starts a new task in the same context.
         Some(_) if asked_elsewhere.is_some() => {
-            let task_id = crate::ids::uuid_v4();
+            let task_id = a2a_mod_sys::ids::uuid_v4();
             let rec = TaskRecord {
                 id: task_id.clone(),
                 context_id: asked_elsewhere.unwrap_or_default(),
@@ -867,12 +867,12 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
             (&*rec, snap)
         }
         None => {
-            let task_id = crate::ids::uuid_v4();
+            let task_id = a2a_mod_sys::ids::uuid_v4();
             let context_id = message
                 .get("contextId")
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .unwrap_or_else(crate::ids::uuid_v4);
+                .unwrap_or_else(a2a_mod_sys::ids::uuid_v4);
             let mut script = Script::parse(&entry.text);
             // A message of files or data alone is answered with what it held.
             if entry.text.is_empty() && has_parts(message) {

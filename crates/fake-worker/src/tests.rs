@@ -65,10 +65,12 @@ async fn call(w: &FakeWorker, v: V, method: &str, params: Value) -> Value {
 fn message(v: V, text: &str, task_id: Option<&str>) -> Value {
     let mut m = match v {
         V::One => {
-            json!({"messageId": crate::ids::uuid_v4(), "role": "ROLE_USER", "parts": [{"text": text}]})
+            json!({"messageId": a2a_mod_sys::ids::uuid_v4(), "role": "ROLE_USER", "parts": [{"text": text}]})
         }
-        V::O3 => json!({"kind": "message", "messageId": crate::ids::uuid_v4(), "role": "user",
-                        "parts": [{"kind": "text", "text": text}]}),
+        V::O3 => {
+            json!({"kind": "message", "messageId": a2a_mod_sys::ids::uuid_v4(), "role": "user",
+                        "parts": [{"kind": "text", "text": text}]})
+        }
     };
     if let Some(t) = task_id {
         m["taskId"] = json!(t);
@@ -132,7 +134,7 @@ fn check_task(v: V, task: &Value) {
 
 /// The state in docs/commands-and-tools.md's spelling, whatever the dialect.
 fn state(task: &Value) -> String {
-    crate::core::task::TaskState::from_wire(task["status"]["state"].as_str().unwrap_or(""))
+    a2a_mod_core::task::TaskState::from_wire(task["status"]["state"].as_str().unwrap_or(""))
         .as_str()
         .to_string()
 }

@@ -5,7 +5,7 @@
 //! Pure rendering: callers pass the record, the snapshot and the clock values in.
 
 use super::script::{FakePart, HistoryEntry, Snapshot, TaskRecord};
-use crate::core::task::TaskState;
+use a2a_mod_core::task::TaskState;
 use serde_json::{Value, json};
 
 /// Which protocol version a request came in, and so which spelling the answer uses.

@@ -7,10 +7,6 @@
 //! path never writes. No secrets are ever stored here. Every write also publishes a small status
 //! snapshot (`<id>.status`, [`snapshot`]) that the status line reads instead of SQLite.
 
-// The layers below, under the names the modules use for them.
-use a2a_mod_core as core;
-use a2a_mod_sys::{env, fsx};
-
 pub mod notify;
 pub mod pids;
 mod schema;

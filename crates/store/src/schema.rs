@@ -45,4 +45,8 @@ pub const MIGRATIONS: &[&str] = &[
         WHERE ended_ms IS NULL AND next_poll_ms IS NOT NULL;
     CREATE INDEX tasks_held ON tasks (held_until_ms)
         WHERE ended_ms IS NULL AND held_until_ms IS NOT NULL;",
+    // 5: a task's version, bumped by every change: the poller applies a poll's answer to the row
+    // it read when the poll went out, and writes it only if the row is still that one (else it
+    // reads it again), so the common case is one statement, as before the state machine.
+    "ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 0;",
 ];

@@ -2,7 +2,7 @@
 //! instead of SQLite (SQLite's first read of a file costs more than starting a process).
 //!
 //! Owns the file's format, its freshness stamp, publishing (writers) and [`load`] (the hot path).
-//! The content is [`crate::core::status::Snapshot`], built by the pure `summarize`; this module
+//! The content is [`a2a_mod_core::status::Snapshot`], built by the pure `summarize`; this module
 //! only moves it to and from disk.
 //!
 //! Who writes it: every [`super::Store`] write transaction publishes it after COMMIT, while
@@ -22,7 +22,7 @@
 //! HOT PATH ([`load`]): one open + read of a few hundred bytes, two stats, a small JSON parse.
 //! Never writes, never creates.
 
-use crate::core::status::Snapshot;
+use a2a_mod_core::status::Snapshot;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Read;
@@ -141,7 +141,7 @@ pub(super) fn publish(db: &Path, stamp: Stamp, snap: Snapshot) -> std::io::Resul
             stamp,
             snap,
         })?;
-        crate::fsx::write_atomic_unsynced(&path, &bytes).map_err(std::io::Error::other)
+        a2a_mod_sys::fsx::write_atomic_unsynced(&path, &bytes).map_err(std::io::Error::other)
     })();
     if result.is_err() {
         withdraw(db);
@@ -162,7 +162,7 @@ pub(super) struct PublishLock {
 
 impl PublishLock {
     pub(super) fn open(db: &Path) -> PublishLock {
-        let file = crate::fsx::open_private(&lock_path_for(db)).ok();
+        let file = a2a_mod_sys::fsx::open_private(&lock_path_for(db)).ok();
         PublishLock { file }
     }
 

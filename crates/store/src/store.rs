@@ -10,9 +10,9 @@
 
 use super::schema::MIGRATIONS;
 use super::snapshot::{self, PublishLock, Stamp};
-use crate::core::lifecycle::{self, Event, Life, NewTask, TaskKey};
-use crate::core::status::{self, Snapshot};
-use crate::core::task::{EndReason, PollUpdate, Seen, TaskState};
+use a2a_mod_core::lifecycle::{self, Event, Life, NewTask, TaskKey};
+use a2a_mod_core::status::{self, Snapshot};
+use a2a_mod_core::task::{EndReason, PollUpdate, Seen, TaskState};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use std::path::{Path, PathBuf};
@@ -85,6 +85,9 @@ pub struct TaskRecord {
     pub held_until_ms: Option<i64>,
     #[serde(skip)]
     pub stream_lease_ms: Option<i64>,
+    /// Bumped by every change (`persist`): whether a row read earlier is still the row.
+    #[serde(skip)]
+    pub version: i64,
 }
 
 impl TaskRecord {
@@ -208,7 +211,7 @@ impl Drop for Publisher {
 
 const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
     ended_ms, end_reason, tracked, next_poll_ms, failed_polls, last_error, result, question, \
-    announced_ms, delivered_ms, held_until_ms, stream_lease_ms";
+    announced_ms, delivered_ms, held_until_ms, stream_lease_ms, version";
 
 /// A text column read lossily: it may hold bytes that are not UTF-8 if a file was tampered with,
 /// and that must not fail the whole render.
@@ -258,6 +261,7 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         delivered_ms: r.get(17)?,
         held_until_ms: r.get(18)?,
         stream_lease_ms: r.get(19)?,
+        version: r.get(20)?,
     })
 }
 
@@ -296,19 +300,19 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
 /// read-only open never chmods.
 fn make_private(db: &Path) -> Result<()> {
     if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::fsx::create_private_dir(dir)
+        a2a_mod_sys::fsx::create_private_dir(dir)
             .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
-        crate::fsx::tighten(dir);
+        a2a_mod_sys::fsx::tighten(dir);
         if dir.file_name().is_some_and(|n| n == "sessions")
             && let Some(state) = dir.parent()
         {
-            crate::fsx::tighten(state);
+            a2a_mod_sys::fsx::tighten(state);
         }
     }
-    crate::fsx::open_private(db)
+    a2a_mod_sys::fsx::open_private(db)
         .with_context(|| format!("cannot open session store \"{}\"", db.display()))?;
     for p in snapshot::companions(db) {
-        crate::fsx::tighten(&p);
+        a2a_mod_sys::fsx::tighten(&p);
     }
     Ok(())
 }
@@ -330,7 +334,7 @@ fn open_existing(
     // Test seam for the store-creation race (`tests/it/regression.rs`): a reader whose open found
     // no store blocks reading this FIFO, so a test can create the store at exactly that point.
     // Read only on that path (no store), never when a store opens.
-    if let Some(fifo) = crate::env::pause_after_failed_open() {
+    if let Some(fifo) = a2a_mod_sys::env::pause_after_failed_open() {
         let _ = std::fs::read(fifo);
     }
     if !path.exists() {
@@ -391,69 +395,91 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
     }
 }
 
-/// The one statement that changes a task: its row as `lifecycle::apply` left it.
-fn persist(c: &Connection, seq: i64, t: &Life) -> rusqlite::Result<()> {
-    c.prepare_cached(
-        "UPDATE tasks SET state = ?2, context_id = ?3, result = ?4, question = ?5,
-            updated_ms = ?6, ended_ms = ?7, end_reason = ?8, tracked = ?9, next_poll_ms = ?10,
-            held_until_ms = ?11, stream_lease_ms = ?12, failed_polls = ?13, last_error = ?14,
-            announced_ms = ?15, delivered_ms = ?16
-         WHERE seq = ?1",
-    )?
-    .execute(params![
-        seq,
-        t.state.as_str(),
-        t.context_id,
-        t.result,
-        t.question,
-        t.updated_ms,
-        t.ended_ms,
-        t.end_reason.map(EndReason::as_str),
-        t.is_live(),
-        t.next_poll_ms,
-        t.held_until_ms,
-        t.stream_lease_ms,
-        t.failed_polls as i64,
-        t.last_error,
-        t.announced_ms,
-        t.delivered_ms,
-    ])?;
-    Ok(())
+/// The one statement that changes a task: its row as `lifecycle::apply` left it, written over
+/// the version it was applied to; false (nothing written) when another writer changed the row
+/// since it was read.
+fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Result<bool> {
+    let n = c
+        .prepare_cached(
+            "UPDATE tasks SET state = ?3, context_id = ?4, result = ?5, question = ?6,
+            updated_ms = ?7, ended_ms = ?8, end_reason = ?9, tracked = ?10, next_poll_ms = ?11,
+            held_until_ms = ?12, stream_lease_ms = ?13, failed_polls = ?14, last_error = ?15,
+            announced_ms = ?16, delivered_ms = ?17, version = version + 1
+         WHERE seq = ?1 AND version = ?2",
+        )?
+        .execute(params![
+            seq,
+            version,
+            t.state.as_str(),
+            t.context_id,
+            t.result,
+            t.question,
+            t.updated_ms,
+            t.ended_ms,
+            t.end_reason.map(EndReason::as_str),
+            t.is_live(),
+            t.next_poll_ms,
+            t.held_until_ms,
+            t.stream_lease_ms,
+            t.failed_polls as i64,
+            t.last_error,
+            t.announced_ms,
+            t.delivered_ms,
+        ])?;
+    Ok(n == 1)
 }
 
-/// One event for one recorded task, inside the caller's write transaction: `None` when it does
-/// not apply (no such task, or `lifecycle::apply` says so), else whether it wakes the waiters.
+/// What [`transition`] did.
+enum Applied {
+    /// The event does not apply to the task.
+    No,
+    /// Written; whether it wakes the waiters.
+    Yes(bool),
+    /// Not written: the row changed since it was read (read it again).
+    Stale,
+}
+
+/// One event for one task read at `row` (its seq and version), inside the caller's write
+/// transaction.
 fn transition(
     c: &Connection,
-    seq: i64,
+    row: (i64, i64),
     before: &Life,
     event: Event<'_>,
     now: i64,
-) -> rusqlite::Result<Option<bool>> {
+) -> rusqlite::Result<Applied> {
     let Some(after) = lifecycle::apply(Some(before), event, now) else {
-        return Ok(None);
+        return Ok(Applied::No);
     };
-    persist(c, seq, &after)?;
-    Ok(Some(after.wakes_waiters(Some(before))))
+    Ok(match persist(c, row, &after)? {
+        true => Applied::Yes(after.wakes_waiters(Some(before))),
+        false => Applied::Stale,
+    })
 }
 
-/// [`transition`] for a task read whole (a claim's, a removal's).
+/// [`transition`] for a task read whole, in this transaction or before it (the poller's row of
+/// a poll that went out seconds ago): `None` when the event does not apply, else whether it wakes
+/// the waiters. A row read before the transaction may have changed since: written only if not,
+/// else (and whenever the old row says the event does not apply) read again and decided afresh.
 fn transition_row(
     c: &Connection,
     t: &TaskRecord,
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Option<bool>> {
-    transition(c, t.seq, &t.life(), event, now)
+    match transition(c, (t.seq, t.version), &t.life(), event, now)? {
+        Applied::Yes(wakes) => Ok(Some(wakes)),
+        Applied::No | Applied::Stale => transition_key(c, &t.key(), event, now),
+    }
 }
 
 /// A task's row id and life, for an event: only the columns `lifecycle::apply` reads, so the
 /// poller's burst of answers (a thousand a second at a 0.5 s cadence) decodes no message.
-fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<(i64, Life)>> {
+fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, i64), Life)>> {
     c.prepare_cached(
         "SELECT seq, state, context_id, result, question, updated_ms, ended_ms, end_reason,
             next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, announced_ms,
-            delivered_ms
+            delivered_ms, version
          FROM tasks WHERE worker = ?1 AND task_id = ?2",
     )?
     .query_row(params![key.worker, key.task_id], |r| {
@@ -476,7 +502,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<(i64, L
             announced_ms: r.get(13)?,
             delivered_ms: r.get(14)?,
         };
-        Ok((r.get(0)?, life))
+        Ok(((r.get(0)?, r.get(15)?), life))
     })
     .optional()
 }
@@ -488,10 +514,14 @@ fn transition_key(
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Option<bool>> {
-    let Some((seq, before)) = select_life(c, key)? else {
+    let Some((row, before)) = select_life(c, key)? else {
         return Ok(None);
     };
-    transition(c, seq, &before, event, now)
+    // Read in this transaction: never stale.
+    match transition(c, row, &before, event, now)? {
+        Applied::Yes(wakes) => Ok(Some(wakes)),
+        Applied::No | Applied::Stale => Ok(None),
+    }
 }
 
 impl Reader {
@@ -512,8 +542,8 @@ impl Reader {
         }
         // The waiting states come from `core::ending`, the table the line itself draws by.
         static WAITING_AND_NEWEST: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-            let waiting = crate::core::ending::waiting_states_sql();
-            let by_state = crate::core::ending::ENDED_BY_STATE_SQL;
+            let waiting = a2a_mod_core::ending::waiting_states_sql();
+            let by_state = a2a_mod_core::ending::ENDED_BY_STATE_SQL;
             format!(
                 "WHERE seq IN (
                     SELECT seq FROM tasks WHERE state IN ({waiting}) AND ended_ms IS NOT NULL
@@ -883,8 +913,9 @@ impl Store {
     pub fn record_sent(&self, t: &NewTask<'_>, now: i64) -> Result<()> {
         let key = TaskKey::new(t.worker, t.task_id);
         let wakes = self.write(|c| {
-            if let Some((seq, before)) = select_life(c, &key)? {
-                return Ok(transition(c, seq, &before, Event::Sent(t), now)?.unwrap_or(false));
+            if let Some((row, before)) = select_life(c, &key)? {
+                let applied = transition(c, row, &before, Event::Sent(t), now)?;
+                return Ok(matches!(applied, Applied::Yes(true)));
             }
             let Some(n) = lifecycle::apply(None, Event::Sent(t), now) else {
                 return Ok(false);
@@ -937,7 +968,7 @@ impl Store {
     /// [`Store::apply_poll`] for many answers in one transaction (the background poller's burst).
     pub fn apply_polls<'a>(
         &self,
-        polls: impl IntoIterator<Item = (&'a TaskKey, &'a PollUpdate)>,
+        polls: impl IntoIterator<Item = (&'a TaskRecord, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
         self.apply_polls_and_events(polls, std::iter::empty(), now)
@@ -946,10 +977,11 @@ impl Store {
     /// The background poller's pass: the polls' answers and the events its subscriptions
     /// streamed (`Event::Streamed`), in one transaction and one snapshot refresh, as
     /// [`Store::apply_polls`] alone would be. Nothing is lost by an event a hold drops: the polls
-    /// and the stream go on once the hold is over.
+    /// and the stream go on once the hold is over. Each poll's answer is applied to the row the
+    /// poller read when the poll went out, read again only if it changed since.
     pub fn apply_polls_and_events<'a>(
         &self,
-        polls: impl IntoIterator<Item = (&'a TaskKey, &'a PollUpdate)>,
+        polls: impl IntoIterator<Item = (&'a TaskRecord, &'a PollUpdate)>,
         events: impl IntoIterator<Item = (&'a TaskKey, &'a PollUpdate)>,
         now: i64,
     ) -> Result<()> {
@@ -957,13 +989,15 @@ impl Store {
             let mut wakes = false;
             // Events first: a streamed ending in hand beats the sixth failed poll (or a "not
             // found") of the same pass; the polls then find the task ended and change nothing.
-            let events = events.into_iter().map(|(k, u)| (k, Event::Streamed(u)));
-            let polls = polls.into_iter().map(|(k, update)| {
-                let told = false;
-                (k, Event::Polled { update, told })
-            });
-            for (key, event) in events.chain(polls) {
-                wakes |= transition_key(c, key, event, now)? == Some(true);
+            for (key, u) in events {
+                wakes |= transition_key(c, key, Event::Streamed(u), now)? == Some(true);
+            }
+            for (t, update) in polls {
+                let event = Event::Polled {
+                    update,
+                    told: false,
+                };
+                wakes |= transition_row(c, t, event, now)? == Some(true);
             }
             Ok(wakes)
         })?;
@@ -1019,7 +1053,7 @@ impl Store {
         self.claim(
             Claim::Deliver,
             now,
-            Some(crate::core::bounds::NOTES_PER_HOOK),
+            Some(a2a_mod_core::bounds::NOTES_PER_HOOK),
             |_| Ok(()),
         )
         .map_err(ClaimError::into_anyhow)
@@ -1035,7 +1069,7 @@ impl Store {
         self.claim(
             Claim::Deliver,
             now,
-            Some(crate::core::bounds::NOTES_PER_HOOK),
+            Some(a2a_mod_core::bounds::NOTES_PER_HOOK),
             deliver,
         )
     }
@@ -1166,6 +1200,43 @@ mod tests {
         TaskKey::new("fake", id)
     }
 
+    /// The row as the poller reads it when a poll goes out.
+    fn row(s: &Store, id: &str) -> TaskRecord {
+        s.get(&k(id)).unwrap().unwrap()
+    }
+
+    /// A poll's answer applies to the row the poller read when the poll went out; a row changed
+    /// since (a stream lease renewed, an event) is read again, so neither change is lost.
+    #[test]
+    fn a_poll_answer_over_a_row_changed_since_it_was_read_keeps_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        s.record_sent(&sent("fake", "t1", TaskState::Submitted), 0)
+            .unwrap();
+        let read = row(&s, "t1");
+        assert!(s.set_stream_lease(&k("t1"), Some(9_000), 5).unwrap());
+        let mut working = upd(TaskState::Working, None);
+        working.text = Some("half".into());
+        s.apply_polls([(&read, &working)], 10).unwrap();
+        let t = row(&s, "t1");
+        assert_eq!(
+            (t.state, t.stream_lease_ms, t.result.as_deref(), t.version),
+            (
+                TaskState::Working,
+                Some(9_000),
+                Some("half"),
+                read.version + 2
+            )
+        );
+        // The row as read, unchanged since: written at once.
+        s.apply_polls(
+            [(&t, &upd(TaskState::Completed, Some(EndReason::State)))],
+            20,
+        )
+        .unwrap();
+        assert_eq!(row(&s, "t1").ended_ms, Some(20));
+    }
+
     /// A delivery that fails comes out as `ClaimError::Deliver` (the monitor's "stdout gone"),
     /// not as a store error, and rolls the claim back so the batch is offered again.
     #[test]
@@ -1203,7 +1274,7 @@ mod tests {
             .unwrap();
         let mut failed = upd(TaskState::Submitted, None);
         (failed.failed_polls, failed.last_error, failed.text) = (2, Some("timeout".into()), None);
-        s.apply_polls([(&k("t1"), &failed)], 10).unwrap();
+        s.apply_polls([(&row(&s, "t1"), &failed)], 10).unwrap();
         let mut working = upd(TaskState::Working, None);
         (working.failed_polls, working.next_poll_ms) = (0, Some(999_999));
         s.apply_polls_and_events([], [(&k("t1"), &working)], 20)
@@ -1220,14 +1291,14 @@ mod tests {
         );
         assert_eq!(t.result.as_deref(), Some("done"));
         let done = upd(TaskState::Completed, Some(EndReason::State));
-        s.apply_polls_and_events([(&k("t1"), &failed)], [(&k("t1"), &done)], 30)
+        s.apply_polls_and_events([(&row(&s, "t1"), &failed)], [(&k("t1"), &done)], 30)
             .unwrap();
         let t = s.get(&k("t1")).unwrap().unwrap();
         assert_eq!(
             (t.state, t.ended_ms, t.tracked, t.next_poll_ms),
             (TaskState::Completed, Some(30), false, None)
         );
-        s.apply_polls([(&k("t1"), &failed)], 40).unwrap();
+        s.apply_polls([(&row(&s, "t1"), &failed)], 40).unwrap();
         assert_eq!(s.get(&k("t1")).unwrap().unwrap().ended_ms, Some(30));
         assert_eq!(s.claim_unannounced(50).unwrap().len(), 1);
     }
@@ -1299,7 +1370,7 @@ mod tests {
         assert_eq!(s.live_count().unwrap(), 2);
         // A burst of answers in one transaction; the poll times move on.
         let live = upd(TaskState::Working, None);
-        s.apply_polls([(&k("t1"), &live), (&k("t2"), &live)], 150)
+        s.apply_polls([(&row(&s, "t1"), &live), (&row(&s, "t2"), &live)], 150)
             .unwrap();
         assert_eq!(s.next_due_after(150).unwrap(), Some(200));
         assert!(s.due_tasks(150, 10).unwrap().is_empty());
