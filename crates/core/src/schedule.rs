@@ -61,15 +61,8 @@ pub fn after_poll(
             question,
             context_id,
         } => PollUpdate {
-            state,
-            text,
-            question,
-            context_id,
-            failed_polls: 0,
-            last_error: (state == TaskState::Unknown).then(|| unknown_state_note(&wire_state)),
-            end: (!state.is_live()).then_some(EndReason::State),
             next_poll_ms: state.is_live().then_some(next),
-            held_until_ms: None,
+            ..told(state, &wire_state, text, question, context_id)
         },
         PollOutcome::NotFound => PollUpdate {
             state: TaskState::Unknown,
@@ -124,15 +117,37 @@ pub fn after_poll(
 /// neither counts as a check nor hides the failures of the polls beside it.
 pub fn after_event(outcome: PollOutcome) -> Option<PollUpdate> {
     match outcome {
-        seen @ PollOutcome::Seen { .. } => Some(after_poll(
-            0,
-            TaskState::Unknown,
-            seen,
-            0,
-            Duration::ZERO,
-            u32::MAX,
-        )),
+        PollOutcome::Seen {
+            state,
+            wire_state,
+            text,
+            question,
+            context_id,
+        } => Some(told(state, &wire_state, text, question, context_id)),
         _ => None,
+    }
+}
+
+/// What a told state does to the task, a GetTask's or a stream's: the worker's words, and the
+/// end of tracking for any state but submitted/working. No next poll: that is the poll rhythm's
+/// (`after_poll`), which a stream never moves.
+fn told(
+    state: TaskState,
+    wire_state: &str,
+    text: Option<String>,
+    question: Option<String>,
+    context_id: Option<String>,
+) -> PollUpdate {
+    PollUpdate {
+        state,
+        text,
+        question,
+        context_id,
+        failed_polls: 0,
+        last_error: (state == TaskState::Unknown).then(|| unknown_state_note(wire_state)),
+        end: (!state.is_live()).then_some(EndReason::State),
+        next_poll_ms: None,
+        held_until_ms: None,
     }
 }
 
