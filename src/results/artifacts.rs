@@ -253,11 +253,18 @@ pub fn shown_dir(ctx: &Ctx, session: &str, task_id: &str) -> String {
 
 /// The summary of a task's saved artifacts for a note, at most `max` characters; empty when a
 /// single text artifact is all there is (the result text shows it, as it always has).
-pub fn summary(ctx: &Ctx, session: &str, task_id: &str, items: &[Kept], max: usize) -> String {
+pub fn summary(
+    ctx: &Ctx,
+    session: &str,
+    (worker, task_id): (&str, &str),
+    items: &[Kept],
+    max: usize,
+) -> String {
     if !artifact::worth_listing(items) {
         return String::new();
     }
-    artifact::summary(items, &shown_dir(ctx, session, task_id), max)
+    let folder = shown_dir(ctx, session, task_id);
+    artifact::summary(items, &folder, (worker, task_id), max)
 }
 
 fn mib(bytes: u64) -> String {
@@ -293,19 +300,44 @@ fn decode(b64: &str) -> Option<Vec<u8>> {
 /// Creates `results/`, `results/<session>/` and the task's folder 0700, refusing any that is a
 /// symlink or not a folder (creating through one would write wherever it points).
 fn private_dirs(ctx: &Ctx, session: &str, task: &Path) -> Result<()> {
-    for d in [
-        results_dir(ctx),
-        session_dir(ctx, session),
-        task.to_path_buf(),
-    ] {
-        match std::fs::symlink_metadata(&d) {
-            Ok(m) if m.file_type().is_dir() => a2a_mod_sys::fsx::tighten(&d),
-            Ok(_) => return Err(anyhow!("{} is not a folder", d.display())),
-            Err(_) => a2a_mod_sys::fsx::create_private_dir(&d)
-                .with_context(|| format!("cannot create {}", d.display()))?,
-        }
+    ready_session_dir(ctx, session)?;
+    make_private_dir(task)
+}
+
+/// `state/results/<session>/`, made (private) if missing, for a writer about to write in it. A
+/// symlink where one of the two folders should be is refused, here and by [`prune`] alike:
+/// following it would write, or delete, in whatever folder it points to.
+pub fn ready_session_dir(ctx: &Ctx, session: &str) -> Result<PathBuf> {
+    make_private_dir(&results_dir(ctx))?;
+    let dir = session_dir(ctx, session);
+    make_private_dir(&dir)?;
+    Ok(dir)
+}
+
+fn make_private_dir(d: &Path) -> Result<()> {
+    if own_dir(d)? {
+        a2a_mod_sys::fsx::tighten(d);
+        Ok(())
+    } else {
+        a2a_mod_sys::fsx::create_private_dir(d)
+            .with_context(|| format!("cannot create {}", d.display()))
     }
-    Ok(())
+}
+
+/// Whether our folder `d` is there (false: nothing is); an error when something else is.
+fn own_dir(d: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(d) {
+        Ok(m) if m.file_type().is_dir() => Ok(true),
+        Ok(m) if m.file_type().is_symlink() => Err(anyhow!(
+            "{} is a symlink, not a folder of a2a-mod's — remove the link (a2a-mod makes the folder again)",
+            d.display()
+        )),
+        Ok(_) => Err(anyhow!(
+            "{} is not a folder — move it away (a2a-mod makes the folder again)",
+            d.display()
+        )),
+        Err(_) => Ok(false),
+    }
 }
 
 /// Writes `bytes` to `path`, replacing what is there: a new temp file (`O_EXCL | O_NOFOLLOW`,
@@ -351,7 +383,12 @@ pub struct SessionResults {
 
 /// Every session's results folder, with how long it has been idle and whether it is live.
 pub fn sessions(ctx: &Ctx, now: SystemTime) -> Vec<SessionResults> {
-    let Ok(rd) = std::fs::read_dir(results_dir(ctx)) else {
+    // Through a symlink these would be another folder's (`prune` says so).
+    let dir = results_dir(ctx);
+    if !own_dir(&dir).unwrap_or(false) {
+        return Vec::new();
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out: Vec<SessionResults> = rd
@@ -440,6 +477,7 @@ pub fn prunable(ctx: &Ctx, keep: Duration, now: SystemTime) -> Vec<SessionResult
 
 /// Removes the results of every session idle at least `keep` and not live; returns them.
 pub fn prune(ctx: &Ctx, keep: Duration, now: SystemTime) -> Result<Vec<SessionResults>> {
+    own_dir(&results_dir(ctx)).context("nothing was pruned")?;
     let gone = prunable(ctx, keep, now);
     for s in &gone {
         // remove_dir_all removes a symlink inside, never what it points to.

@@ -66,7 +66,7 @@ pub fn save_full_result(
         })
         .take(120)
         .collect();
-    let path = crate::results::artifacts::session_dir(ctx, session).join(match kind {
+    let path = crate::results::artifacts::ready_session_dir(ctx, session)?.join(match kind {
         Saved::Result => format!("{safe}.txt"),
         Saved::Question => format!("{safe}-question.txt"),
     });

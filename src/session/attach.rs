@@ -5,7 +5,8 @@
 //! `CLAUDE_PROJECT_DIR`, else the working directory): it exists; it is inside the project
 //! directory or a `[files] allow_dirs` directory once symlinks are resolved (a path that is inside
 //! as written but leads out through a symlink is refused as such); it is a regular file (not a
-//! directory, device, fifo or socket); it is at most `max_file_mib`; and all of them together are
+//! directory, device, fifo or socket) on a file system of stored files (never procfs, sysfs or
+//! devfs, whatever `allow_dirs` says); it is at most `max_file_mib`; and all of them together are
 //! at most `max_send_mib`. Every path passes before any file is opened, so a refused send has read
 //! nothing. Each file is then opened without following a symlink and without blocking, and checked
 //! again on the open handle (same file, still regular, still under the cap), so a file swapped
@@ -57,6 +58,10 @@ pub enum Kind {
     Dir,
     /// A device, fifo or socket.
     Other,
+    /// A regular file of procfs, sysfs, devfs or their kin: the machine's or a process's state,
+    /// shown as files. `/proc/self/environ` is a2a-mod's own environment, secrets included, and such files
+    /// report size 0, so no cap would stop them.
+    Pseudo,
 }
 
 /// Which rule refused a path; shown to Claude as the cause.
@@ -74,6 +79,7 @@ pub enum Refusal {
     },
     /// a2a-mod's own state folder or config file (session stores, saved results, credentials).
     Private,
+    Pseudo,
 }
 
 impl Refusal {
@@ -97,6 +103,10 @@ impl Refusal {
             Refusal::Private => "it is a2a-mod's own state or config (session stores, saved \
                 results, worker credentials)"
                 .to_string(),
+            Refusal::Pseudo => "it is on /proc, /sys or /dev, whose files are the machine's and \
+                its processes' state (a2a-mod's own environment among them), never sent whatever \
+                [files] allow_dirs says"
+                .to_string(),
         }
     }
 
@@ -113,6 +123,7 @@ impl Refusal {
             Refusal::Private => {
                 "read a saved result with the Read tool instead, or send a copy from the project directory"
             }
+            Refusal::Pseudo => "send a regular file from the project directory instead",
         }
     }
 }
@@ -172,6 +183,9 @@ pub fn lexical(base: &Path, p: &Path) -> PathBuf {
 /// rule is there because Claude Code often runs in `$HOME`, which holds our state: a prompt in a
 /// worker's answer must not get Claude to send another worker's results or credentials.
 pub fn judge(f: &Facts, roots: &[Root], private: &[PathBuf], max_file: u64) -> Result<(), Refusal> {
+    if f.kind == Kind::Pseudo {
+        return Err(Refusal::Pseudo);
+    }
     let real_inside = roots.iter().any(|r| f.real.starts_with(&r.real));
     if !real_inside {
         let written_inside = roots
@@ -194,7 +208,7 @@ pub fn judge(f: &Facts, roots: &[Root], private: &[PathBuf], max_file: u64) -> R
     match f.kind {
         Kind::Dir => return Err(Refusal::Directory),
         Kind::Other => return Err(Refusal::NotRegular),
-        Kind::File => {}
+        Kind::File | Kind::Pseudo => {}
     }
     if f.size > max_file {
         return Err(Refusal::OverFile {
@@ -347,7 +361,9 @@ pub fn load(
                 io_words(&e)
             )
         })?;
-        let kind = if meta.is_file() {
+        let kind = if meta.is_file() && on_pseudo_fs(&real, statfs_type(&real)) {
+            Kind::Pseudo
+        } else if meta.is_file() {
             Kind::File
         } else if meta.is_dir() {
             Kind::Dir
@@ -403,6 +419,51 @@ pub fn load(
     Ok(parts)
 }
 
+/// Whether a resolved path is on a pseudo file system ([`Kind::Pseudo`]): by the file system's
+/// magic number (`fs_type`, from `statfs`; `None` when it could not be read), and by the mount
+/// points, for devtmpfs reports tmpfs's number and a container may mount procfs elsewhere too.
+fn on_pseudo_fs(real: &Path, fs_type: Option<libc::c_long>) -> bool {
+    const PSEUDO: [libc::c_long; 15] = [
+        libc::PROC_SUPER_MAGIC,
+        libc::SYSFS_MAGIC,
+        libc::DEBUGFS_MAGIC,
+        libc::TRACEFS_MAGIC,
+        libc::SECURITYFS_MAGIC,
+        libc::SELINUX_MAGIC,
+        libc::CGROUP_SUPER_MAGIC,
+        libc::CGROUP2_SUPER_MAGIC,
+        libc::DEVPTS_SUPER_MAGIC,
+        libc::BPF_FS_MAGIC,
+        libc::NSFS_MAGIC,
+        libc::USBDEVICE_SUPER_MAGIC,
+        libc::XENFS_SUPER_MAGIC,
+        // efivarfs and configfs (linux/magic.h; not in libc).
+        0xde5e_81e4,
+        0x6265_6570,
+    ];
+    let under = ["/proc", "/sys", "/dev"];
+    fs_type.is_some_and(|t| PSEUDO.contains(&t)) || under.iter().any(|d| real.starts_with(d))
+}
+
+fn statfs_type(p: &Path) -> Option<libc::c_long> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `s` a buffer of the size statfs writes.
+    let rc = unsafe { libc::statfs(c.as_ptr(), s.as_mut_ptr()) };
+    // SAFETY: statfs filled `s` when it returned 0.
+    (rc == 0).then(|| unsafe { s.assume_init() }.f_type)
+}
+
+fn fstatfs_type(f: &std::fs::File) -> Option<libc::c_long> {
+    use std::os::fd::AsRawFd as _;
+    let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: the descriptor is open for the call, and `s` a buffer of the size fstatfs writes.
+    let rc = unsafe { libc::fstatfs(f.as_raw_fd(), s.as_mut_ptr()) };
+    // SAFETY: fstatfs filled `s` when it returned 0.
+    (rc == 0).then(|| unsafe { s.assume_init() }.f_type)
+}
+
 fn io_words(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
@@ -429,7 +490,7 @@ fn read_checked(real: &Path, id: (u64, u64), max: u64) -> std::result::Result<Ve
     let meta = f
         .metadata()
         .map_err(|e| format!("cannot look at it ({})", io_words(&e)))?;
-    if !meta.is_file() || meta_id(&meta) != id {
+    if !meta.is_file() || meta_id(&meta) != id || on_pseudo_fs(real, fstatfs_type(&f)) {
         return Err("it changed between the checks and the read".to_string());
     }
     let mut bytes = Vec::with_capacity(meta.len().min(max) as usize);
@@ -542,9 +603,25 @@ mod tests {
         assert_eq!(judge(&saved, &wide, &state, 10), Err(Refusal::Private));
         let narrow = [root("/q"), root("/p/.state/r")];
         assert_eq!(judge(&saved, &narrow, &state, 10), Ok(()));
+        // A file of /proc is refused even inside an allowed directory.
+        let proc = [root("/p"), root("/proc/7")];
+        let env = facts("/proc/7/environ", "/proc/7/environ", Kind::Pseudo, 0);
+        assert_eq!(judge(&env, &proc, &[], 10), Err(Refusal::Pseudo));
         let cfg = [PathBuf::from("/p/config.toml")];
         let f = facts("/p/config.toml", "/p/config.toml", Kind::File, 1);
         assert_eq!(judge(&f, &roots, &cfg, 10), Err(Refusal::Private));
+    }
+
+    #[test]
+    fn pseudo_file_systems_are_told_by_type_and_place() {
+        let environ = std::fs::canonicalize("/proc/self/environ").unwrap();
+        assert!(on_pseudo_fs(&environ, statfs_type(&environ)));
+        assert_eq!(statfs_type(&environ), Some(libc::PROC_SUPER_MAGIC));
+        // procfs mounted elsewhere (a container) is still procfs; /dev's tmpfs is told by place.
+        assert!(on_pseudo_fs(Path::new("/mnt/p/1/environ"), Some(0x9fa0)));
+        assert!(on_pseudo_fs(Path::new("/dev/shm/x"), Some(0x0102_1994)));
+        let here = std::fs::canonicalize(env!("CARGO_MANIFEST_DIR")).unwrap();
+        assert!(!on_pseudo_fs(&here, statfs_type(&here)));
     }
 
     #[test]

@@ -181,9 +181,11 @@ impl Session {
             && !v.state.is_live()
             && !v.state.is_waiting()
         {
+            // The id is the worker's choice: fenced as its words, however plain it looks.
             told.push_str(&format!(
-                "\nTo go on with this conversation, call send with worker \"{}\" and contextId \"{c}\" (a new task in the same context).",
-                fence::shown(worker)
+                "\nTo go on with this conversation, call send with worker \"{}\" and as contextId the id the worker gave it, fenced below (a new task in the same context):\n{}",
+                fence::shown(worker),
+                fence::fence(worker, &v.task_id, c)
             ));
         }
         told
@@ -206,7 +208,7 @@ impl Session {
         let listed = crate::results::artifacts::summary(
             &self.ctx,
             &self.id,
-            &v.task_id,
+            (worker, &v.task_id),
             &artifacts,
             a2a_mod_core::bounds::TOOL_ARTIFACT_CHARS,
         );

@@ -43,7 +43,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize)
             let listed = crate::results::artifacts::summary(
                 ctx,
                 session,
-                &t.task_id,
+                (&t.worker, &t.task_id),
                 &kept,
                 bounds::CONTEXT_ARTIFACT_CHARS.min(share / 2),
             );

@@ -392,17 +392,23 @@ fn age(dir: &Path, back: Duration) {
     }
 }
 
+/// A home with the fake worker added as `w`, and a data artifact saved in `session`'s results.
+fn home_with_results(session: &str) -> Option<(Peer, TempHome)> {
+    let peer = Peer::start(Kind::Fake, &[])?;
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let r = send_json(&home, "w", "artifact data", &["--session", session]);
+    assert_eq!(r["state"], "completed", "{r}");
+    Some((peer, home))
+}
+
 /// `tasks --prune` removes the results of sessions idle past `keep_days`, never a live
 /// session's however old its files look; `doctor` offers it first.
 #[test]
 fn prune_removes_old_sessions_results_never_a_live_one() {
-    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+    let Some((_peer, home)) = home_with_results("old") else {
         return;
     };
-    let home = TempHome::new();
-    ok(&home, &["worker", "add", "w", &peer.url]);
-    let old = send_json(&home, "w", "artifact data", &["--session", "old"]);
-    assert_eq!(old["state"], "completed", "{old}");
     let live = send_json(&home, "w", "artifact data", &["--session", "live"]);
     assert_eq!(live["state"], "completed");
     // The live session's monitor runs (it holds its lock for the whole session).
@@ -458,6 +464,53 @@ fn prune_removes_old_sessions_results_never_a_live_one() {
     // Once its monitor is gone, the idle session's results go too.
     let out = ok(&home, &["tasks", "--prune"]);
     assert!(out.contains("/results/live"), "{out}");
+}
+
+/// `state/results` a symlink: `tasks --prune` deletes nothing in the folder it points to, and says
+/// so in one line; a writer refuses it alike (the saved files say why they are not saved).
+#[test]
+fn prune_and_saving_refuse_a_symlinked_results_folder() {
+    let Some((_peer, home)) = home_with_results("old") else {
+        return;
+    };
+    // The results folder moved elsewhere, a symlink left in its place.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let moved = elsewhere.path().join("results");
+    std::fs::rename(results(&home), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, results(&home)).unwrap();
+    let files = |d: &Path| {
+        let mut f = walk(d);
+        f.sort();
+        f
+    };
+    let before = files(&moved);
+    assert!(!before.is_empty());
+    age(
+        &home.a2a_home().join("state"),
+        Duration::from_secs(40 * 86_400),
+    );
+    age(&moved, Duration::from_secs(40 * 86_400));
+
+    let line = crate::util::fails(&home, &["tasks", "--prune"]);
+    assert!(
+        line.contains("is a symlink") && line.contains("nothing was pruned"),
+        "{line}"
+    );
+    assert_eq!(files(&moved), before, "prune deleted through the symlink");
+
+    let new = send_json(&home, "w", "artifact data", &["--session", "new"]);
+    assert_eq!(new["state"], "completed", "{new}");
+    let kept = new["artifacts"].as_array().cloned().unwrap_or_default();
+    assert!(!kept.is_empty(), "{new}");
+    for k in &kept {
+        assert!(k.get("path").is_none(), "saved through the symlink: {new}");
+        let why = k["dropped"].as_str().unwrap_or_default();
+        assert!(why.contains("is a symlink"), "{new}");
+    }
+    assert!(
+        !moved.join("new").exists(),
+        "a folder made through the symlink"
+    );
 }
 
 /// Through the MCP tool over stdio, as Claude Code calls it: the structured result names each

@@ -159,7 +159,15 @@ async fn mcp_files_data_and_context(kind: Kind) {
         .to_string();
     assert_eq!(echo["contextId"], ctx.as_str());
     let note = s["note"].as_str().unwrap();
-    assert!(note.contains(&format!("contextId \"{ctx}\"")), "{note}");
+    assert!(note.contains("To go on with this conversation"), "{note}");
+    let fenced = format!(
+        "task=\"{}\">\n{ctx}\n</worker-output>",
+        s["taskId"].as_str().unwrap()
+    );
+    assert!(
+        note.contains(&fenced),
+        "the contextId is not fenced: {note}"
+    );
 
     let r = m
         .call(
@@ -345,7 +353,7 @@ async fn mcp_refusals_name_their_rule() {
     append_config(
         home.path(),
         &format!(
-            "[files]\nmax_file_mib = 0.009765625\nmax_send_mib = 0.0146484375\nallow_dirs = [\"/dev\", {:?}]\n",
+            "[files]\nmax_file_mib = 0.009765625\nmax_send_mib = 0.0146484375\nallow_dirs = [\"/dev\", \"/proc/self\", {:?}]\n",
             home.path().display().to_string()
         ),
     );
@@ -372,6 +380,8 @@ async fn mcp_refusals_name_their_rule() {
         (vec!["pipe"], "is not a regular file"),
         // Allowed by allow_dirs, still not a file.
         (vec!["/dev/zero"], "is not a regular file"),
+        // Allowed by allow_dirs, a regular file of size 0 holding a2a-mod's own environment.
+        (vec!["/proc/self/environ"], "is on /proc, /sys or /dev"),
         (vec!["big.bin"], "over the per-file cap of 10.0 KiB"),
         (
             vec!["m1.bin", "m2.bin"],

@@ -5,7 +5,8 @@
 //! matrix, its cells side by side: an immediate answer; a 12 s task (tracked, ended in the
 //! background, the monitor's wake line and the hidden context); a 300-chunk token stream over
 //! 10 s that crosses the inline window, through the MCP server as Claude sends it (the result
-//! Claude gets — hidden context, saved file, `task` — is every chunk, in order, once); input
+//! Claude gets — hidden context, saved file, `task` — is every chunk, in order, once); 2,000
+//! chunks as fast as the worker sends them (every chunk, in order, once); input
 //! required and its answer; a failure; a cancel; a file and a data artifact; a follow-up in the
 //! same context; files and data sent. What a framework cannot do is a [`Quirks`] flag, each one
 //! a framework limitation documented in docs/a2a.md ("What real servers do").
@@ -90,10 +91,11 @@ fn matrix(kind: Kind, extra: &[&str], q: Quirks) {
     };
     let home = Home::new(Some(&peer.url), "");
     let h = home.temp();
-    let cells: [(&str, Cell); 9] = [
+    let cells: [(&str, Cell); 10] = [
         ("immediate", immediate),
         ("background", background),
         ("cli tokens", cli_token_stream),
+        ("fast tokens", fast_token_stream),
         ("input", input_required),
         ("failure", failure),
         ("cancel", cancel),
@@ -380,6 +382,31 @@ fn cli_token_stream(h: &TempHome, q: Quirks) {
         .filter(|c| text.matches(c.trim_end()).count() == 2)
         .count();
     eprintln!("the worker's snapshot after a re-subscription: {doubled} of 300 chunks twice");
+}
+
+/// 2,000 chunks as fast as the worker can send them, the send's own stream reading them (its
+/// changes gathered a tenth of a second at a time): the result is every chunk, in order, once,
+/// whether it ends inside the window or after it (11,000 characters: under the 16,000 a tool
+/// result shows, so the result's text is all of it).
+fn fast_token_stream(h: &TempHome, _: Quirks) {
+    let session = "fw-fast-tokens";
+    let r = send(h, session, "tokens 2000 0");
+    let whole: String = (0..2000).map(|i| format!("t{i:03} ")).collect();
+    let text = if r["tracked"] == true {
+        let t = ended(h, session, r["taskId"].as_str().unwrap());
+        assert_eq!(t.state.as_str(), "completed", "{t:?}");
+        t.result.unwrap_or_default()
+    } else {
+        assert_eq!(r["state"], "completed", "{r}");
+        r["text"].as_str().unwrap_or_default().to_string()
+    };
+    assert!(
+        text.trim_end() == whole.trim_end(),
+        "{} characters, want {}: {}…",
+        text.len(),
+        whole.len(),
+        text.chars().take(200).collect::<String>()
+    );
 }
 
 /// 300 chunks over 10 s, sent through the MCP server as Claude sends them: the window hands the

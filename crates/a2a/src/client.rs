@@ -110,8 +110,8 @@ pub enum Started {
 
 /// How a subscription began ([`Worker::follow`]).
 pub enum Followed {
-    /// The task's events follow, the whole task first.
-    Stream(TaskStream),
+    /// The task's events follow, the whole task first (boxed: a stream is large beside the rest).
+    Stream(Box<TaskStream>),
     /// The worker does not stream (its card, the config, or a refusal remembered).
     NotStreaming,
     /// This one call accepted nothing: why (the task unknown or ended, credentials, the network).
@@ -312,7 +312,7 @@ impl Worker {
             context_id,
         };
         match self.open_stream(op, deadline).await {
-            Ok(Followed::Stream(s)) => Ok(Started::Stream(s)),
+            Ok(Followed::Stream(s)) => Ok(Started::Stream(*s)),
             Ok(Followed::NotStreaming | Followed::Declined(_)) => self
                 .send_parts(text, parts, task_id, context_id, deadline)
                 .await
@@ -329,7 +329,7 @@ impl Worker {
         deadline: Instant,
     ) -> Result<Option<TaskStream>, A2aError> {
         Ok(match self.follow(task_id, deadline).await? {
-            Followed::Stream(s) => Some(s),
+            Followed::Stream(s) => Some(*s),
             Followed::NotStreaming | Followed::Declined(_) => None,
         })
     }
@@ -416,7 +416,7 @@ impl Worker {
             })
             .await?
         {
-            Ok(s) => Ok(Followed::Stream(s)),
+            Ok(s) => Ok(Followed::Stream(Box::new(s))),
             Err(Refusal::Unsupported(why)) => {
                 self.refuse_streaming(&why);
                 Ok(Followed::NotStreaming)

@@ -17,6 +17,7 @@ use super::card::{Dialect, Endpoint};
 use super::http::{Budget, MAX_BODY, transport_error};
 use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, TaskView};
+use a2a_mod_core::schedule::STREAM_GATHER;
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 use std::pin::Pin;
@@ -177,9 +178,12 @@ pub(crate) struct Assembly {
 /// What one event meant.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Folded {
-    /// The task as it now stands.
-    View(TaskView),
-    /// Nothing to tell yet (no state known, or an event we do not use).
+    /// The task changed: [`Assembly::view`] tells how it now stands.
+    Changed,
+    /// The answer is a message, not a task: the whole of it, and the stream's end.
+    Message(TaskView),
+    /// Nothing to tell (no state known yet, a status the task already had, an event we do not
+    /// use).
     Nothing,
 }
 
@@ -200,19 +204,24 @@ impl Assembly {
                 }
                 self.done = true;
                 return wire::parse_send_result(&json!({ "message": m }))
-                    .map(Folded::View)
+                    .map(Folded::Message)
                     .map_err(|e| e.to_string());
             }
             Event::Status(u) => {
                 let task = self.skeleton(u)?;
                 let status = u.get("status").cloned().unwrap_or(Value::Null);
+                let last = u.get("final").and_then(Value::as_bool) == Some(true);
+                if task.get("status") == Some(&status) && !last {
+                    // A flood of the same `working` tells nothing new.
+                    return Ok(Folded::Nothing);
+                }
                 let before = task.insert("status".into(), status);
                 if let Some(m) = before.as_ref().and_then(|s| s.get("message"))
                     && m.is_object()
                 {
                     self.said = Some(m.clone());
                 }
-                if u.get("final").and_then(Value::as_bool) == Some(true) {
+                if last {
                     self.done = true;
                 }
             }
@@ -235,18 +244,31 @@ impl Assembly {
             }
             Event::Other => return Ok(Folded::Nothing),
         }
+        let known = self.task.as_ref().and_then(wire_state).is_some();
+        Ok(if known {
+            Folded::Changed
+        } else {
+            Folded::Nothing
+        })
+    }
+
+    /// The task as the events so far tell it; `None` before any state is known. A live task's
+    /// view leaves its artifacts out: nothing shows the answer of a task still at work (its text is
+    /// kept once it ends or waits), and copying the text so far at every change is what made a
+    /// token stream cost the square of its length.
+    pub fn view(&mut self) -> Result<Option<TaskView>, String> {
         let Some(task) = &self.task else {
-            return Ok(Folded::Nothing);
+            return Ok(None);
         };
-        let has_state = task
-            .get("status")
-            .and_then(|s| s.get("state"))
-            .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty());
-        if !has_state {
-            return Ok(Folded::Nothing);
-        }
-        let mut whole = task.clone();
+        let Some(state) = wire_state(task) else {
+            return Ok(None);
+        };
+        let live = a2a_mod_core::task::TaskState::from_wire(state).is_live();
+        let mut whole: Map<String, Value> = task
+            .iter()
+            .filter(|(k, _)| !(live && k.as_str() == "artifacts"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         if let Some(m) = &self.said {
             // Only the agent speaks in status messages; a message that names no role is its.
             let mut m = m.clone();
@@ -259,7 +281,17 @@ impl Assembly {
         if !view.state.is_live() {
             self.done = true;
         }
-        Ok(Folded::View(view))
+        Ok(Some(view))
+    }
+
+    /// Whether the newest change ended the task (or the worker said no more comes): told at once.
+    fn ended(&self) -> bool {
+        self.done
+            || self
+                .task
+                .as_ref()
+                .and_then(wire_state)
+                .is_some_and(|s| !a2a_mod_core::task::TaskState::from_wire(s).is_live())
     }
 
     /// The task an update is about, made from the update's ids if no Task event came first.
@@ -280,6 +312,14 @@ impl Assembly {
             t
         }))
     }
+}
+
+/// A task's state as the wire spells it, when it has one.
+fn wire_state(task: &Map<String, Value>) -> Option<&str> {
+    task.get("status")
+        .and_then(|s| s.get("state"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// An artifact update: `append` adds its parts to the artifact of the same id (in the order the
@@ -317,8 +357,10 @@ fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: 
                             if prev.get("text").is_some_and(Value::is_string)
                                 && prev.get("kind") == first.get("kind") =>
                         {
-                            let joined = format!("{}{t}", prev["text"].as_str().unwrap_or(""));
-                            prev["text"] = Value::String(joined);
+                            // In place: a chunk costs its own length, not the text's so far.
+                            if let Some(Value::String(so_far)) = prev.get_mut("text") {
+                                so_far.push_str(t);
+                            }
                         }
                         _ => parts.push(first),
                     }
@@ -358,6 +400,24 @@ pub struct TaskStream {
     /// The task the stream must be about, once known (a subscription's from the start).
     task_id: Option<String>,
     ended: bool,
+    /// When the last change was told (`core::schedule::STREAM_GATHER` apart).
+    told_at: Option<tokio::time::Instant>,
+    /// A change was folded in and not told yet. A field, not a local of `next`, so a `next` cut
+    /// short by a `select!` leaves it for the next call: `next` is cancel-safe.
+    untold: bool,
+    /// How the stream ended (closed, or what broke it), seen while changes gathered: told after
+    /// them.
+    last_word: Option<Option<A2aError>>,
+}
+
+/// One item of the event stream, read.
+enum Step {
+    Changed,
+    Nothing,
+    /// A whole answer at once (a message), the stream's last.
+    Told(TaskView),
+    /// The stream's end: `None` when it closed, else what broke it.
+    End(Option<A2aError>),
 }
 
 /// Why a stream call was not answered with a stream.
@@ -402,6 +462,9 @@ impl TaskStream {
                 url: url.to_string(),
                 task_id: task_id.map(str::to_string),
                 ended: false,
+                told_at: None,
+                untold: false,
+                last_word: None,
             });
         }
         let unsupported = |e| Refusal::Unsupported(e);
@@ -447,61 +510,120 @@ impl TaskStream {
         self.asm.partial
     }
 
-    /// The task after the next event that tells something; `None` when the stream is over.
-    /// An `Err` also ends it (garbage, a JSON-RPC error, a broken connection).
+    /// The task after the next change; `None` when the stream is over. An `Err` also ends it
+    /// (garbage, a JSON-RPC error, a broken connection). Changes that come within
+    /// [`STREAM_GATHER`] of the last one told are gathered into one (the newest state, every chunk
+    /// appended), so a fast stream costs a view per tenth of a second however many events it
+    /// sends; an ending is told at once.
     pub async fn next(&mut self) -> Option<Result<TaskView, A2aError>> {
+        if let Some(last) = self.last_word.take() {
+            return last.map(Err);
+        }
         while !self.ended {
-            let sse = match self.events.next().await {
-                None => {
-                    self.ended = true;
-                    return None;
-                }
-                Some(Err(e)) => {
-                    self.ended = true;
-                    return Some(Err(A2aError::Unreachable(format!(
-                        "the stream from {} broke: {}",
-                        self.url,
-                        a2a_mod_core::text::one_line(&e.to_string(), 160)
-                    ))));
-                }
-                Some(Ok(sse)) => sse,
-            };
-            let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
-                continue; // a comment (keep-alive) or an id/retry line
-            };
-            match self.fold(&data) {
-                Ok(None) => {}
-                Ok(Some(view)) => {
-                    if self.asm.done {
-                        self.ended = true;
+            let due = self.told_at.map(|t| t + STREAM_GATHER);
+            let item = match due {
+                Some(due) if self.untold => {
+                    if tokio::time::Instant::now() >= due {
+                        break;
                     }
-                    return Some(Ok(view));
+                    match tokio::time::timeout_at(due, self.events.next()).await {
+                        Ok(item) => item,
+                        Err(_) => break,
+                    }
                 }
-                Err(e) => {
+                // The first change after a quiet spell is told at once.
+                None if self.untold => break,
+                _ => self.events.next().await,
+            };
+            match self.step(item) {
+                Step::Nothing => {}
+                Step::Changed => {
+                    self.untold = true;
+                    if self.asm.ended() {
+                        break;
+                    }
+                }
+                Step::Told(view) => {
                     self.ended = true;
-                    return Some(Err(e));
+                    self.untold = false;
+                    return Some(self.checked(view));
+                }
+                Step::End(last) => {
+                    self.ended = true;
+                    if !self.untold {
+                        return last.map(Err);
+                    }
+                    self.last_word = Some(last);
                 }
             }
         }
-        None
+        if !std::mem::take(&mut self.untold) {
+            return None;
+        }
+        self.told_at = Some(tokio::time::Instant::now());
+        let view = match self.asm.view() {
+            Ok(Some(v)) => v,
+            // A change is counted only once a state is known, so a view is always there.
+            Ok(None) => return None,
+            Err(why) => {
+                self.ended = true;
+                return Some(Err(self.bad(&why)));
+            }
+        };
+        if self.asm.done {
+            self.ended = true;
+        }
+        let told = self.checked(view);
+        if told.is_err() {
+            self.ended = true;
+        }
+        Some(told)
     }
 
-    fn fold(&mut self, data: &str) -> Result<Option<TaskView>, A2aError> {
-        let bad = |why: &str| A2aError::Protocol(format!("{} streamed {why}", self.url));
-        let v: Value = serde_json::from_str(data).map_err(|_| bad("something that is not JSON"))?;
+    fn bad(&self, why: &str) -> A2aError {
+        A2aError::Protocol(format!("{} streamed {why}", self.url))
+    }
+
+    fn step(&mut self, item: Option<Result<sse_stream::Sse, sse_stream::Error>>) -> Step {
+        let sse = match item {
+            None => return Step::End(None),
+            Some(Err(e)) => {
+                return Step::End(Some(A2aError::Unreachable(format!(
+                    "the stream from {} broke: {}",
+                    self.url,
+                    a2a_mod_core::text::one_line(&e.to_string(), 160)
+                ))));
+            }
+            Some(Ok(sse)) => sse,
+        };
+        let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
+            return Step::Nothing; // a comment (keep-alive) or an id/retry line
+        };
+        match self.fold(&data) {
+            Ok(Folded::Nothing) => Step::Nothing,
+            Ok(Folded::Changed) => Step::Changed,
+            Ok(Folded::Message(view)) => Step::Told(view),
+            Err(e) => Step::End(Some(e)),
+        }
+    }
+
+    fn fold(&mut self, data: &str) -> Result<Folded, A2aError> {
+        let v: Value =
+            serde_json::from_str(data).map_err(|_| self.bad("something that is not JSON"))?;
         let r = match wire::parse_jsonrpc(&v, self.rpc_id) {
             Ok(RpcAnswer::Result(r)) => r,
             Ok(RpcAnswer::Error { code, message }) => {
                 return Err(A2aError::from_rpc(code, message));
             }
-            Err(why) => return Err(bad(&format!("a wrong answer: {why}"))),
+            Err(why) => return Err(self.bad(&format!("a wrong answer: {why}"))),
         };
-        let view = match self.asm.apply(&r).map_err(|why| bad(&why))? {
-            Folded::Nothing => return Ok(None),
-            Folded::View(v) => v,
-        };
-        let view = match &self.task_id {
-            Some(id) => wire::checked(&Op::Get { id, history: 0 }, view)?,
+        self.asm.apply(&r).map_err(|why| self.bad(&why))
+    }
+
+    /// The view held to the task the stream is about (the first one names it, for a send).
+    fn checked(&mut self, view: TaskView) -> Result<TaskView, A2aError> {
+        match &self.task_id {
+            Some(id) => wire::checked(&Op::Get { id, history: 0 }, view),
             None => {
                 let v = wire::checked(
                     &Op::Send {
@@ -513,10 +635,9 @@ impl TaskStream {
                     view,
                 )?;
                 self.task_id = Some(v.task_id.clone());
-                v
+                Ok(v)
             }
-        };
-        Ok(Some(view))
+        }
     }
 }
 
@@ -566,8 +687,10 @@ mod tests {
         let mut a = Assembly::default();
         let mut out = Vec::new();
         for e in events {
-            if let Folded::View(v) = a.apply(e).expect("event folds") {
-                out.push(v);
+            match a.apply(e).expect("event folds") {
+                Folded::Changed => out.push(a.view().expect("a view").expect("a state")),
+                Folded::Message(v) => out.push(v),
+                Folded::Nothing => {}
             }
         }
         (out, a.done)
@@ -619,11 +742,24 @@ mod tests {
             json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}}),
         ]);
         assert_eq!(v.len(), 1, "nothing before a state is known");
+        // A live task's view leaves its answer out; the ending has it whole.
         assert_eq!(
             (v[0].state, v[0].text.as_deref()),
-            (TaskState::Working, Some("x"))
+            (TaskState::Working, None)
         );
         assert!(!done);
+        let (v, done) = views(&[
+            json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}}),
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        ]);
+        assert_eq!(v.len(), 2, "the same working again tells nothing");
+        assert_eq!(
+            (v[1].state, v[1].text.as_deref()),
+            (TaskState::Completed, Some("x"))
+        );
+        assert!(done);
     }
 
     #[test]

@@ -704,9 +704,10 @@ mod artifact_tests {
         }
         let done =
             json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
-        let super::super::stream::Folded::View(from_stream) = asm.apply(&done).unwrap() else {
-            panic!("a view")
+        let super::super::stream::Folded::Changed = asm.apply(&done).unwrap() else {
+            panic!("a change")
         };
+        let from_stream = asm.view().unwrap().expect("a view");
         assert_eq!(
             from_snapshot.text.as_deref(),
             Some("t000 t001 t002 t003 t004 ")
@@ -761,9 +762,10 @@ mod artifact_tests {
         }
         let done =
             json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
-        let super::super::stream::Folded::View(v) = asm.apply(&done).unwrap() else {
-            panic!("a view")
+        let super::super::stream::Folded::Changed = asm.apply(&done).unwrap() else {
+            panic!("a change")
         };
+        let v = asm.view().unwrap().expect("a view");
         assert_eq!(v.text.as_deref(), Some("the answer"));
     }
 
@@ -795,9 +797,10 @@ mod artifact_tests {
         asm.apply(&chunk("three", true, true)).unwrap();
         let done =
             json!({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
-        let super::super::stream::Folded::View(v) = asm.apply(&done).unwrap() else {
-            panic!("a view")
+        let super::super::stream::Folded::Changed = asm.apply(&done).unwrap() else {
+            panic!("a change")
         };
+        let v = asm.view().unwrap().expect("a view");
         assert_eq!(v.artifacts.len(), 1);
         assert_eq!(v.artifacts[0].parts, [Part::Text("one two three".into())]);
     }

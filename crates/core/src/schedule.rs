@@ -156,6 +156,12 @@ fn told(
 /// the task for the poller's own subscription within this long.
 pub const STREAM_LEASE: Duration = Duration::from_secs(3);
 
+/// How long a stream's changes gather before the next one is told (the inline window's and the
+/// poller's streams alike): a token stream of a thousand chunks a second, or a flood of status
+/// updates, is told ten times a second, each time as the task then stands; the first change
+/// after a quiet spell and an ending are told at once.
+pub const STREAM_GATHER: Duration = Duration::from_millis(100);
+
 /// The first wait before a dropped subscription is opened again; doubled on each drop in a row.
 pub const RESUBSCRIBE_FIRST: Duration = Duration::from_secs(1);
 /// The longest wait between two subscriptions to one task: polling covers the gap meanwhile.
