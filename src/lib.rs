@@ -28,7 +28,7 @@ pub mod testing {
     pub use a2a_mod_a2a::{Worker, http_client};
     pub use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
     pub use a2a_mod_core::{status, task};
-    pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
+    pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode, token_text};
     pub use a2a_mod_store::{Reader, Store, TaskRecord, notify, session, snapshot};
     pub use a2a_mod_sys::config::WorkerConfig;
     pub use a2a_mod_sys::env::{Ctx, now_ms};

@@ -404,24 +404,29 @@ fn long_tool_call_joins_the_turn(kind: Kind) {
 /// Two tasks that end together make one wake-up listing both.
 fn two_tasks_share_one_wake(kind: Kind) {
     let alias = alias_of(kind);
+    // Both end at one instant, 2.5 s after the model asks for them, however far apart Claude Code
+    // then makes the two calls (one after the other; under load more than the 0.3 s settle
+    // apart, which with `slow 1` made two wakes).
     let script = Script::new()
         .rule(Rule::when("wake", is_wake).text("WOKEN-FOR-TWO"))
         .rule(Rule::on_tool_result_for(SEND).text("SENT-TWO"))
-        .rule(send_on(
-            "TWO",
-            vec![
-                json!({"worker": alias, "message": "slow 1 alpha"}),
-                json!({"worker": alias, "message": "slow 1 beta"}),
-            ],
-        ));
+        .rule(Rule::on_user_text("TWO").reply_with(move |r| {
+            if !r.deferred_tools().iter().any(|t| t == SEND) {
+                return Reply::text("NO-TOOLS-YET");
+            }
+            let at = a2a_mod::testing::now_ms() + 2500;
+            let send =
+                |w: &str| json!({"worker": alias, "message": format!("slow-until {at} {w}")});
+            Reply::tool_use(SEND, send("alpha")).and_tool_use(SEND, send("beta"))
+        }));
     let Some(mut rig) = Rig::start(
         kind,
         alias,
         script,
         RigOpts {
             // Both first polls come after both ends (poll interval > task length), so the two
-            // endings are seen as far apart as the two sends were, not up to a poll interval
-            // more: the batching rule (settle) is what is tested, not the poll phases.
+            // endings are seen together (streamed, or at the first poll), not a poll interval
+            // apart: the batching rule (settle) is what is tested, not the poll phases.
             timing: Some(("[]", 3.0, 6)),
             ..Default::default()
         },
@@ -438,7 +443,7 @@ fn two_tasks_share_one_wake(kind: Kind) {
         .filter(|e| e.is_send())
         .map(|e| e.at_ms)
         .collect();
-    eprintln!("TWO-SENDS {kind:?} {sends:?} (the gap is the gap between the two endings)");
+    eprintln!("TWO-SENDS {kind:?} {sends:?} (both end at one instant)");
     assert!(
         wake.tool_results().is_empty(),
         "the tasks ended before the turn did:\n{}",

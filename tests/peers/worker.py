@@ -12,6 +12,7 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
   tokens N S       working, then N artifact-update chunks `t000 `, `t001 `, ... over S seconds,
                    all on one artifact (`result`; append=true from the second on, lastChunk on
                    the last), then completed: a streamed answer, token by token
+  slow-until T W   like slow, until the Unix time T in ms (tasks sent apart end together)
   ask <question>   input-required, the question as the status message; a follow-up on
                    the same taskId completes it with the artifact `you said: <answer>`
   fail <why>       failed, status message `<why>`
@@ -192,6 +193,14 @@ def parse_script(text: str) -> Script:
         if seconds >= 0:
             return Script("slow", words.strip(), seconds)
         return Script("echo", stripped)
+    if head == "slow-until":
+        # `slow` until the Unix time T (ms): tasks sent apart end together.
+        t, _, words = rest.partition(" ")
+        try:
+            until = int(t) / 1000.0
+        except ValueError:
+            return Script("echo", stripped)
+        return Script("slow", words.strip(), max(0.0, until - time.time()))
     if head == "tokens":
         n, _, secs = rest.partition(" ")
         try:

@@ -182,9 +182,11 @@ pub(crate) enum Folded {
     Changed,
     /// The answer is a message, not a task: the whole of it, and the stream's end.
     Message(TaskView),
-    /// Nothing to tell (no state known yet, a status the task already had, an event we do not
-    /// use).
+    /// Nothing to tell (no state known yet, an event we do not use).
     Nothing,
+    /// A status the task already has: nothing to tell, and the same event again will tell
+    /// nothing until something else changes.
+    Same,
 }
 
 impl Assembly {
@@ -192,7 +194,14 @@ impl Assembly {
         match classify(r) {
             Event::Task(t) => {
                 let obj = t.as_object().ok_or("task is not a JSON object")?.clone();
-                self.size = obj.get("artifacts").map_or(0, |a| a.to_string().len());
+                self.size = obj
+                    .get("artifacts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_object)
+                    .map(carried)
+                    .sum();
                 self.task = Some(obj);
             }
             Event::Message(m) => {
@@ -213,7 +222,7 @@ impl Assembly {
                 let last = u.get("final").and_then(Value::as_bool) == Some(true);
                 if task.get("status") == Some(&status) && !last {
                     // A flood of the same `working` tells nothing new.
-                    return Ok(Folded::Nothing);
+                    return Ok(Folded::Same);
                 }
                 let before = task.insert("status".into(), status);
                 if let Some(m) = before.as_ref().and_then(|s| s.get("message"))
@@ -232,8 +241,9 @@ impl Assembly {
                     .ok_or("artifact update without an artifact")?
                     .clone();
                 let append = u.get("append").and_then(Value::as_bool) == Some(true);
-                let added = Value::Object(art.clone()).to_string().len();
-                self.size = self.size.saturating_add(added);
+                // What the parts carry, not each update's JSON around them: 4 MiB of 64-byte
+                // tokens is 4 MiB, however many updates it takes.
+                self.size = self.size.saturating_add(carried(&art));
                 if self.size > MAX_BODY {
                     return Err("streamed artifacts larger than 4 MiB".into());
                 }
@@ -312,6 +322,26 @@ impl Assembly {
             t
         }))
     }
+}
+
+/// The bytes an artifact's parts carry: text, file bytes (base64) or URLs, and data as JSON.
+fn carried(art: &Map<String, Value>) -> usize {
+    let parts = art
+        .get("parts")
+        .or_else(|| art.get("content"))
+        .and_then(Value::as_array);
+    let part = |p: &Value| -> usize {
+        let s = |k: &str| p.get(k).and_then(Value::as_str).map_or(0, str::len);
+        let file = p.get("file").map_or(0, |f| {
+            ["bytes", "uri"]
+                .iter()
+                .map(|k| f.get(*k).and_then(Value::as_str).map_or(0, str::len))
+                .sum()
+        });
+        let data = p.get("data").map_or(0, |d| d.to_string().len());
+        s("text") + s("raw") + s("url") + file + data
+    };
+    parts.map_or(0, |ps| ps.iter().map(part).sum())
 }
 
 /// A task's state as the wire spells it, when it has one.
@@ -405,6 +435,9 @@ pub struct TaskStream {
     /// A change was folded in and not told yet. A field, not a local of `next`, so a `next` cut
     /// short by a `select!` leaves it for the next call: `next` is cancel-safe.
     untold: bool,
+    /// The data of the last event that folded to [`Folded::Same`], while nothing changed since:
+    /// the same bytes again are skipped unparsed, so a flood of one update costs its reading.
+    same: Option<String>,
     /// How the stream ended (closed, or what broke it), seen while changes gathered: told after
     /// them.
     last_word: Option<Option<A2aError>>,
@@ -464,6 +497,7 @@ impl TaskStream {
                 ended: false,
                 told_at: None,
                 untold: false,
+                same: None,
                 last_word: None,
             });
         }
@@ -599,8 +633,13 @@ impl TaskStream {
         let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
             return Step::Nothing; // a comment (keep-alive) or an id/retry line
         };
-        match self.fold(&data) {
-            Ok(Folded::Nothing) => Step::Nothing,
+        if self.same.as_deref() == Some(data.as_str()) {
+            return Step::Nothing;
+        }
+        let folded = self.fold(&data);
+        self.same = matches!(folded, Ok(Folded::Same)).then_some(data);
+        match folded {
+            Ok(Folded::Nothing | Folded::Same) => Step::Nothing,
             Ok(Folded::Changed) => Step::Changed,
             Ok(Folded::Message(view)) => Step::Told(view),
             Err(e) => Step::End(Some(e)),
@@ -690,7 +729,7 @@ mod tests {
             match a.apply(e).expect("event folds") {
                 Folded::Changed => out.push(a.view().expect("a view").expect("a state")),
                 Folded::Message(v) => out.push(v),
-                Folded::Nothing => {}
+                Folded::Nothing | Folded::Same => {}
             }
         }
         (out, a.done)
@@ -762,6 +801,80 @@ mod tests {
         assert!(done);
     }
 
+    /// A stream over `results` (JSON-RPC results, id 1), each event ready at once.
+    fn stream_of(results: Vec<Value>) -> TaskStream {
+        let events = results.into_iter().map(|r| {
+            let line = json!({"jsonrpc": "2.0", "id": 1, "result": r}).to_string();
+            Ok(sse_stream::Sse::default().data(line))
+        });
+        TaskStream {
+            events: Box::pin(futures::stream::iter(events)),
+            asm: Assembly::default(),
+            rpc_id: 1,
+            url: "http://w".into(),
+            task_id: None,
+            ended: false,
+            told_at: None,
+            untold: false,
+            same: None,
+            last_word: None,
+        }
+    }
+
+    /// Thousands of chunks and identical updates that come at once are told as a handful of
+    /// views: the first change at once, the rest gathered, the ending at once and whole.
+    #[tokio::test]
+    async fn a_fast_stream_is_told_in_a_few_views_and_ends_whole() {
+        let mut events = vec![
+            json!({"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}}),
+        ];
+        for i in 0..5000 {
+            events.push(json!({"artifactUpdate": {"taskId": "t1", "append": i > 0,
+                "artifact": {"artifactId": "a", "parts": [{"text": format!("{i:04} ")}]}}}));
+            events.push(json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}}));
+        }
+        events.push(
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        );
+        let mut s = stream_of(events);
+        let mut views = Vec::new();
+        let began = std::time::Instant::now();
+        while let Some(v) = s.next().await {
+            views.push(v.expect("a view"));
+        }
+        // The first at once, one per tenth of a second gathered, the ending: never one per event.
+        let tenths = began.elapsed().as_millis() as usize / 100;
+        assert!(
+            views.len() <= tenths + 3,
+            "{} views in {tenths} tenths",
+            views.len()
+        );
+        assert_eq!(views[0].state, TaskState::Working);
+        let last = views.last().unwrap();
+        assert_eq!(last.state, TaskState::Completed);
+        let whole: String = (0..5000).map(|i| format!("{i:04} ")).collect();
+        assert_eq!(last.text.as_deref(), Some(whole.as_str()));
+    }
+
+    /// A stream that breaks while changes gather tells them first, then how it broke.
+    #[tokio::test]
+    async fn changes_gathered_before_a_break_are_told_before_it() {
+        let mut s = stream_of(vec![
+            json!({"task": {"id": "t1", "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING", "message": {"role": "ROLE_AGENT", "parts": [{"text": "half"}]}}}}),
+            json!({"statusUpdate": {"taskId": "t2", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        ]);
+        let first = s.next().await.unwrap().unwrap();
+        assert_eq!(first.state, TaskState::Working);
+        let gathered = s.next().await.unwrap().unwrap();
+        assert_eq!(gathered.state, TaskState::Working);
+        assert!(
+            s.next().await.unwrap().is_err(),
+            "the break, after the change"
+        );
+        assert!(s.next().await.is_none());
+    }
+
     #[test]
     fn another_tasks_update_and_oversized_artifacts_are_refused() {
         let mut a = Assembly::default();
@@ -772,8 +885,9 @@ mod tests {
         assert!(a.apply(&other).is_err());
         let chunk = "x".repeat(1024 * 1024);
         let ev = json!({"artifactUpdate": {"taskId": "t1", "append": true, "artifact": {"artifactId": "a", "parts": [{"text": chunk}]}}});
-        let r: Vec<_> = (0..5).map(|_| a.apply(&ev).is_ok()).collect();
-        assert_eq!(r, [true, true, true, false, false]);
+        // What the parts carry counts, not the updates' JSON: four 1 MiB chunks are 4 MiB.
+        let r: Vec<_> = (0..6).map(|_| a.apply(&ev).is_ok()).collect();
+        assert_eq!(r, [true, true, true, true, false, false]);
     }
 
     #[test]

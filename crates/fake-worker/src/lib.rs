@@ -36,6 +36,8 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use script::token_text;
+
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -166,6 +168,11 @@ impl FakeWorker {
             shutdown,
             server: Some(server),
         })
+    }
+
+    /// How many `flood` updates its streams have sent.
+    pub fn flooded(&self) -> usize {
+        self.shared.flooded()
     }
 
     /// Every request received so far, in order.

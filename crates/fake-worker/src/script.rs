@@ -15,6 +15,9 @@ pub(crate) enum Script {
     Echo(String),
     /// `slow N <words>`: working for `ms`, then completed with `done: <words>`.
     Slow { ms: u64, words: String },
+    /// `slow-until T <words>`: `slow` until the Unix time T (ms), so tasks sent apart end together;
+    /// the server makes it a `slow` when the task arrives (parsing reads no clock).
+    SlowUntil { unix_ms: i64, words: String },
     /// `ask <question>`: input-required until a follow-up on the same task answers it.
     Ask(String),
     /// `fail <why>`: failed with `why` as the status message.
@@ -39,6 +42,18 @@ pub(crate) enum Script {
     /// new task (a worker that ignores `message.taskId`, as FastA2A does); this one stays
     /// input-required.
     AskElsewhere(String),
+    /// `tokens BYTES CHUNK [S]`: working for S seconds (default 0), then completed with BYTES of
+    /// text ([`token_text`]), which a stream sends as appended CHUNK-byte artifact chunks as fast
+    /// as the client reads them: an LLM's token stream at the fastest rate loopback allows.
+    Tokens { bytes: usize, chunk: usize, ms: u64 },
+    /// `flood N S [RATE]`: working for S seconds, then completed with `flooded`; its stream sends
+    /// N identical `working` status updates first, RATE a second (default: as fast as the client
+    /// reads them).
+    Flood {
+        updates: usize,
+        ms: u64,
+        rate: Option<u64>,
+    },
 }
 
 /// What `artifact <kind>` makes: `data`, `file [KiB]` (default 1024), `url`, `chunks` (one text
@@ -92,7 +107,8 @@ impl Made {
         Some(match (kind.as_str(), n) {
             ("data", None) => Made::Data,
             ("file", None) => Made::File { kib: 1024 },
-            ("file", Some(Ok(kib))) if kib <= 2048 => Made::File { kib },
+            // Up to 64 MiB: a large file part, as a benchmark sends one.
+            ("file", Some(Ok(kib))) if kib <= 65_536 => Made::File { kib },
             ("url", None) => Made::Url,
             ("chunks", None) => Made::Chunks,
             ("twins", None) => Made::Twins,
@@ -161,6 +177,24 @@ impl Made {
 /// The text of `artifact chunks`, whole once its three chunks are put together.
 pub const CHUNKED_TEXT: &str = "alpha line\nbeta line\ngamma line\n";
 
+/// The text of `tokens BYTES CHUNK`: chunk `i` is `i` zero-padded to CHUNK − 1 digits and a space
+/// (the last one cut to what is left), so a chunk lost, doubled or moved shows.
+pub fn token_text(bytes: usize, chunk: usize) -> String {
+    let chunk = chunk.max(2);
+    let mut text = String::with_capacity(bytes + chunk);
+    let mut i = 0usize;
+    while text.len() < bytes {
+        text.push_str(&format!("{i:0w$} ", w = chunk - 1));
+        i += 1;
+    }
+    text.truncate(bytes);
+    text
+}
+
+/// The largest `tokens` text, and the most `flood` updates: a typo stays a benchmark's size.
+const MAX_TOKEN_BYTES: usize = 256 << 20;
+const MAX_FLOOD: usize = 100_000_000;
+
 /// `slow N` accepts at most this many seconds, so a typo cannot build an absurd deadline.
 const MAX_SLOW_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
@@ -178,6 +212,16 @@ impl Script {
                 Some((ms, words)) => Script::Slow { ms, words },
                 None => Script::Echo(text.to_string()),
             },
+            "slow-until" => {
+                let (t, words) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                match t.parse::<i64>() {
+                    Ok(unix_ms) => Script::SlowUntil {
+                        unix_ms,
+                        words: words.trim().to_string(),
+                    },
+                    Err(_) => Script::Echo(text.to_string()),
+                }
+            }
             "quiet" => match timed(rest) {
                 Some((ms, words)) => Script::Quiet { ms, words },
                 None => Script::Echo(text.to_string()),
@@ -197,9 +241,47 @@ impl Script {
                 None => Script::Echo(text.to_string()),
             },
             "parts" => Script::Parts(String::new()),
+            "tokens" => tokens(rest).unwrap_or_else(|| Script::Echo(text.to_string())),
+            "flood" => flood(rest).unwrap_or_else(|| Script::Echo(text.to_string())),
             _ => Script::Echo(text.to_string()),
         }
     }
+}
+
+/// `BYTES CHUNK [S]` of `tokens`.
+fn tokens(rest: &str) -> Option<Script> {
+    let mut w = rest.split_whitespace();
+    let bytes = w
+        .next()?
+        .parse::<usize>()
+        .ok()
+        .filter(|b| *b <= MAX_TOKEN_BYTES)?;
+    let chunk = w
+        .next()?
+        .parse::<usize>()
+        .ok()
+        .filter(|c| (2..=bytes.max(2)).contains(c))?;
+    let ms = match w.next() {
+        Some(secs) => timed(secs)?.0,
+        None => 0,
+    };
+    Some(Script::Tokens { bytes, chunk, ms })
+}
+
+/// `N S [RATE]` of `flood`.
+fn flood(rest: &str) -> Option<Script> {
+    let mut w = rest.split_whitespace();
+    let updates = w
+        .next()?
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n <= MAX_FLOOD)?;
+    let ms = timed(w.next()?)?.0;
+    let rate = match w.next() {
+        Some(r) => Some(r.parse::<u64>().ok().filter(|r| *r > 0)?),
+        None => None,
+    };
+    Some(Script::Flood { updates, ms, rate })
 }
 
 /// `N <words>` of `slow` and `quiet`: N seconds (fractional, at most [`MAX_SLOW_SECS`]) in ms.
@@ -260,7 +342,17 @@ impl TaskRecord {
     pub(crate) fn chunks(&self) -> usize {
         match &self.script {
             Script::Artifacts(m) => m.chunks(),
+            Script::Tokens { bytes, chunk, .. } => bytes.div_ceil(*chunk).max(1),
             _ => 2,
+        }
+    }
+
+    /// How many identical `working` updates a stream of this task sends before anything else,
+    /// and how many a second (`None`: as fast as they are read).
+    pub(crate) fn flood(&self) -> (usize, Option<u64>) {
+        match self.script {
+            Script::Flood { updates, rate, .. } => (updates, rate),
+            _ => (0, None),
         }
     }
 
@@ -300,6 +392,23 @@ impl TaskRecord {
                     at(TaskState::Working, created, None, None)
                 };
             }
+            Script::Tokens { bytes, chunk, ms } => {
+                let done_at = created.saturating_add(*ms);
+                return if now_ms >= done_at {
+                    let text = token_text(*bytes, *chunk);
+                    at(TaskState::Completed, done_at, None, Some(text))
+                } else {
+                    at(TaskState::Working, created, None, None)
+                };
+            }
+            Script::Flood { ms, .. } => {
+                let done_at = created.saturating_add(*ms);
+                return if now_ms >= done_at {
+                    at(TaskState::Completed, done_at, None, Some("flooded".into()))
+                } else {
+                    at(TaskState::Working, created, None, None)
+                };
+            }
             Script::Quiet { ms, words } => {
                 let done_at = created.saturating_add(*ms);
                 if now_ms < done_at {
@@ -312,6 +421,15 @@ impl TaskRecord {
                     text: words.clone(),
                 });
                 return s;
+            }
+            // Made a `slow` on arrival (`server.rs`); as written, it is done.
+            Script::SlowUntil { words, .. } => {
+                return at(
+                    TaskState::Completed,
+                    created,
+                    None,
+                    Some(format!("done: {words}")),
+                );
             }
             Script::Fail(why) => return at(TaskState::Failed, created, Some(why), None),
             Script::Reject => return at(TaskState::Rejected, created, Some(REJECT_TEXT), None),
@@ -346,7 +464,10 @@ impl TaskRecord {
     /// When this task changes by itself next (a `slow` or `quiet` task's end), if it is live.
     pub(crate) fn wakes_at(&self, now_ms: u64) -> Option<u64> {
         match &self.script {
-            Script::Slow { ms, .. } | Script::Quiet { ms, .. } => {
+            Script::Slow { ms, .. }
+            | Script::Quiet { ms, .. }
+            | Script::Tokens { ms, .. }
+            | Script::Flood { ms, .. } => {
                 Some(self.created_ms.saturating_add(*ms)).filter(|at| *at > now_ms)
             }
             _ => None,

@@ -40,9 +40,15 @@ pub(crate) struct Shared {
     /// Bumped on every change a clock does not make (a follow-up, a cancel), so open streams
     /// look again.
     changes: watch::Sender<u64>,
+    /// `flood` updates sent, on every stream.
+    flooded: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
+    pub(crate) fn flooded(&self) -> usize {
+        self.flooded.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How a stream call behaves: the mode, or `On` for a send when faults are for subscriptions.
     fn stream_mode(&self, subscribe: bool) -> StreamMode {
         if self.subscribe_faults_only && !subscribe && self.stream != StreamMode::Off {
@@ -103,6 +109,7 @@ impl Shared {
             subscribe_faults_only: opts.subscribe_faults_only,
             cancel_on_disconnect: opts.cancel_on_disconnect,
             changes: watch::channel(0).0,
+            flooded: Default::default(),
         }
     }
 
@@ -405,7 +412,13 @@ struct Streaming {
     told: Option<(a2a_mod_core::task::TaskState, Option<String>)>,
     changes: watch::Receiver<u64>,
     done: bool,
+    /// `flood` updates sent so far, and when the first went.
+    flooded: usize,
+    flood_began: Option<tokio::time::Instant>,
 }
+
+/// `flood` updates sent per step (the stream is read as fast as the client takes them).
+const FLOOD_BATCH: usize = 1024;
 
 type SseEvent = Result<axum::response::sse::Event, std::convert::Infallible>;
 
@@ -429,6 +442,8 @@ fn stream_events(
         told: None,
         changes: sh.changes.subscribe(),
         done: false,
+        flooded: 0,
+        flood_began: None,
     };
     futures::stream::unfold(st, |mut st| async move {
         if st.done {
@@ -475,7 +490,7 @@ impl Streaming {
         loop {
             self.changes.borrow_and_update();
             let now = self.sh.arrival().since_ms;
-            let (snap, wake_at, task, chunks) = {
+            let (snap, wake_at, task, chunks, flood) = {
                 let tasks = lock(&self.sh.tasks);
                 let Some(rec) = tasks.get(&self.task_id) else {
                     self.done = true;
@@ -488,7 +503,7 @@ impl Streaming {
                 };
                 let wake_at = rec.wakes_at(now).filter(|_| snap.state.is_live());
                 let task = wire::task(self.d, rec, &snap, Some(0), self.sh.start_unix_ms);
-                (snap, wake_at, task, rec.chunks())
+                (snap, wake_at, task, rec.chunks(), rec.flood())
             };
             let arts = task.get("artifacts").map(Value::to_string);
             let now_told = (snap.state, arts.clone());
@@ -519,6 +534,26 @@ impl Streaming {
                     let last = !snap.state.is_live();
                     let u = wire::status_update(self.d, &task, last);
                     out.push(Self::data(&wire::rpc_result(&self.id, u)));
+                }
+                Some(_) if self.flooded < flood.0 && snap.state.is_live() => {
+                    // Paced: the batch waits for its time at RATE a second.
+                    let began = *self
+                        .flood_began
+                        .get_or_insert_with(tokio::time::Instant::now);
+                    if let Some(rate) = flood.1 {
+                        let due = Duration::from_micros(self.flooded as u64 * 1_000_000 / rate);
+                        tokio::time::sleep_until(began + due).await;
+                    }
+                    let u = wire::rpc_result(&self.id, wire::status_update(self.d, &task, false));
+                    let line = u.to_string();
+                    let n = FLOOD_BATCH.min(flood.0 - self.flooded);
+                    self.flooded += n;
+                    (self.sh.flooded).fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    for _ in 0..n {
+                        out.push(Ok(axum::response::sse::Event::default().data(line.clone())));
+                    }
+                    // Not a change: the state told stays what it was.
+                    return out;
                 }
                 Some(_) => {}
             }
@@ -874,6 +909,11 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 .map(str::to_string)
                 .unwrap_or_else(a2a_mod_sys::ids::uuid_v4);
             let mut script = Script::parse(&entry.text);
+            if let Script::SlowUntil { unix_ms, words } = script {
+                let now_unix = sh.start_unix_ms.saturating_add(at.since_ms as i64);
+                let ms = u64::try_from(unix_ms.saturating_sub(now_unix)).unwrap_or(0);
+                script = Script::Slow { ms, words };
+            }
             // A message of files or data alone is answered with what it held.
             if entry.text.is_empty() && has_parts(message) {
                 script = Script::Parts(String::new());

@@ -409,15 +409,23 @@ pub(crate) fn artifact_updates(d: Dialect, task: &Value, chunks: usize) -> Vec<V
     for art in arts {
         let parts = art["parts"].as_array().map_or(0, Vec::len);
         let pieces: Vec<(Value, bool)> = match art["parts"][0]["text"].as_str() {
-            Some(text) if parts == 1 => split(text, chunks.max(1))
-                .into_iter()
-                .enumerate()
-                .map(|(i, piece)| {
-                    let mut a = art.clone();
-                    a["parts"] = json!([text_part(d, piece)]);
-                    (a, i > 0)
-                })
-                .collect(),
+            Some(text) if parts == 1 => {
+                // The artifact less its parts, once: a copy of the whole text per chunk would
+                // make a 4 MiB token stream cost the square of its length here.
+                let mut bare = art.clone();
+                if let Some(o) = bare.as_object_mut() {
+                    o.remove("parts");
+                }
+                split(text, chunks.max(1))
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, piece)| {
+                        let mut a = bare.clone();
+                        a["parts"] = json!([text_part(d, piece)]);
+                        (a, i > 0)
+                    })
+                    .collect()
+            }
             _ => vec![(art.clone(), false)],
         };
         let n = pieces.len();
@@ -443,22 +451,23 @@ pub(crate) fn artifact_updates(d: Dialect, task: &Value, chunks: usize) -> Vec<V
 
 /// `text` in `n` pieces of about equal length, cut on char boundaries.
 fn split(text: &str, n: usize) -> Vec<&str> {
+    // Piece k ends at char count·k/n; one walk over the text finds every cut.
     let count = text.chars().count();
-    let mut cuts: Vec<usize> = (1..n)
-        .map(|k| {
-            text.char_indices()
-                .map(|(i, _)| i)
-                .nth(count * k / n)
-                .unwrap_or(text.len())
-        })
-        .collect();
-    cuts.push(text.len());
-    let mut out = Vec::new();
-    let mut from = 0;
-    for c in cuts {
-        out.push(&text[from..c]);
-        from = c;
+    let mut out = Vec::with_capacity(n);
+    let (mut from, mut k) = (0, 1);
+    for (ci, (bi, _)) in text.char_indices().enumerate() {
+        while k < n && ci == count * k / n {
+            out.push(&text[from..bi]);
+            from = bi;
+            k += 1;
+        }
     }
+    while k < n {
+        out.push(&text[from..]);
+        from = text.len();
+        k += 1;
+    }
+    out.push(&text[from..]);
     out
 }
 
