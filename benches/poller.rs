@@ -12,7 +12,9 @@
 //! `cargo bench --bench poller` runs the full size (30 s per case at the seed's 5 s cadence, then
 //! a 0.5 s cadence as a stress case); `A2A_MOD_BENCH_SECS` changes the wall time;
 //! `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod` also runs each load with another build, right after
-//! this one's, and prints the ratio (a before/after figure on one machine). Run any other way
+//! this one's, and prints the ratio (a before/after figure on one machine);
+//! `A2A_MOD_BENCH_ROUNDS=N` pairs them N times in alternating order and prints the median ratio,
+//! `A2A_MOD_BENCH_ONLY=streaming|polled` runs those cases alone. Run any other way
 //! (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
 
 // A bench reports its measurements on stdout.
@@ -287,6 +289,21 @@ fn main() {
         1.min(cases.len()),
         (cadences[0], Some(tasks.div_ceil(workers))),
     );
+    // `A2A_MOD_BENCH_ONLY=streaming` (or `polled`) runs those cases alone.
+    let only = std::env::var("A2A_MOD_BENCH_ONLY").ok();
+    cases.retain(|(_, streams)| match only.as_deref() {
+        Some("streaming") => streams.is_some(),
+        Some("polled") => streams.is_none(),
+        _ => true,
+    });
+    // With another build, `A2A_MOD_BENCH_ROUNDS=N` pairs the two N times, each round in the
+    // other order than the one before (so neither build always runs on a warmer machine), and
+    // prints the median of the ratios.
+    let rounds: usize = std::env::var("A2A_MOD_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     for (interval_s, streams_per_worker) in cases {
         let streaming = streams_per_worker.is_some();
         let base = Size {
@@ -307,17 +324,48 @@ fn main() {
         let b = measure(&rt, &base, BIN);
         let tag = if streaming { " streaming" } else { "" };
         report(&format!("baseline{tag} (1 task)"), &base, &b);
-        let m = measure(&rt, &load, BIN);
+        let mut m = measure(&rt, &load, BIN);
         report(&format!("load{tag}"), &load, &m);
         if let Some(other) = vs.as_deref() {
-            let o = measure(&rt, &load, other);
-            report(&format!("load{tag}, other build"), &load, &o);
-            println!(
-                "  ratio this/other build: cpu {:.3}x, steady cpu {:.3}x, peak rss {:.3}x",
-                m.cpu.as_secs_f64() / o.cpu.as_secs_f64().max(1e-3),
-                m.steady_cpu.as_secs_f64() / o.steady_cpu.as_secs_f64().max(1e-3),
-                m.peak_rss_kib as f64 / o.peak_rss_kib.max(1) as f64,
-            );
+            let mut ratios: Vec<(f64, f64)> = Vec::new();
+            for round in 0..rounds {
+                // Even rounds: this build first (round 0's is the run above); odd: the other.
+                let o = if round % 2 == 0 {
+                    if round > 0 {
+                        m = measure(&rt, &load, BIN);
+                        report(&format!("load{tag}"), &load, &m);
+                    }
+                    measure(&rt, &load, other)
+                } else {
+                    let o = measure(&rt, &load, other);
+                    m = measure(&rt, &load, BIN);
+                    report(&format!("load{tag}"), &load, &m);
+                    o
+                };
+                report(&format!("load{tag}, other build"), &load, &o);
+                let r = (
+                    m.cpu.as_secs_f64() / o.cpu.as_secs_f64().max(1e-3),
+                    m.steady_cpu.as_secs_f64() / o.steady_cpu.as_secs_f64().max(1e-3),
+                );
+                println!(
+                    "  ratio this/other build: cpu {:.3}x, steady cpu {:.3}x, peak rss {:.3}x",
+                    r.0,
+                    r.1,
+                    m.peak_rss_kib as f64 / o.peak_rss_kib.max(1) as f64,
+                );
+                ratios.push(r);
+            }
+            if rounds > 1 {
+                let median = |mut v: Vec<f64>| {
+                    v.sort_by(f64::total_cmp);
+                    v[v.len() / 2]
+                };
+                println!(
+                    "  median over {rounds} rounds, this/other build: cpu {:.3}x, steady cpu {:.3}x",
+                    median(ratios.iter().map(|r| r.0).collect()),
+                    median(ratios.iter().map(|r| r.1).collect()),
+                );
+            }
         }
         println!(
             "  ratio load/baseline: cpu {:.1}x, steady cpu {:.1}x, peak rss {:.2}x",

@@ -255,14 +255,21 @@ impl Keep {
         if v.state.is_live() || v.artifacts.is_empty() {
             return;
         }
-        let (k, worker, id, arts) = (
+        let (k, worker, id, arts, spills) = (
             self.clone(),
             worker.to_string(),
             v.task_id.clone(),
             v.artifacts.clone(),
+            v.spills.clone(),
         );
         let _ = tokio::task::spawn_blocking(move || {
-            crate::results::artifacts::save(&k.ctx, &k.session, &worker, &id, &arts, k.cap)
+            let task = (worker.as_str(), id.as_str());
+            let spilled = |i: usize| {
+                spills
+                    .reader(i)
+                    .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
+            };
+            crate::results::artifacts::save(&k.ctx, &k.session, task, &arts, k.cap, &spilled)
         })
         .await;
     }

@@ -17,7 +17,6 @@ use a2a_mod_core::bounds;
 use a2a_mod_sys::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashSet;
-use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -51,16 +50,21 @@ struct Manifest {
     items: Vec<Kept>,
 }
 
+/// Where the bytes of a spilled file part (`Part::Spilled`, by index) are read from: the
+/// answer's `a2a::Spills`. Copied to their file as they are read, never held whole.
+pub type SpillReader<'a> = &'a dyn Fn(usize) -> Option<Box<dyn std::io::Read + 'a>>;
+
 /// Saves every artifact of `task_id` under its folder, at most `max_bytes` in all (parts past it
 /// are kept as `dropped` entries saying so), and lists them in [`MANIFEST`]. Never fails: what
 /// could not be saved says why in its entry. Empty when there are no artifacts.
+/// A spilled part's bytes are read with `spilled`.
 pub fn save(
     ctx: &Ctx,
     session: &str,
-    worker: &str,
-    task_id: &str,
+    (worker, task_id): (&str, &str),
     artifacts: &[Artifact],
     max_bytes: u64,
+    spilled: SpillReader<'_>,
 ) -> Vec<Kept> {
     if artifacts.is_empty() || !a2a_mod_sys::env::valid_session_id(session) {
         return Vec::new();
@@ -126,6 +130,17 @@ pub fn save(
                     media_type: media_type.clone(),
                     bytes: decode(base64).ok_or_else(|| "its bytes are not base64".to_string()),
                 }),
+                Part::Spilled {
+                    filename,
+                    media_type,
+                    bytes,
+                    index,
+                } => pieces.push(Piece::Spilled {
+                    name: artifact::file_name(filename.as_deref().or(a.name.as_deref()), "file"),
+                    media_type: media_type.clone(),
+                    bytes: *bytes,
+                    index: index.clone(),
+                }),
                 Part::Url {
                     filename: _,
                     media_type,
@@ -148,6 +163,44 @@ pub fn save(
                 dropped: None,
             };
             match piece {
+                Piece::Spilled {
+                    name,
+                    media_type,
+                    bytes,
+                    index,
+                } => {
+                    k.kind = "file".into();
+                    k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
+                    k.bytes = Some(bytes);
+                    let from = index.and_then(|i| {
+                        spilled(i).ok_or_else(|| "its bytes were not kept".to_string())
+                    });
+                    match from {
+                        Err(why) => k.dropped = Some(why),
+                        Ok(_) if used.saturating_add(bytes) > max_bytes => {
+                            k.dropped = Some(format!(
+                                "over the {} per-task cap ([results] max_task_mib)",
+                                mib(max_bytes)
+                            ));
+                        }
+                        Ok(_) if ready.is_err() => {
+                            if let Err(e) = &ready {
+                                k.dropped = Some(format!("cannot be saved: {e:#}"));
+                            }
+                        }
+                        Ok(mut r) => {
+                            let name = artifact::unique_name(&name, &mut taken);
+                            let path = dir.join(&name);
+                            match write_new_from(&path, &mut r) {
+                                Ok(()) => {
+                                    used += bytes;
+                                    k.path = Some(path.display().to_string());
+                                }
+                                Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
+                            }
+                        }
+                    }
+                }
                 Piece::Url { media_type, url } => {
                     k.kind = "url".into();
                     k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
@@ -226,6 +279,13 @@ enum Piece {
         name: String,
         media_type: Option<String>,
         bytes: Result<Vec<u8>, String>,
+    },
+    /// A file part's bytes kept aside while the answer was read, `bytes` long.
+    Spilled {
+        name: String,
+        media_type: Option<String>,
+        bytes: u64,
+        index: Result<usize, String>,
     },
     Url {
         media_type: Option<String>,
@@ -343,7 +403,12 @@ fn own_dir(d: &Path) -> Result<bool> {
 /// Writes `bytes` to `path`, replacing what is there: a new temp file (`O_EXCL | O_NOFOLLOW`,
 /// 0600) in the same folder, renamed over the name. A rename replaces a symlink itself and never
 /// writes through it.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+fn write_new(path: &Path, mut bytes: &[u8]) -> Result<()> {
+    write_new_from(path, &mut bytes)
+}
+
+/// [`write_new`] of what `from` reads, copied as it is read.
+fn write_new_from(path: &Path, from: &mut dyn std::io::Read) -> Result<()> {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -356,8 +421,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::io::copy(from, &mut f).with_context(|| format!("cannot write {}", tmp.display()))?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
             .with_context(|| format!("cannot replace {}", path.display()))?;
@@ -515,7 +579,7 @@ mod tests {
             art("d", vec![Part::Data(serde_json::json!({"a": 1}))]),
             art("d", vec![Part::Data(serde_json::json!({"a": 2}))]),
         ];
-        let kept = save(&ctx, "s1", "fake", "../t", &arts, 1 << 20);
+        let kept = save(&ctx, "s1", ("fake", "../t"), &arts, 1 << 20, &|_| None);
         assert_eq!(kept.len(), 3);
         let td = task_dir(&ctx, "s1", "../t");
         for k in &kept {
@@ -542,7 +606,8 @@ mod tests {
             media_type: None,
             base64: "AAAA".repeat(100),
         };
-        let kept = save(&ctx, "s1", "w", "t", &[art("a", vec![big(1), big(2)])], 400);
+        let arts = [art("a", vec![big(1), big(2)])];
+        let kept = save(&ctx, "s1", ("w", "t"), &arts, 400, &|_| None);
         assert!(kept[0].path.is_some());
         assert!(kept[1].dropped.as_ref().unwrap().contains("per-task cap"));
     }

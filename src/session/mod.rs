@@ -196,13 +196,18 @@ impl Session {
         let artifacts = if v.state.is_live() {
             Vec::new()
         } else {
+            let spilled = |i: usize| {
+                v.spills
+                    .reader(i)
+                    .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
+            };
             crate::results::artifacts::save(
                 &self.ctx,
                 &self.id,
-                worker,
-                &v.task_id,
+                (worker, &v.task_id),
                 &v.artifacts,
                 self.config.results.max_task_bytes(),
+                &spilled,
             )
         };
         let listed = crate::results::artifacts::summary(

@@ -189,6 +189,113 @@ fn every_kind_is_kept_python_v03() {
     every_kind(Kind::PyV03, &[])
 }
 
+/// Answers over the 4 MiB an answer is read whole up to: a 6 MiB (and, where `big`, a 60 MiB)
+/// file part arrives whole (sha256), the text beside it too; with `[results] max_task_mib` under
+/// the part, it is listed as not saved with the reason and the text still arrives. Never a failed
+/// check: the task completes, inside the window or (a debug build reading 80 MB of base64 may
+/// take longer) through the poller and then the `task` command.
+fn large_file_parts(kind: Kind, extra: &[&str], big: bool) {
+    use sha2::Digest as _;
+    let Some(peer) = Peer::start(kind, extra) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let sha = |b: &[u8]| sha2::Sha256::digest(b).to_vec();
+    let sizes: &[usize] = if big {
+        &[6 * 1024, 60 * 1024]
+    } else {
+        &[6 * 1024]
+    };
+    for &kib in sizes {
+        let r = completed(&home, &format!("artifact report {kib}"));
+        assert!(
+            r["text"]
+                .as_str()
+                .unwrap_or("")
+                .contains(&format!("report: {kib} KiB attached")),
+            "{kib} KiB: the text beside the file: {}",
+            r["note"]
+        );
+        let files = saved(&home, &r);
+        let blob = files
+            .iter()
+            .find(|(p, _)| p.ends_with("blob.bin"))
+            .unwrap_or_else(|| panic!("{kib} KiB: no blob.bin saved: {}", r["artifacts"]));
+        assert_eq!(blob.1.len(), kib * 1024, "{kib} KiB");
+        assert_eq!(
+            sha(&blob.1),
+            sha(&file_bytes(kib)),
+            "{kib} KiB: the bytes sent"
+        );
+    }
+    append_config(&home.a2a_home(), "\n[results]\nmax_task_mib = 4\n");
+    let r = completed(&home, "artifact report 6144");
+    assert!(
+        r["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("report: 6144 KiB attached"),
+        "{r}"
+    );
+    let blob = r["artifacts"]
+        .as_array()
+        .and_then(|a| a.iter().find(|k| k["kind"] == "file"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(blob.get("path").is_none(), "{r}");
+    assert_eq!(blob["bytes"], 6 * 1024 * 1024, "{r}");
+    let why = blob["dropped"].as_str().unwrap_or("");
+    assert!(why.contains("over the 4 MiB per-task cap"), "{r}");
+}
+
+/// `send`'s result once the task completed: at once, or after the poller saw it end (then
+/// `task`'s, which reads it again and names its saved files).
+fn completed(home: &TempHome, script: &str) -> Value {
+    let r = send_json(home, "w", script, &["--session", SESSION]);
+    if r["tracked"] != true {
+        assert_eq!(r["state"], "completed", "{script}: {r}");
+        return r;
+    }
+    let id = r["taskId"].as_str().unwrap().to_string();
+    wait_until("the large answer to be read", 3 * WAIT, || {
+        let v: Value = serde_json::from_str(&ok(home, &["tasks", "--json", "--session", SESSION]))
+            .unwrap_or_default();
+        v.as_array().is_some_and(|a| {
+            a.iter()
+                .any(|t| t["task_id"] == id.as_str() && t["state"] == "completed")
+        })
+    });
+    let r = send_task(home, &id);
+    assert_eq!(r["state"], "completed", "{script}: {r}");
+    r
+}
+
+fn send_task(home: &TempHome, id: &str) -> Value {
+    let out = ok(home, &["task", id, "--json", "--session", SESSION]);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn large_file_parts_arrive_fake_streaming() {
+    large_file_parts(Kind::Fake, &["--streaming", "on"], true)
+}
+
+#[test]
+fn large_file_parts_arrive_fake_v03() {
+    large_file_parts(Kind::FakeV03, &[], false)
+}
+
+#[test]
+fn large_file_parts_arrive_python_v1() {
+    large_file_parts(Kind::PyV1, &[], true)
+}
+
+#[test]
+fn large_file_parts_arrive_python_v03() {
+    large_file_parts(Kind::PyV03, &[], false)
+}
+
 /// A single text artifact is the result text, as before artifacts were kept: no list in the note, but the
 /// task command still names its file.
 #[test]

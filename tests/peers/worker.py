@@ -223,12 +223,15 @@ def parse_script(text: str) -> Script:
 
 # `artifact <kind>`, the same artifacts as the embedded fake worker's
 # (crates/fake-worker/src/script.rs `Made`): data, file [KiB], url, chunks, twins, hostile, many N.
-ARTIFACT_KINDS = {"data", "file", "url", "chunks", "twins", "hostile", "many"}
+ARTIFACT_KINDS = {"data", "file", "url", "chunks", "twins", "hostile", "many", "report"}
 CHUNKED_TEXT = ["alpha line\nbeta ", "line\ngamma ", "line\n"]
 
 
 def file_bytes(kib: int) -> bytes:
-    return bytes((i * 31 % 251) for i in range(kib * 1024))
+    # i * 31 % 251 repeats every 251 bytes: built from one period, so 60 MiB takes no time.
+    period = bytes((i * 31 % 251) for i in range(251))
+    n = kib * 1024
+    return (period * (n // 251 + 1))[:n]
 
 
 async def make_artifacts(updater: Any, spec: str) -> None:
@@ -238,6 +241,10 @@ async def make_artifacts(updater: Any, spec: str) -> None:
         await updater.add_artifact([data_part({"rows": 3, "ok": True, "names": ["a", "b", "c"]})], name="stats")
     elif kind == "file":
         kib = int(n) if n.strip() else 1024
+        await updater.add_artifact([bytes_part("blob.bin", octets, file_bytes(kib))], name="blob")
+    elif kind == "report":
+        kib = int(n) if n.strip() else 1024
+        await updater.add_artifact([text_part(f"report: {kib} KiB attached")], name="report")
         await updater.add_artifact([bytes_part("blob.bin", octets, file_bytes(kib))], name="blob")
     elif kind == "url":
         await updater.add_artifact(

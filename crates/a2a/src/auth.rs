@@ -6,7 +6,7 @@
 
 use super::A2aError;
 use super::card::{Card, Untrusted, is_trusted, shown, trusted};
-use super::http::{Budget, Resend, fetch};
+use super::http::{Budget, Resend, Size, fetch};
 use a2a_mod_core::text::one_line;
 use a2a_mod_sys::config::WorkerConfig;
 use a2a_mod_sys::secret::Secret;
@@ -304,7 +304,7 @@ async fn fetch_oauth(
         .basic_auth(client_id, Some(secret.expose()))
         .header(reqwest::header::ACCEPT, "application/json")
         .form(&form);
-    let ans = fetch(req, budget, Resend::IfDropped).await?;
+    let ans = fetch(req, budget, Resend::IfDropped, Size::Whole).await?;
     let body = ans.json();
     if !ans.ok() {
         let why = body

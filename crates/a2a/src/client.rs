@@ -6,7 +6,7 @@
 
 use super::auth::{self, Cred, TokenCache};
 use super::card::{self, Binding, Card, Dialect, Endpoint};
-use super::http::{Answer, Budget, Resend, fetch};
+use super::http::{Answer, Budget, Resend, Size, fetch};
 use super::parts::OutPart;
 use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
@@ -588,7 +588,7 @@ impl Worker {
             req = with_cred(req, c)?;
         }
         loop {
-            let ans = fetch(req, budget, Resend::IfDropped).await?;
+            let ans = fetch(req, budget, Resend::IfDropped, Size::Whole).await?;
             let Some(loc) = ans.redirect() else {
                 return Ok((ans, got));
             };
@@ -695,7 +695,7 @@ impl Worker {
             Op::Send { .. } => Resend::Never,
             Op::Get { .. } | Op::Cancel { .. } => Resend::IfDropped,
         };
-        let ans = fetch(req, budget, resend).await?;
+        let ans = fetch(req, budget, resend, Size::Spill).await?;
         // Not followed (http.rs): the body would have to be sent again, perhaps elsewhere.
         if let Some(loc) = ans.redirect() {
             let to = reqwest::Url::parse(&ep.url)
@@ -725,10 +725,14 @@ impl Worker {
             }
             .into());
         }
-        match ep.binding {
+        let view = match ep.binding {
             Binding::JsonRpc => interpret_jsonrpc(ep, op, ans, id),
             Binding::Rest => interpret_rest(ep, op, ans),
-        }
+        };
+        view.map(|v| TaskView {
+            spills: ans.spills(),
+            ..v
+        })
     }
 }
 

@@ -118,6 +118,9 @@ pub(crate) struct Answer {
     /// The `Location` header, as sent (a redirect's target, relative or not).
     pub location: Option<String>,
     pub body: Vec<u8>,
+    /// An answer over [`MAX_BODY`] to a call that allows it ([`Size::Spill`]): read as a stream,
+    /// its file parts spilled (`spill.rs`), the rest as JSON; `body` is then empty.
+    pub big: Option<(serde_json::Value, super::spill::Spills)>,
 }
 
 impl Answer {
@@ -152,8 +155,28 @@ impl Answer {
         head.starts_with(b"<!doctype html") || head.starts_with(b"<html")
     }
     pub fn json(&self) -> Option<serde_json::Value> {
-        serde_json::from_slice(&self.body).ok()
+        match &self.big {
+            Some((v, _)) => Some(v.clone()),
+            None => serde_json::from_slice(&self.body).ok(),
+        }
     }
+
+    /// The file parts spilled while it was read (none for an answer read whole).
+    pub fn spills(&self) -> super::spill::Spills {
+        self.big
+            .as_ref()
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// What an answer over [`MAX_BODY`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Size {
+    /// An error: cards, tokens, anything that is never that large.
+    Whole,
+    /// Read as a stream, file parts spilled: the answers about a task, which may carry files.
+    Spill,
 }
 
 /// Whether a request may go out a second time when its connection dies under it.
@@ -172,6 +195,7 @@ pub(crate) async fn fetch(
     req: reqwest::RequestBuilder,
     budget: &Budget,
     resend: Resend,
+    size: Size,
 ) -> Result<Answer, A2aError> {
     budget
         .run(async {
@@ -179,16 +203,17 @@ pub(crate) async fn fetch(
                 Resend::IfDropped => req.try_clone(),
                 Resend::Never => None,
             };
-            match (fetch_once(req).await, again) {
+            match (fetch_once(req, size).await, again) {
                 (Err(Fetch::Transport(e)), Some(again)) if dropped(&e) => {
                     tracing::debug!("connection dropped under a request, sending it again: {e}");
-                    fetch_once(again).await
+                    fetch_once(again, size).await
                 }
                 (r, _) => r,
             }
             .map_err(|e| match e {
                 Fetch::Transport(e) => transport_error(&e, budget),
                 Fetch::TooLarge => too_large(),
+                Fetch::Unreadable(why) => A2aError::Protocol(why),
             })
         })
         .await
@@ -197,6 +222,8 @@ pub(crate) async fn fetch(
 enum Fetch {
     Transport(reqwest::Error),
     TooLarge,
+    /// A large answer that could not be read as one (not JSON, its text alone over the bound).
+    Unreadable(String),
 }
 
 /// The connection failed after it was made and before any answer came: what a pooled connection
@@ -206,7 +233,7 @@ fn dropped(e: &reqwest::Error) -> bool {
     e.is_request() && !e.is_connect() && !e.is_timeout()
 }
 
-async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
+async fn fetch_once(req: reqwest::RequestBuilder, size: Size) -> Result<Answer, Fetch> {
     let mut resp = req.send().await.map_err(Fetch::Transport)?;
     let status = resp.status().as_u16();
     let content_type = resp
@@ -225,23 +252,81 @@ async fn fetch_once(req: reqwest::RequestBuilder) -> Result<Answer, Fetch> {
         .get(reqwest::header::LOCATION)
         .and_then(|v| v.to_str().ok())
         .map(String::from);
-    if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-        return Err(Fetch::TooLarge);
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(Fetch::Transport)? {
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(Fetch::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Answer {
+    let mut answer = Answer {
         status,
         content_type,
         retry_after,
         location,
-        body,
-    })
+        body: Vec::new(),
+        big: None,
+    };
+    if size == Size::Whole && resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(Fetch::TooLarge);
+    }
+    while let Some(chunk) = resp.chunk().await.map_err(Fetch::Transport)? {
+        if answer.body.len() + chunk.len() <= MAX_BODY {
+            answer.body.extend_from_slice(&chunk);
+            continue;
+        }
+        if size == Size::Whole {
+            return Err(Fetch::TooLarge);
+        }
+        answer.body.extend_from_slice(&chunk);
+        break;
+    }
+    if answer.body.len() > MAX_BODY {
+        // Only an answer that starts as a JSON object is read on: anything else that large is
+        // not an A2A answer.
+        let first_byte = answer.body.iter().find(|b| !b.is_ascii_whitespace());
+        if first_byte != Some(&b'{') {
+            return Err(Fetch::TooLarge);
+        }
+        let first = std::mem::take(&mut answer.body);
+        answer.big = Some(read_spilling(first, resp).await?);
+    }
+    Ok(answer)
+}
+
+/// The most of a large answer read: the base64 of `spill::MAX_SPILL` of files and the 4 MiB
+/// beside them. Past it the answer is refused, however it goes on.
+const MAX_READ: u64 = super::spill::MAX_SPILL / 3 * 4 + MAX_BODY as u64;
+
+/// The rest of a large answer, read as a stream in a blocking thread (`spill::read`) that the
+/// body's chunks are handed to as they come, at most a few at a time: memory stays bounded. Cut
+/// short (the budget's deadline drops this future), the reader sees the end and stops.
+async fn read_spilling(
+    first: Vec<u8>,
+    mut resp: reqwest::Response,
+) -> Result<(serde_json::Value, super::spill::Spills), Fetch> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(8);
+    let reader = tokio::task::spawn_blocking(move || super::spill::read(rx));
+    let pump = async move {
+        let mut total = first.len() as u64;
+        if tx.send(first.into()).await.is_err() {
+            return Ok(());
+        }
+        while let Some(c) = resp.chunk().await.map_err(Fetch::Transport)? {
+            total += c.len() as u64;
+            if total > MAX_READ {
+                return Err(Fetch::Unreadable(format!(
+                    "answer larger than {} MiB",
+                    MAX_READ >> 20
+                )));
+            }
+            // The reader stopped (the answer is unreadable): its error says why.
+            if tx.send(c).await.is_err() {
+                break;
+            }
+        }
+        Ok(())
+    };
+    let (pumped, read) = tokio::join!(pump, reader);
+    pumped?;
+    match read {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(why)) => Err(Fetch::Unreadable(format!("a large answer: {why}"))),
+        Err(_) => Err(Fetch::Unreadable("a large answer could not be read".into())),
+    }
 }
 
 /// `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP date, as a wait from `now`. A date

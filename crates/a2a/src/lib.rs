@@ -93,6 +93,9 @@ pub struct TaskView {
     /// or waits. Not serialised: file bytes are for the results folder, not for printing.
     #[serde(skip)]
     pub artifacts: Vec<a2a_mod_core::artifact::Artifact>,
+    /// The bytes of file parts too large to keep in memory (`Part::Spilled` names them).
+    #[serde(skip)]
+    pub spills: Spills,
 }
 
 /// The parts of an agent card that `worker show`, the `workers` tool and `doctor` print. Every
@@ -124,6 +127,7 @@ mod card;
 mod client;
 mod http;
 mod parts;
+mod spill;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -131,6 +135,7 @@ mod wire;
 
 pub use client::{Followed, Started, Worker, Workers, http_client};
 pub use parts::OutPart;
+pub use spill::Spills;
 pub use stream::TaskStream;
 
 /// What one GetTask told, as the poll schedule (`core::schedule::after_poll`) reads it; shared by

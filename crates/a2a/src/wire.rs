@@ -341,6 +341,7 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
         text,
         question,
         artifacts: kept,
+        spills: Default::default(),
     })
 }
 
@@ -383,6 +384,7 @@ fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
         text,
         question: None,
         artifacts,
+        spills: Default::default(),
     })
 }
 
@@ -420,11 +422,7 @@ fn part_of(p: &Value) -> Option<Part> {
         let filename = s(f, "name");
         let media_type = s(f, "mimeType").or_else(|| s(f, "mediaType"));
         if let Some(b) = s(f, "bytes").or_else(|| s(f, "fileWithBytes")) {
-            return Some(Part::Bytes {
-                filename,
-                media_type,
-                base64: b,
-            });
+            return Some(bytes_part(filename, media_type, b));
         }
         return s(f, "uri")
             .or_else(|| s(f, "fileWithUri"))
@@ -437,11 +435,7 @@ fn part_of(p: &Value) -> Option<Part> {
     let filename = s(p, "filename").or_else(|| s(p, "name"));
     let media_type = s(p, "mediaType").or_else(|| s(p, "mimeType"));
     if let Some(b) = s(p, "raw") {
-        return Some(Part::Bytes {
-            filename,
-            media_type,
-            base64: b,
-        });
+        return Some(bytes_part(filename, media_type, b));
     }
     if let Some(url) = s(p, "url") {
         return Some(Part::Url {
@@ -451,6 +445,31 @@ fn part_of(p: &Value) -> Option<Part> {
         });
     }
     p.get("data").map(|d| Part::Data(d.clone()))
+}
+
+/// A file part's bytes: base64 as sent, or the spill an answer too large to read whole made of it.
+fn bytes_part(filename: Option<String>, media_type: Option<String>, b64: String) -> Part {
+    match super::spill::spilled(&b64) {
+        Some(sp) => Part::Spilled {
+            filename,
+            media_type,
+            bytes: sp.bytes,
+            index: sp.index,
+        },
+        None => Part::Bytes {
+            filename,
+            media_type,
+            base64: b64,
+        },
+    }
+}
+
+/// A file part's size: the spill's count, else what its base64 decodes to.
+fn bytes_len(b64: &str) -> usize {
+    match super::spill::spilled(b64) {
+        Some(sp) => usize::try_from(sp.bytes).unwrap_or(usize::MAX),
+        None => base64_len(b64),
+    }
 }
 
 fn id_of(v: Option<&Value>) -> Option<String> {
@@ -513,7 +532,7 @@ fn render_part(p: &Value) -> Option<String> {
     // fileWithBytes/fileWithUri.
     if let Some(f) = p.get("file").filter(|f| f.is_object()) {
         let s = |k: &str| f.get(k).and_then(Value::as_str);
-        let size = s("bytes").or_else(|| s("fileWithBytes")).map(base64_len);
+        let size = s("bytes").or_else(|| s("fileWithBytes")).map(bytes_len);
         let uri = s("uri").or_else(|| s("fileWithUri"));
         return Some(file_summary(
             s("name"),
@@ -527,7 +546,7 @@ fn render_part(p: &Value) -> Option<String> {
         return Some(file_summary(
             s("filename"),
             s("mediaType"),
-            Some(base64_len(raw)),
+            Some(bytes_len(raw)),
             None,
         ));
     }

@@ -28,6 +28,14 @@ pub enum Part {
         media_type: Option<String>,
         base64: String,
     },
+    /// File bytes too large to hold: already decoded into a file while the answer was read
+    /// (`a2a::Spills`, by `index`), or why not (over the bound, not base64), with the bytes counted.
+    Spilled {
+        filename: Option<String>,
+        media_type: Option<String>,
+        bytes: u64,
+        index: Result<usize, String>,
+    },
     /// A file by reference: listed, never fetched.
     Url {
         filename: Option<String>,

@@ -63,12 +63,19 @@ pub(crate) enum Script {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Made {
     Data,
-    File { kib: usize },
+    File {
+        kib: usize,
+    },
     Url,
     Chunks,
     Twins,
     Hostile,
     Many(usize),
+    /// `report [KiB]`: a text artifact, then a file part of that many KiB (an answer whose text
+    /// must still arrive beside a large file).
+    Report {
+        kib: usize,
+    },
 }
 
 /// One artifact the fake worker answers with, before the dialect spells it.
@@ -96,7 +103,9 @@ pub(crate) enum FakePart {
 
 /// The bytes of `artifact file N`: N KiB that are not all one value, so a lost or moved chunk shows.
 pub fn file_bytes(kib: usize) -> Vec<u8> {
-    (0..kib * 1024).map(|i| (i * 31 % 251) as u8).collect()
+    // i * 31 % 251 repeats every 251 bytes: built from one period, so 60 MiB is quick in debug.
+    let period: Vec<u8> = (0..251).map(|i| (i * 31 % 251) as u8).collect();
+    period.iter().copied().cycle().take(kib * 1024).collect()
 }
 
 impl Made {
@@ -109,6 +118,8 @@ impl Made {
             ("file", None) => Made::File { kib: 1024 },
             // Up to 64 MiB: a large file part, as a benchmark sends one.
             ("file", Some(Ok(kib))) if kib <= 65_536 => Made::File { kib },
+            ("report", None) => Made::Report { kib: 1024 },
+            ("report", Some(Ok(kib))) if kib <= 65_536 => Made::Report { kib },
             ("url", None) => Made::Url,
             ("chunks", None) => Made::Chunks,
             ("twins", None) => Made::Twins,
@@ -136,6 +147,13 @@ impl Made {
                 }))],
             }],
             Made::File { kib } => vec![file("blob", "blob.bin", &file_bytes(*kib))],
+            Made::Report { kib } => vec![
+                FakeArtifact {
+                    name: "report".into(),
+                    parts: vec![FakePart::Text(format!("report: {kib} KiB attached"))],
+                },
+                file("blob", "blob.bin", &file_bytes(*kib)),
+            ],
             Made::Url => vec![FakeArtifact {
                 name: "chart".into(),
                 parts: vec![FakePart::Url {
