@@ -282,7 +282,9 @@ async fn fetch_once(req: reqwest::RequestBuilder, size: Size) -> Result<Answer, 
             return Err(Fetch::TooLarge);
         }
         let first = std::mem::take(&mut answer.body);
-        answer.big = Some(read_spilling(first, resp).await?);
+        // Boxed: every answer's future would otherwise carry this rare path's state inline, and
+        // the poller spawns one a poll (docs/design.md, "A stream costs its bytes").
+        answer.big = Some(Box::pin(read_spilling(first, resp)).await?);
     }
     Ok(answer)
 }
