@@ -102,7 +102,7 @@ pub fn save(
                 kind: "text",
                 name: ext_or(&base, "txt"),
                 media_type: Some("text/plain".into()),
-                bytes: Ok(text.into_bytes()),
+                bytes: Ok(Body::Held(text.into_bytes())),
             });
         }
         for p in &a.parts {
@@ -117,7 +117,7 @@ pub fn save(
                     name: artifact::with_ext(&base, "json"),
                     media_type: Some("application/json".into()),
                     bytes: serde_json::to_string_pretty(v)
-                        .map(|s| (s + "\n").into_bytes())
+                        .map(|s| Body::Held((s + "\n").into_bytes()))
                         .map_err(|_| "its data is not JSON".to_string()),
                 }),
                 Part::Bytes {
@@ -128,18 +128,23 @@ pub fn save(
                     kind: "file",
                     name: artifact::file_name(filename.as_deref().or(a.name.as_deref()), "file"),
                     media_type: media_type.clone(),
-                    bytes: decode(base64).ok_or_else(|| "its bytes are not base64".to_string()),
+                    bytes: decode(base64)
+                        .map(Body::Held)
+                        .ok_or_else(|| "its bytes are not base64".to_string()),
                 }),
                 Part::Spilled {
                     filename,
                     media_type,
                     bytes,
                     index,
-                } => pieces.push(Piece::Spilled {
+                } => pieces.push(Piece::File {
+                    kind: "file",
                     name: artifact::file_name(filename.as_deref().or(a.name.as_deref()), "file"),
                     media_type: media_type.clone(),
-                    bytes: *bytes,
-                    index: index.clone(),
+                    bytes: Ok(Body::Spilled {
+                        len: *bytes,
+                        index: index.clone(),
+                    }),
                 }),
                 Part::Url {
                     filename: _,
@@ -163,44 +168,6 @@ pub fn save(
                 dropped: None,
             };
             match piece {
-                Piece::Spilled {
-                    name,
-                    media_type,
-                    bytes,
-                    index,
-                } => {
-                    k.kind = "file".into();
-                    k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
-                    k.bytes = Some(bytes);
-                    let from = index.and_then(|i| {
-                        spilled(i).ok_or_else(|| "its bytes were not kept".to_string())
-                    });
-                    match from {
-                        Err(why) => k.dropped = Some(why),
-                        Ok(_) if used.saturating_add(bytes) > max_bytes => {
-                            k.dropped = Some(format!(
-                                "over the {} per-task cap ([results] max_task_mib)",
-                                mib(max_bytes)
-                            ));
-                        }
-                        Ok(_) if ready.is_err() => {
-                            if let Err(e) = &ready {
-                                k.dropped = Some(format!("cannot be saved: {e:#}"));
-                            }
-                        }
-                        Ok(mut r) => {
-                            let name = artifact::unique_name(&name, &mut taken);
-                            let path = dir.join(&name);
-                            match write_new_from(&path, &mut r) {
-                                Ok(()) => {
-                                    used += bytes;
-                                    k.path = Some(path.display().to_string());
-                                }
-                                Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
-                            }
-                        }
-                    }
-                }
                 Piece::Url { media_type, url } => {
                     k.kind = "url".into();
                     k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
@@ -214,29 +181,40 @@ pub fn save(
                 } => {
                     k.kind = kind.into();
                     k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
-                    match bytes {
+                    if let Ok(b) = &bytes {
+                        k.bytes = Some(b.len());
+                    }
+                    let len = k.bytes.unwrap_or(0);
+                    let source = bytes.and_then(|b| match b {
+                        Body::Held(v) => {
+                            Ok(Box::new(std::io::Cursor::new(v)) as Box<dyn std::io::Read + '_>)
+                        }
+                        Body::Spilled { index, .. } => index.and_then(|i| {
+                            spilled(i).ok_or_else(|| "its bytes were not kept".to_string())
+                        }),
+                    });
+                    match source {
                         Err(why) => k.dropped = Some(why),
-                        Ok(b) => {
-                            k.bytes = Some(b.len() as u64);
-                            if used.saturating_add(b.len() as u64) > max_bytes {
-                                k.dropped = Some(format!(
-                                    "over the {} per-task cap ([results] max_task_mib)",
-                                    mib(max_bytes)
-                                ));
-                            } else if let Err(e) = &ready {
-                                k.dropped = Some(format!("cannot be saved: {e:#}"));
-                            } else {
+                        Ok(_) if used.saturating_add(len) > max_bytes => {
+                            k.dropped = Some(format!(
+                                "over the {} per-task cap ([results] max_task_mib)",
+                                mib(max_bytes)
+                            ));
+                        }
+                        Ok(mut from) => match &ready {
+                            Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
+                            Ok(()) => {
                                 let name = artifact::unique_name(&name, &mut taken);
                                 let path = dir.join(&name);
-                                match write_new(&path, &b) {
+                                match write_new_from(&path, &mut from) {
                                     Ok(()) => {
-                                        used += b.len() as u64;
+                                        used += len;
                                         k.path = Some(path.display().to_string());
                                     }
                                     Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
                                 }
                             }
-                        }
+                        },
                     }
                 }
             }
@@ -278,19 +256,31 @@ enum Piece {
         kind: &'static str,
         name: String,
         media_type: Option<String>,
-        bytes: Result<Vec<u8>, String>,
-    },
-    /// A file part's bytes kept aside while the answer was read, `bytes` long.
-    Spilled {
-        name: String,
-        media_type: Option<String>,
-        bytes: u64,
-        index: Result<usize, String>,
+        bytes: Result<Body, String>,
     },
     Url {
         media_type: Option<String>,
         url: String,
     },
+}
+
+/// A file's bytes: in memory, or spilled while the answer was read (`len` counted then; the
+/// index into the answer's spills, or why they were not kept).
+enum Body {
+    Held(Vec<u8>),
+    Spilled {
+        len: u64,
+        index: Result<usize, String>,
+    },
+}
+
+impl Body {
+    fn len(&self) -> u64 {
+        match self {
+            Body::Held(v) => v.len() as u64,
+            Body::Spilled { len, .. } => *len,
+        }
+    }
 }
 
 /// What [`save`] listed for `worker`'s task, read back (the hooks). Empty when nothing was saved
