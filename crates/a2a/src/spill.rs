@@ -25,21 +25,26 @@ const MAX_KEPT: usize = super::http::MAX_BODY;
 /// Nesting past this is not an A2A answer (and would deepen the reader's recursion).
 const MAX_DEPTH: usize = 64;
 
-/// The spilled file parts of one answer. Cheap to clone: the files are shared.
+/// The spilled file parts of one answer. Cheap to clone: the files are shared; none (every
+/// answer under 4 MiB, so every poll's) allocates nothing.
 #[derive(Debug, Clone, Default)]
-pub struct Spills(Arc<Vec<std::fs::File>>);
+pub struct Spills(Option<Arc<Vec<std::fs::File>>>);
 
 impl PartialEq for Spills {
     /// The same answer's spills (none are equal to none).
     fn eq(&self, other: &Spills) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || (self.0.is_empty() && other.0.is_empty())
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
     }
 }
 
 impl Spills {
     /// The decoded bytes of spilled part `index`, from the start.
     pub fn reader(&self, index: usize) -> Option<impl Read + '_> {
-        let file = self.0.get(index)?;
+        let file = self.0.as_ref()?.get(index)?;
         Some(At { file, pos: 0 })
     }
 }
@@ -116,7 +121,8 @@ pub(crate) fn read(
     reader
         .consume_trailing_whitespace()
         .map_err(|e| format!("not JSON after the answer: {e}"))?;
-    Ok((v, Spills(Arc::new(t.files))))
+    let spills = (!t.files.is_empty()).then(|| Arc::new(t.files));
+    Ok((v, Spills(spills)))
 }
 
 /// The body's chunks as a blocking reader; the sender's end (the body read, or its deadline) is
