@@ -265,7 +265,8 @@ fn poller_on(
     let u = measured(cmd, &home.join("poller.out"));
     let row = store.find(&view.task_id).ok().flatten();
     let state = row.as_ref().map_or(TaskState::Unknown, |t| t.state);
-    (u, row.and_then(|t| t.result), state)
+    let result = row.and_then(|t| a2a_mod::testing::whole_result(&ctx, &session, &t));
+    (u, result, state)
 }
 
 fn token_background(bin: &str, rt: &tokio::runtime::Runtime, s: &Sizes, build: &str) {

@@ -23,6 +23,7 @@ mod wake;
 pub mod testing {
     pub use crate::claude::statusline_input::WireStatuslineInput;
     pub use crate::poller::{is_running, lock_path};
+    pub use crate::results::note::whole_result;
     pub use crate::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use crate::statusline::{Env, HotConfig, line_for};
     pub use a2a_mod_a2a::{Worker, http_client};

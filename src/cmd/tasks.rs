@@ -84,6 +84,10 @@ fn list(ctx: &a2a_mod_sys::env::Ctx, a: TasksArgs) -> Result<()> {
         }
     }
     if a.json {
+        // The listing's result is the whole, as before the store kept only a long one's head.
+        for (s, t) in &mut rows {
+            t.result = crate::results::note::whole_result(ctx, s, t);
+        }
         let listed: Vec<Listed<'_>> = rows
             .iter()
             .map(|(s, t)| Listed {

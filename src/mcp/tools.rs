@@ -431,8 +431,8 @@ fn list_tasks(session: &Session, all: Vec<TaskRecord>, now: i64) -> TasksOut {
             Standing::Ended => ended += 1,
         }
         let note = (!t.is_live() && t.delivered_ms.is_none()).then(|| {
-            let (f, whole) = (note::facts(t), note::Whole::AtTheTaskTool);
-            note::note(&session.ctx, &session.id, f, LISTED_RESULT_CHARS, whole)
+            let whole = note::Whole::AtTheTaskTool;
+            note::of_record(&session.ctx, &session.id, t, LISTED_RESULT_CHARS, whole)
         });
         if note.is_some() {
             told.push(t.key());

@@ -42,7 +42,8 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let Some(mut lock) = a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
         return Ok(());
     };
-    let store = Store::open(&paths.db)?;
+    let keep_whole = crate::results::overflow::keeper(&ctx, &session_id);
+    let store = Store::open(&paths.db)?.keep_long_results(keep_whole);
     store.meta_set("poller_pid", &std::process::id().to_string())?;
     tracing::info!("poller of session {session_id} started");
     let mut config = Loaded::load(&ctx.config_path(), None);

@@ -22,6 +22,18 @@ pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
     }
 }
 
+/// A stored task's result whole: the row's, or the file the store saved it in when the row holds
+/// its head (`TaskRecord::result_chars`); the head if that file is gone (pruned).
+pub fn whole_result(ctx: &Ctx, session: &str, t: &TaskRecord) -> Option<String> {
+    if t.result_chars.is_none() {
+        return t.result.clone();
+    }
+    let path = super::overflow::saved_path(ctx, session, (&t.worker, &t.task_id), Saved::Result);
+    std::fs::read_to_string(path)
+        .ok()
+        .or_else(|| t.result.clone())
+}
+
 /// What a note says of worker text longer than it shows.
 pub enum Whole<'a> {
     /// Saved whole under the state folder, the note saying where; when it cannot be saved,
@@ -34,10 +46,25 @@ pub enum Whole<'a> {
 }
 
 /// One task's note, its result and question cut to `limit` characters each.
-pub fn note(
+pub fn note(ctx: &Ctx, session: &str, f: TaskFacts<'_>, limit: usize, whole: Whole<'_>) -> String {
+    note_with(ctx, session, (f, None), limit, whole)
+}
+
+/// [`note`] of a stored task, whose result may be the head of one the store saved whole.
+pub fn of_record(
     ctx: &Ctx,
     session: &str,
-    mut f: TaskFacts<'_>,
+    t: &TaskRecord,
+    limit: usize,
+    whole: Whole<'_>,
+) -> String {
+    note_with(ctx, session, (facts(t), t.result_chars), limit, whole)
+}
+
+fn note_with(
+    ctx: &Ctx,
+    session: &str,
+    (mut f, saved_chars): (TaskFacts<'_>, Option<u64>),
     limit: usize,
     whole: Whole<'_>,
 ) -> String {
@@ -47,12 +74,14 @@ pub fn note(
         Whole::Saved { otherwise } => {
             let task = (f.worker, f.task_id);
             if let Some(text) = text {
+                let text = (text, saved_chars);
                 let (kept, more) =
                     bound_result(ctx, session, task, Saved::Result, text, limit, otherwise);
                 f.text = Some(kept);
                 extra.push_str(&more);
             }
             if let Some(q) = question {
+                let q = (q, None);
                 let (kept, more) =
                     bound_result(ctx, session, task, Saved::Question, q, limit, otherwise);
                 f.question = Some(kept);
@@ -62,6 +91,7 @@ pub fn note(
         Whole::AtTheTaskTool => {
             if let Some(text) = text {
                 let (kept, cut) = fence::bound(text, limit);
+                let cut = super::overflow::more_chars(kept, cut, saved_chars);
                 f.text = Some(kept);
                 if cut > 0 {
                     extra = format!(

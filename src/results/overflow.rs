@@ -16,16 +16,19 @@ pub enum Saved {
 
 /// `text` cut to `max` chars for Claude, and what to append when it was cut: where the whole
 /// is saved, or (when it cannot be) `otherwise`'s words. Nothing to append when it fits.
+/// `saved_chars`: `text` is the head of a result the store already saved whole
+/// ([`keeper`]), this many characters long.
 pub fn bound_result<'a>(
     ctx: &Ctx,
     session: &str,
-    (worker, task_id): (&str, &str),
+    task: (&str, &str),
     kind: Saved,
-    text: &'a str,
+    (text, saved_chars): (&'a str, Option<u64>),
     max: usize,
     otherwise: impl FnOnce(anyhow::Error) -> String,
 ) -> (&'a str, String) {
     let (kept, cut) = fence::bound(text, max);
+    let cut = more_chars(kept, cut, saved_chars);
     if cut == 0 {
         return (kept, String::new());
     }
@@ -33,7 +36,18 @@ pub fn bound_result<'a>(
         Saved::Result => "result",
         Saved::Question => "question",
     };
-    let where_ = match save_full_result(ctx, session, worker, task_id, kind, text) {
+    let saved = match saved_chars {
+        None => save_full_result(ctx, session, task.0, task.1, kind, text),
+        Some(_) => {
+            let path = saved_path(ctx, session, task, kind);
+            if path.is_file() {
+                Ok(path)
+            } else {
+                Err(anyhow::anyhow!("\"{}\" is gone", path.display()))
+            }
+        }
+    };
+    let where_ = match saved {
         Ok(p) => format!(
             "the whole {what} is in \"{}\" (read it with the Read tool)",
             p.display()
@@ -46,15 +60,22 @@ pub fn bound_result<'a>(
     )
 }
 
-/// Saves a whole result that was too long to show, under `state/results/<session>/`.
-pub fn save_full_result(
+/// How many characters of a text are not in `kept`: the `cut` from its head, or, when the
+/// head is all a row holds of a text `saved_chars` long, the rest of that.
+pub fn more_chars(kept: &str, cut: usize, saved_chars: Option<u64>) -> u64 {
+    match saved_chars {
+        Some(total) => total.saturating_sub(kept.chars().count() as u64),
+        None => cut as u64,
+    }
+}
+
+/// Where the whole of a task's too-long text is saved.
+pub fn saved_path(
     ctx: &Ctx,
     session: &str,
-    worker: &str,
-    task_id: &str,
+    (worker, task_id): (&str, &str),
     kind: Saved,
-    text: &str,
-) -> Result<std::path::PathBuf> {
+) -> std::path::PathBuf {
     let safe: String = format!("{worker}-{task_id}")
         .chars()
         .map(|c| {
@@ -66,10 +87,37 @@ pub fn save_full_result(
         })
         .take(120)
         .collect();
-    let path = crate::results::artifacts::ready_session_dir(ctx, session)?.join(match kind {
+    crate::results::artifacts::session_dir(ctx, session).join(match kind {
         Saved::Result => format!("{safe}.txt"),
         Saved::Question => format!("{safe}-question.txt"),
-    });
-    a2a_mod_sys::fsx::write_atomic(&path, fence::clean_multiline(text).as_bytes(), Some(0o600))?;
+    })
+}
+
+/// Saves a whole result that was too long to show, under `state/results/<session>/`. A file
+/// that already holds these very bytes is kept as it is: the store saved it when it recorded
+/// the result ([`keeper`]), and the tool result that follows names the same file.
+pub fn save_full_result(
+    ctx: &Ctx,
+    session: &str,
+    worker: &str,
+    task_id: &str,
+    kind: Saved,
+    text: &str,
+) -> Result<std::path::PathBuf> {
+    crate::results::artifacts::ready_session_dir(ctx, session)?;
+    let path = saved_path(ctx, session, (worker, task_id), kind);
+    let clean = fence::clean_multiline(text);
+    if !a2a_mod_sys::fsx::holds(&path, clean.as_bytes()) {
+        a2a_mod_sys::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
+    }
     Ok(path)
+}
+
+/// The store's keeper of results longer than a row holds (`a2a_mod_store::KeepWhole`): each is
+/// saved whole where the notes point, once, when it is recorded.
+pub fn keeper(ctx: &Ctx, session: &str) -> Box<a2a_mod_store::KeepWhole> {
+    let (ctx, session) = (ctx.clone(), session.to_string());
+    Box::new(move |(worker, task_id), text| {
+        save_full_result(&ctx, &session, worker, task_id, Saved::Result, text).map(drop)
+    })
 }

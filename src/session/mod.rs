@@ -126,7 +126,8 @@ impl Session {
 
     /// [`Session::open`] for a session already located (links followed once, by the caller).
     pub fn open_at(ctx: &Ctx, config: Config, paths: SessionPaths) -> Result<Session> {
-        let store = Store::open(&paths.db)?;
+        let keep = crate::results::overflow::keeper(ctx, &paths.owner);
+        let store = Store::open(&paths.db)?.keep_long_results(keep);
         Ok(Session {
             ctx: ctx.clone(),
             config,

@@ -73,5 +73,5 @@ fn note_within(ctx: &Ctx, session: &str, t: &TaskRecord, allow: usize) -> String
         )
     };
     let whole = note::Whole::Saved { otherwise: &whole };
-    note::note(ctx, session, note::facts(t), allow, whole)
+    note::of_record(ctx, session, t, allow, whole)
 }

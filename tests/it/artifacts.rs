@@ -379,6 +379,74 @@ fn send_tracked(home: &TempHome, script: &str) -> String {
     r["taskId"].as_str().unwrap().to_string()
 }
 
+/// The path a note gives for the whole of a result it cut, and how many characters it says it cut.
+#[track_caller]
+fn cut_result(note: &str) -> (PathBuf, u64) {
+    let (before, after) = note
+        .split_once(" more characters of the result not shown; the whole result is in \"")
+        .unwrap_or_else(|| panic!("no cut: {note}"));
+    let cut = before.rsplit('[').next().unwrap().parse().unwrap();
+    (after.split('"').next().unwrap().into(), cut)
+}
+
+/// The store's row of the session's only task: its result (the head) and how long the whole is;
+/// and the result `tasks --json` lists (the whole, as before rows kept heads).
+fn stored_result(home: &TempHome) -> (String, Option<u64>, String) {
+    let ctx = a2a_mod::testing::Ctx::at(&home.a2a_home());
+    let db = a2a_mod::testing::session::db_path(&ctx, SESSION);
+    let rows = a2a_mod::testing::Reader::open(&db)
+        .unwrap()
+        .unwrap()
+        .all()
+        .unwrap();
+    let out = ok(home, &["tasks", "--session", SESSION, "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let listed = v[0]["result"].as_str().unwrap().to_string();
+    let t = &rows[0];
+    (t.result.clone().unwrap(), t.result_chars, listed)
+}
+
+/// A result longer than a row keeps is saved whole once, where every note points: the tool result
+/// of a task that ended inline, the hidden context of one that ended in the background. The row
+/// holds only the head, so a multi-MiB answer is not written into SQLite (benches/big_results.rs
+/// measures the bytes).
+#[test]
+fn a_long_result_is_saved_whole_once_and_the_store_keeps_its_head() {
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on"]) else {
+        return;
+    };
+    let (bytes, script) = (200_000u64, "tokens 200000 64");
+    let whole = a2a_mod::testing::token_text(bytes as usize, 64);
+    let head = |home: &TempHome| {
+        let (result, chars, listed) = stored_result(home);
+        assert_eq!(result.chars().count(), 16_000);
+        assert!(whole.starts_with(&result));
+        assert_eq!(chars, Some(bytes));
+        assert_eq!(listed, whole);
+    };
+
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let r = send(&home, script);
+    let (path, cut) = cut_result(r["note"].as_str().unwrap());
+    assert_eq!(cut, bytes - 16_000, "the tool result shows 16,000");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), whole);
+    assert_eq!(mode(&path), 0o600);
+    head(&home);
+
+    let home = background_home(&peer);
+    send_tracked(&home, script);
+    let mut ctx = None;
+    wait_until("the hook's context", WAIT, || {
+        ctx = hook_context(&home, SESSION);
+        ctx.is_some()
+    });
+    let (path, cut) = cut_result(ctx.as_deref().unwrap());
+    assert_eq!(cut, bytes - 4_000, "the hidden context shows 4,000");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), whole);
+    head(&home);
+}
+
 /// The hidden context names every artifact of a task that ended in the background, with a path
 /// that exists and holds the worker's bytes.
 #[test]

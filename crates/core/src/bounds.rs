@@ -8,6 +8,10 @@
 
 /// Longest worker text (result or question) in one tool result; the rest is saved to a file.
 pub const TOOL_TEXT_CHARS: usize = 16_000;
+/// Longest result a session's store holds in its row: the most any note shows of it. A longer
+/// one is saved whole to a file once, where the notes point, so a multi-MiB answer is not
+/// written into SQLite (twice, with the WAL) and again with every later change to its row.
+pub const STORED_TEXT_CHARS: usize = TOOL_TEXT_CHARS;
 /// Longest worker text per task in the hidden context of a hook.
 pub const CONTEXT_TEXT_CHARS: usize = 4_000;
 /// All of one hook's hidden context, header and every task's note: under Claude Code's

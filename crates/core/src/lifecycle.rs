@@ -34,6 +34,10 @@ pub struct Life {
     pub state: TaskState,
     pub context_id: Option<String>,
     pub result: Option<String>,
+    /// Set when `result` holds only the head of a longer text (the store keeps at most
+    /// [`crate::bounds::STORED_TEXT_CHARS`] of it): how many characters the whole has. The whole
+    /// is then saved as a file by whoever wrote the row; `None` for a text held whole.
+    pub result_chars: Option<u64>,
     pub question: Option<String>,
     pub updated_ms: i64,
     /// Set when tracking ends; the task is *live* (the poller owns it) until then.
@@ -161,6 +165,7 @@ pub fn apply(before: Option<&Life>, event: Event<'_>, now: i64) -> Option<Life> 
             .map(str::to_string)
             .or_else(|| before.and_then(|b| b.context_id.clone())),
         result: t.result.map(str::to_string),
+        result_chars: None,
         question: t.question.map(str::to_string),
         updated_ms: now,
         ended_ms: ended,
@@ -209,7 +214,9 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
         }
         Event::Seen { seen, next_poll_ms } => {
             n.state = seen.state;
-            n.result = seen.text.map(str::to_string).or(n.result);
+            if let Some(text) = seen.text {
+                (n.result, n.result_chars) = (Some(text.to_string()), None);
+            }
             n.question = seen.question.map(str::to_string);
             (n.failed_polls, n.last_error, n.held_until_ms) = (0, None, None);
             if seen.state.is_live() {
@@ -289,7 +296,9 @@ impl Life {
     /// keeps the one already known; the question is always the latest.
     fn take_told(&mut self, u: &PollUpdate) {
         self.state = u.state;
-        self.result = u.text.clone().or(self.result.take());
+        if let Some(text) = &u.text {
+            (self.result, self.result_chars) = (Some(text.clone()), None);
+        }
         self.question = u.question.clone();
         self.context_id = u.context_id.clone().or(self.context_id.take());
     }

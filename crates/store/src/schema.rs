@@ -49,4 +49,7 @@ pub const MIGRATIONS: &[&str] = &[
     // it read when the poll went out, and writes it only if the row is still that one (else it
     // reads it again), so the common case is one statement, as before the state machine.
     "ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 0;",
+    // 6: a result longer than a row keeps (`core::lifecycle::Life::result_chars`): the row holds
+    // its head and this many characters in all, the whole saved as a file by the store's keeper.
+    "ALTER TABLE tasks ADD COLUMN result_chars INTEGER;",
 ];

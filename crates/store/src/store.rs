@@ -77,6 +77,8 @@ pub struct TaskRecord {
     pub failed_polls: u32,
     pub last_error: Option<String>,
     pub result: Option<String>,
+    /// [`Life::result_chars`]: set when `result` is the head of a text saved whole elsewhere.
+    pub result_chars: Option<u64>,
     pub question: Option<String>,
     pub announced_ms: Option<i64>,
     pub delivered_ms: Option<i64>,
@@ -101,6 +103,7 @@ impl TaskRecord {
             state: self.state,
             context_id: self.context_id.clone(),
             result: self.result.clone(),
+            result_chars: self.result_chars,
             question: self.question.clone(),
             updated_ms: self.updated_ms,
             ended_ms: self.ended_ms,
@@ -157,6 +160,35 @@ pub struct Store {
     // whose `Drop` re-stamps the snapshot after the close; see `impl Drop for Store`.
     reader: Reader,
     publisher: Publisher,
+    keep: Option<Box<KeepWhole>>,
+}
+
+/// Saves a task's result whole when it is longer than a row keeps
+/// ([`a2a_mod_core::bounds::STORED_TEXT_CHARS`]); the row then holds its head and its length.
+/// The binary sets it ([`Store::keep_long_results`]): the file's home is the results folder,
+/// which is not the store's.
+pub type KeepWhole = dyn Fn((&str, &str), &str) -> Result<()> + Send + Sync;
+
+/// A result longer than a row keeps, saved whole by `keep` and cut to its head in `life`. Without
+/// a keeper, or when the keeper fails, the row holds it whole: a result is never lost.
+fn cut_long_result(keep: Option<&KeepWhole>, (worker, task_id): (&str, &str), life: &mut Life) {
+    let (Some(keep), Some(text), None) = (keep, life.result.as_deref(), life.result_chars) else {
+        return;
+    };
+    let (head, cut) = a2a_mod_core::fence::bound(text, a2a_mod_core::bounds::STORED_TEXT_CHARS);
+    if cut == 0 {
+        return;
+    }
+    match keep((worker, task_id), text) {
+        Ok(()) => {
+            let total = (head.chars().count() + cut) as u64;
+            life.result = Some(head.to_string());
+            life.result_chars = Some(total);
+        }
+        Err(e) => {
+            tracing::warn!("{worker} task {task_id}: the result stays whole in the store: {e:#}")
+        }
+    }
 }
 
 impl std::ops::Deref for Store {
@@ -211,7 +243,7 @@ impl Drop for Publisher {
 
 const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
     ended_ms, end_reason, tracked, next_poll_ms, failed_polls, last_error, result, question, \
-    announced_ms, delivered_ms, held_until_ms, stream_lease_ms, version";
+    announced_ms, delivered_ms, held_until_ms, stream_lease_ms, version, result_chars";
 
 /// A text column read lossily: it may hold bytes that are not UTF-8 if a file was tampered with,
 /// and that must not fail the whole render.
@@ -262,7 +294,14 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         held_until_ms: r.get(18)?,
         stream_lease_ms: r.get(19)?,
         version: r.get(20)?,
+        result_chars: chars(r.get(21)?),
     })
+}
+
+/// A character count as stored: SQLite has no unsigned integers, and a tampered file may hold
+/// anything.
+fn chars(v: Option<i64>) -> Option<u64> {
+    v.and_then(|n| u64::try_from(n).ok())
 }
 
 /// How many tasks the poller owns: one indexed count, no rows read.
@@ -404,7 +443,7 @@ fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Re
             "UPDATE tasks SET state = ?3, context_id = ?4, result = ?5, question = ?6,
             updated_ms = ?7, ended_ms = ?8, end_reason = ?9, tracked = ?10, next_poll_ms = ?11,
             held_until_ms = ?12, stream_lease_ms = ?13, failed_polls = ?14, last_error = ?15,
-            announced_ms = ?16, delivered_ms = ?17, version = version + 1
+            announced_ms = ?16, delivered_ms = ?17, result_chars = ?18, version = version + 1
          WHERE seq = ?1 AND version = ?2",
         )?
         .execute(params![
@@ -425,6 +464,7 @@ fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Re
             t.last_error,
             t.announced_ms,
             t.delivered_ms,
+            t.result_chars.map(|n| n as i64),
         ])?;
     Ok(n == 1)
 }
@@ -442,15 +482,16 @@ enum Applied {
 /// One event for one task read at `row` (its seq and version), inside the caller's write
 /// transaction.
 fn transition(
-    c: &Connection,
-    row: (i64, i64),
+    (c, keep): (&Connection, Option<&KeepWhole>),
+    (key, row): ((&str, &str), (i64, i64)),
     before: &Life,
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Applied> {
-    let Some(after) = lifecycle::apply(Some(before), event, now) else {
+    let Some(mut after) = lifecycle::apply(Some(before), event, now) else {
         return Ok(Applied::No);
     };
+    cut_long_result(keep, key, &mut after);
     Ok(match persist(c, row, &after)? {
         true => Applied::Yes(after.wakes_waiters(Some(before))),
         false => Applied::Stale,
@@ -462,14 +503,15 @@ fn transition(
 /// the waiters. A row read before the transaction may have changed since: written only if not,
 /// else (and whenever the old row says the event does not apply) read again and decided afresh.
 fn transition_row(
-    c: &Connection,
+    (c, keep): (&Connection, Option<&KeepWhole>),
     t: &TaskRecord,
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Option<bool>> {
-    match transition(c, (t.seq, t.version), &t.life(), event, now)? {
+    let key = (t.worker.as_str(), t.task_id.as_str());
+    match transition((c, keep), (key, (t.seq, t.version)), &t.life(), event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
-        Applied::No | Applied::Stale => transition_key(c, &t.key(), event, now),
+        Applied::No | Applied::Stale => transition_key((c, keep), &t.key(), event, now),
     }
 }
 
@@ -479,7 +521,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, 
     c.prepare_cached(
         "SELECT seq, state, context_id, result, question, updated_ms, ended_ms, end_reason,
             next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, announced_ms,
-            delivered_ms, version
+            delivered_ms, version, result_chars
          FROM tasks WHERE worker = ?1 AND task_id = ?2",
     )?
     .query_row(params![key.worker, key.task_id], |r| {
@@ -490,6 +532,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, 
             state: TaskState::parse(&text(1)?.unwrap_or_default()),
             context_id: text(2)?,
             result: text(3)?,
+            result_chars: chars(r.get(16)?),
             question: text(4)?,
             updated_ms: r.get(5)?,
             ended_ms: r.get(6)?,
@@ -509,7 +552,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, 
 
 /// [`transition_row`] for a task by its key.
 fn transition_key(
-    c: &Connection,
+    (c, keep): (&Connection, Option<&KeepWhole>),
     key: &TaskKey,
     event: Event<'_>,
     now: i64,
@@ -518,7 +561,8 @@ fn transition_key(
         return Ok(None);
     };
     // Read in this transaction: never stale.
-    match transition(c, row, &before, event, now)? {
+    let k = (key.worker.as_str(), key.task_id.as_str());
+    match transition((c, keep), (k, row), &before, event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
         Applied::No | Applied::Stale => Ok(None),
     }
@@ -806,6 +850,7 @@ impl Store {
                 lock: PublishLock::open(path),
                 closing: None,
             },
+            keep: None,
         };
         store
             .migrate()
@@ -834,6 +879,16 @@ impl Store {
             }
         }
         p.lock.unlock();
+    }
+
+    /// Long results go to `keep` and the rows hold their heads (see [`KeepWhole`]).
+    pub fn keep_long_results(mut self, keep: Box<KeepWhole>) -> Store {
+        self.keep = Some(keep);
+        self
+    }
+
+    fn keep(&self) -> Option<&KeepWhole> {
+        self.keep.as_deref()
     }
 
     fn migrate(&self) -> Result<()> {
@@ -901,7 +956,7 @@ impl Store {
     /// One event for one task (`lifecycle::Event`), in one write transaction: whether it
     /// applied. The writes below are this for their own events, or for many tasks at once.
     pub fn transition(&self, key: &TaskKey, event: Event<'_>, now: i64) -> Result<bool> {
-        let applied = self.write(|c| transition_key(c, key, event, now))?;
+        let applied = self.write(|c| transition_key((c, self.keep()), key, event, now))?;
         if applied == Some(true) {
             self.ended();
         }
@@ -914,17 +969,20 @@ impl Store {
         let key = TaskKey::new(t.worker, t.task_id);
         let wakes = self.write(|c| {
             if let Some((row, before)) = select_life(c, &key)? {
-                let applied = transition(c, row, &before, Event::Sent(t), now)?;
+                let k = (t.worker, t.task_id);
+                let applied = transition((c, self.keep()), (k, row), &before, Event::Sent(t), now)?;
                 return Ok(matches!(applied, Applied::Yes(true)));
             }
-            let Some(n) = lifecycle::apply(None, Event::Sent(t), now) else {
+            let Some(mut n) = lifecycle::apply(None, Event::Sent(t), now) else {
                 return Ok(false);
             };
+            cut_long_result(self.keep(), (t.worker, t.task_id), &mut n);
             c.execute(
                 "INSERT INTO tasks (worker, task_id, message, started_ms, state, context_id,
                     result, question, updated_ms, ended_ms, end_reason, tracked, next_poll_ms,
-                    held_until_ms, announced_ms, delivered_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    held_until_ms, announced_ms, delivered_ms, result_chars)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17)",
                 params![
                     t.worker,
                     t.task_id,
@@ -942,6 +1000,7 @@ impl Store {
                     n.held_until_ms,
                     n.announced_ms,
                     n.delivered_ms,
+                    n.result_chars.map(|n| n as i64),
                 ],
             )?;
             Ok(n.wakes_waiters(None))
@@ -990,14 +1049,15 @@ impl Store {
             // Events first: a streamed ending in hand beats the sixth failed poll (or a "not
             // found") of the same pass; the polls then find the task ended and change nothing.
             for (key, u) in events {
-                wakes |= transition_key(c, key, Event::Streamed(u), now)? == Some(true);
+                wakes |=
+                    transition_key((c, self.keep()), key, Event::Streamed(u), now)? == Some(true);
             }
             for (t, update) in polls {
                 let event = Event::Polled {
                     update,
                     told: false,
                 };
-                wakes |= transition_row(c, t, event, now)? == Some(true);
+                wakes |= transition_row((c, self.keep()), t, event, now)? == Some(true);
             }
             Ok(wakes)
         })?;
@@ -1097,7 +1157,7 @@ impl Store {
                 if !rows.is_empty() {
                     deliver(&rows).map_err(ClaimError::Deliver)?;
                     for t in &rows {
-                        transition_row(c, t, event, now)?;
+                        transition_row((c, self.keep()), t, event, now)?;
                     }
                 }
                 Ok(rows)
@@ -1123,7 +1183,7 @@ impl Store {
     ) -> Result<()> {
         self.write(|c| {
             for key in tasks {
-                transition_key(c, key, Event::Told, now)?;
+                transition_key((c, self.keep()), key, Event::Told, now)?;
             }
             Ok(())
         })
@@ -1134,7 +1194,7 @@ impl Store {
         let n = self.write(|c| {
             let live = select(c, "WHERE worker = ?1 AND ended_ms IS NULL", [worker])?;
             for t in &live {
-                transition_row(c, t, Event::Removed, now)?;
+                transition_row((c, self.keep()), t, Event::Removed, now)?;
             }
             Ok(live.len())
         })?;
@@ -1235,6 +1295,56 @@ mod tests {
         )
         .unwrap();
         assert_eq!(row(&s, "t1").ended_ms, Some(20));
+    }
+
+    /// A result longer than a row keeps goes to the keeper once and the row holds its head and
+    /// its length, through later changes too; a keeper that fails, or none, leaves it whole.
+    #[test]
+    fn a_long_result_is_kept_whole_by_the_keeper_and_its_head_by_the_row() {
+        use std::sync::{Arc, Mutex};
+        let max = a2a_mod_core::bounds::STORED_TEXT_CHARS;
+        let long: String = "é".repeat(max + 5);
+        let dir = tempfile::tempdir().unwrap();
+        let kept: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+        let into = kept.clone();
+        let s = Store::open(&dir.path().join("s.db"))
+            .unwrap()
+            .keep_long_results(Box::new(move |(_, task_id), text| {
+                if task_id == "refused" {
+                    anyhow::bail!("disk full");
+                }
+                into.lock()
+                    .unwrap()
+                    .push((task_id.to_string(), text.chars().count()));
+                Ok(())
+            }));
+        let mut done = upd(TaskState::Completed, Some(EndReason::State));
+        done.text = Some(long.clone());
+        for id in ["t1", "refused"] {
+            s.record_sent(&sent("fake", id, TaskState::Working), 0)
+                .unwrap();
+            s.apply_poll(&k(id), &done, false, 10).unwrap();
+            assert_eq!(s.claim_unannounced(20).unwrap().len(), 1);
+        }
+        let t = row(&s, "t1");
+        assert_eq!(t.result.as_deref().map(|r| r.chars().count()), Some(max));
+        assert_eq!(t.result_chars, Some((max + 5) as u64));
+        assert_eq!(t.announced_ms, Some(20), "a later change keeps the head");
+        assert_eq!(*kept.lock().unwrap(), [("t1".to_string(), max + 5)]);
+        let refused = row(&s, "refused");
+        assert_eq!(
+            (refused.result, refused.result_chars),
+            (Some(long.clone()), None)
+        );
+
+        // A send that ends at once is cut the same way; a store without a keeper keeps it whole.
+        let mut at_once = sent("fake", "t2", TaskState::Completed);
+        at_once.result = Some(&long);
+        s.record_sent(&at_once, 30).unwrap();
+        assert_eq!(row(&s, "t2").result_chars, Some((max + 5) as u64));
+        let plain = Store::open(&dir.path().join("plain.db")).unwrap();
+        plain.record_sent(&at_once, 30).unwrap();
+        assert_eq!(row(&plain, "t2").result, Some(long));
     }
 
     /// A delivery that fails comes out as `ClaimError::Deliver` (the monitor's "stdout gone"),
