@@ -27,11 +27,17 @@ fn is_stop_wake(r: &Recorded) -> bool {
 }
 
 /// The Stop hook's reason as the model got it: Claude Code sends it twice (a user message after
-/// "Stop hook feedback:" and a system message); this is the first.
+/// "Stop hook feedback:" and a system message; the Agent SDK's bundled 2.1.327 appends it once
+/// more after "Stop hook blocking error from command: …:"); this is the first.
 fn feedback(r: &Recorded) -> String {
     let text = r.new_text();
     text.split_once(FEEDBACK)
-        .map(|(_, rest)| rest.split("</system-reminder>").next().unwrap_or(rest))
+        .map(|(_, rest)| {
+            let rest = rest.split("</system-reminder>").next().unwrap_or(rest);
+            rest.split("Stop hook blocking error from command")
+                .next()
+                .unwrap_or(rest)
+        })
         .unwrap_or_default()
         .trim()
         .to_owned()
@@ -93,7 +99,7 @@ impl Run {
     fn answer(&self, how: Headless) -> String {
         match how {
             Headless::Text => self.run.stdout.trim().to_owned(),
-            Headless::StreamJson => self
+            Headless::StreamJson | Headless::AgentSdk => self
                 .run
                 .result_event()
                 .and_then(|e| e["result"].as_str().map(str::to_owned))
@@ -196,7 +202,26 @@ fn waits_for_the_task(kind: Kind, how: Headless) {
             r.dump()
         );
     }
+    if how == Headless::AgentSdk {
+        // What docs/claude-code.md tells SDK users to expect with each delivered result.
+        assert!(
+            r.run
+                .events()
+                .iter()
+                .any(|e: &Value| e["type"] == "system" && e["data"]["key"] == "stop-hook-error"),
+            "{}",
+            r.dump()
+        );
+    }
     eprintln!("HEADLESS {kind:?} {how:?}: run took {:?}", r.run.took);
+}
+
+/// The documented Agent SDK set-up (docs/claude-code.md "Agent SDK"), run by the official Python
+/// SDK with the Claude Code it bundles: the plugin through `plugins`, its tools through
+/// `allowed_tools`; the task's result comes back in the SDK's final `result`.
+#[test]
+fn the_python_agent_sdk_gets_the_result_as_its_final_result() {
+    waits_for_the_task(Kind::Fake, Headless::AgentSdk);
 }
 
 #[test]

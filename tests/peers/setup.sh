@@ -4,10 +4,11 @@
 #   $A2A_PEERS_DIR/venv-v03  a2a-sdk 0.3  (v0.3 only),                 requirements-v03.txt
 #   $A2A_PEERS_DIR/venv-adk  google-adk[a2a] for adk_worker.py,        requirements-adk.txt
 #   $A2A_PEERS_DIR/venv-maf  agent-framework-a2a for maf_worker.py,    requirements-maf.txt
+#   $A2A_PEERS_DIR/venv-sdk  claude-agent-sdk for sdk_driver.py,       requirements-sdk.txt
 #   $A2A_PEERS_DIR/js        @a2a-js/sdk + express for js/worker.mjs,  js/package-lock.json (npm ci)
 # A2A_PEERS_DIR defaults to <repo>/target/peers. Idempotent: a venv or the js dir whose stamp
 # matches its requirements/lock file and interpreter is left alone, so a second run takes well
-# under a second. All five are built at once (background jobs) and are independent: one failing
+# under a second. All six are built at once (background jobs) and are independent: one failing
 # does not stop the others, and the script exits 1 if any failed.
 # Env: A2A_PEERS_PYTHON picks the interpreter (default python3, must be >= 3.10);
 #      A2A_PEERS_NODE picks node (default node, must be >= 20; npm is taken from beside it or PATH).
@@ -38,8 +39,9 @@ declare -A check_import=(
     [v03]="a2a.server, uvicorn"
     [adk]="a2a.server, uvicorn, google.adk.a2a.utils.agent_to_a2a"
     [maf]="a2a.server, uvicorn, starlette, agent_framework.a2a"
+    [sdk]="claude_agent_sdk"
 )
-declare -A check_dist=([v1]=a2a-sdk [v03]=a2a-sdk [adk]=google-adk [maf]=agent-framework-a2a)
+declare -A check_dist=([v1]=a2a-sdk [v03]=a2a-sdk [adk]=google-adk [maf]=agent-framework-a2a [sdk]=claude-agent-sdk)
 
 setup_venv() {
     local name="$1"
@@ -117,7 +119,7 @@ pids=()
 names=()
 if (check_python); then
     py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
-    for name in v1 v03 adk maf; do
+    for name in v1 v03 adk maf sdk; do
         (setup_venv "$name") &
         pids+=("$!")
         names+=("venv-$name")

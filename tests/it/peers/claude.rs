@@ -465,6 +465,11 @@ pub enum Headless {
     /// `claude -p --input-format stream-json --output-format stream-json --verbose`, the Agent
     /// SDK's way: one user message on stdin, kept open until the `result` event.
     StreamJson,
+    /// The official Python Agent SDK itself (`tests/peers/sdk_driver.py` in `venv-sdk`) with its
+    /// own bundled Claude Code, set up as docs/claude-code.md says: the first plugin dir through
+    /// its `plugins` option and the a2a tools in `allowed_tools`, not the settings or arguments
+    /// of `ClaudeOpts`. Prints a `result` event like stream-json.
+    AgentSdk,
 }
 
 /// A finished headless run.
@@ -507,6 +512,7 @@ pub fn run_headless(
     use std::io::{BufRead, BufReader, Read, Write};
     let head: Vec<String> = match how {
         Headless::Text => vec!["-p".into(), prompt.into()],
+        Headless::AgentSdk => Vec::new(),
         Headless::StreamJson => [
             "-p",
             "--input-format",
@@ -518,11 +524,32 @@ pub fn run_headless(
         .map(String::from)
         .to_vec(),
     };
+    let plugin = opts.plugin_dirs.first().cloned();
     let p = Prepared::new(opts, &head)?;
-    let claude = which("claude").expect("checked above");
-    let mut cmd = Command::new(&claude);
-    cmd.args(&p.args)
-        .current_dir(&p.cwd)
+    let mut cmd = match how {
+        Headless::AgentSdk => {
+            let python = crate::workers::peers_dir().join("venv-sdk/bin/python");
+            if !python.exists() {
+                skip(&format!(
+                    "Agent SDK test: {} missing — run tests/peers/setup.sh",
+                    python.display()
+                ));
+                return None;
+            }
+            let driver = crate::workers::repo().join("tests/peers/sdk_driver.py");
+            let mut c = Command::new(python);
+            c.arg(driver)
+                .arg(plugin.expect("the plugin dir the SDK loads"))
+                .arg(prompt);
+            c
+        }
+        Headless::Text | Headless::StreamJson => {
+            let mut c = Command::new(which("claude").expect("checked above"));
+            c.args(&p.args);
+            c
+        }
+    };
+    cmd.current_dir(&p.cwd)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
