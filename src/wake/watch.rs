@@ -110,15 +110,24 @@ impl Waiter for Watcher {
             self.last_ensure = Instant::now();
             crate::poller::ensure_if_live(&self.ctx, &owner, s);
         }
-        let pending = match s.has_unannounced() {
-            Ok(p) => p,
+        // Live tasks matter only to a batch (`core::batch`: with none, nothing can join it).
+        let looked = s
+            .has_unannounced()
+            .and_then(|p| Ok((p, if p { s.live_count()? } else { 0 })));
+        let (pending, live) = match looked {
+            Ok(l) => l,
             Err(e) => {
                 // Reopened at the next look: a file replaced under us is then read afresh.
                 self.store = None;
                 return Err(e);
             }
         };
-        Ok(Look { pending, ..nothing })
+        Ok(Look {
+            pending,
+            live,
+            waited_for: live,
+            ..nothing
+        })
     }
 
     /// Prints the batch's line, the claim committed only once it is written.

@@ -9,10 +9,12 @@ use std::time::Duration;
 /// Which waiter, and its terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rule {
-    /// The monitor: announces a batch [`SETTLE`] after it began to form, and runs until stopped.
+    /// The monitor: announces a batch [`SETTLE`] after it began to form (at once with nothing
+    /// live: nothing can join it), and runs until stopped.
     Monitor,
     /// The asyncRewake waiter: leaves each batch to a live monitor for `grace`
-    /// (`wake::monitor_grace`), else announces like it; leaves once nothing is live or pending;
+    /// (`wake::monitor_grace`), else announces like it (after [`SETTLE`], at once with nothing
+    /// live); leaves once nothing is live or pending;
     /// stopped (a signal, or `max_wait` gone by) it wakes Claude saying what still runs.
     Rewake { grace: Duration, max_wait: Duration },
     /// The headless Stop hook: hands a batch over once no task ended for [`HEADLESS_SETTLE`], at
@@ -105,7 +107,11 @@ impl Batch {
                 if !look.pending {
                     return Next::Wait(tick);
                 }
-                let due = first.saturating_add(ms(SETTLE));
+                // SETTLE is for tasks that end together; with nothing live, none can join.
+                let due = match look.live {
+                    0 => now_ms,
+                    _ => first.saturating_add(ms(SETTLE)),
+                };
                 if now_ms >= due {
                     self.first_pending_ms = None;
                     return Next::HandOver;
@@ -117,7 +123,11 @@ impl Batch {
                 if look.pending {
                     // A live monitor announces a batch after SETTLE; give it that and more
                     // before deciding it is stuck. Without one, announce like it would.
-                    let patience = if look.monitor { grace } else { SETTLE };
+                    let patience = match (look.monitor, look.live) {
+                        (true, _) => grace,
+                        (false, 0) => Duration::ZERO,
+                        (false, _) => SETTLE,
+                    };
                     let due = first.saturating_add(ms(patience));
                     if now_ms >= due || stopping {
                         return Next::HandOver;
@@ -184,25 +194,28 @@ mod tests {
         }
     }
 
-    /// The monitor announces a batch SETTLE after it began to form, and not before.
+    /// While another task runs, the monitor announces a batch SETTLE after it began to form, and
+    /// not before; a batch nothing live can join (a lone task's) it announces at once.
     #[test]
     fn the_monitor_settles_then_announces() {
         let mut b = Batch::new(Rule::Monitor, 0);
-        assert_eq!(b.next(&look(1, false), 0, TICK), Next::Wait(TICK));
+        assert_eq!(b.next(&look(2, false), 0, TICK), Next::Wait(TICK));
         assert_eq!(
-            b.next(&look(0, true), 1_000, TICK),
+            b.next(&look(1, true), 1_000, TICK),
             Next::Wait(Duration::from_millis(250))
         );
         assert_eq!(
-            b.next(&look(0, true), 1_200, TICK),
+            b.next(&look(1, true), 1_200, TICK),
             Next::Wait(Duration::from_millis(100))
         );
-        assert_eq!(b.next(&look(0, true), 1_300, TICK), Next::HandOver);
-        // A new batch forms afresh.
+        assert_eq!(b.next(&look(1, true), 1_300, TICK), Next::HandOver);
+        // A new batch forms afresh; the other task's end joins it, and then nothing can.
         assert_eq!(
-            b.next(&look(0, true), 2_000, TICK),
+            b.next(&look(1, true), 2_000, TICK),
             Next::Wait(Duration::from_millis(250))
         );
+        assert_eq!(b.next(&look(0, true), 2_100, TICK), Next::HandOver);
+        assert_eq!(b.next(&look(0, true), 3_000, TICK), Next::HandOver);
         let stop = Look {
             signalled: true,
             ..look(0, true)
@@ -211,7 +224,7 @@ mod tests {
     }
 
     /// The waiter leaves a batch to a live monitor for its grace, announces it after SETTLE with
-    /// none, leaves with nothing to do, and when stopped wakes Claude with what still runs.
+    /// none (at once when nothing is live), leaves with nothing to do, and when stopped wakes Claude with what still runs.
     #[test]
     fn the_waiter_defers_to_a_live_monitor() {
         let rule = Rule::Rewake {
@@ -231,10 +244,11 @@ mod tests {
         assert_eq!(b.next(&watched, 4_100, TICK), Next::HandOver);
         let mut b = Batch::new(rule, 0);
         assert_eq!(
-            b.next(&look(0, true), 100, TICK),
+            b.next(&look(1, true), 100, TICK),
             Next::Wait(Duration::from_millis(250))
         );
-        assert_eq!(b.next(&look(0, true), 400, TICK), Next::HandOver);
+        assert_eq!(b.next(&look(1, true), 400, TICK), Next::HandOver);
+        assert_eq!(b.next(&look(0, true), 450, TICK), Next::HandOver);
         assert_eq!(b.next(&look(0, false), 500, TICK), Next::Leave);
         assert_eq!(b.next(&look(2, false), 500, TICK), Next::Wait(TICK));
         assert_eq!(b.next(&look(2, false), 60_000, TICK), Next::GiveUp);

@@ -14,7 +14,8 @@ use std::time::Duration;
 pub const TICK: Duration = Duration::from_millis(250);
 /// Tasks ending within this of each other share one wake-up (one line, one turn). Only what
 /// batching needs: the waiters are told of each ending at once, so this is most of the time from
-/// "the store knows" to "the line is out".
+/// "the store knows" to "the line is out" while another task runs; with none live, nothing can
+/// join the batch and it goes out at once (`batch::Batch::next`).
 pub const SETTLE: Duration = Duration::from_millis(300);
 /// The headless Stop hook's batching (quiet this long after an ending, at most three times it):
 /// wider than [`SETTLE`] because there each batch costs a whole model turn and the tool calls of
