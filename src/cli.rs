@@ -99,6 +99,9 @@ pub struct WorkerAddArgs {
     /// Trust this origin too: the card may send requests, and credentials, there (repeatable)
     #[arg(long = "allow-origin", value_name = "URL")]
     pub allow_origin: Vec<String>,
+    /// Ask the worker to use this A2A extension, on every request (repeatable)
+    #[arg(long = "extension", value_name = "URI")]
+    pub extension: Vec<String>,
     /// Do not fetch the agent card now
     #[arg(long)]
     pub no_check: bool,
@@ -163,6 +166,12 @@ pub struct TasksArgs {
     /// a live session's are never removed
     #[arg(long, conflicts_with_all = ["session", "all"])]
     pub prune: bool,
+    /// The worker's own tasks (its ListTasks, A2A v1), not this session's
+    #[arg(long, value_name = "ALIAS", conflicts_with_all = ["session", "all", "prune"])]
+    pub remote: Option<String>,
+    /// With --remote: only the tasks of this context
+    #[arg(long, value_name = "ID", requires = "remote")]
+    pub context_id: Option<String>,
     #[arg(long)]
     pub json: bool,
 }

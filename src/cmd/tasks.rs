@@ -1,5 +1,6 @@
 //! `a2a-mod tasks`: this session's tasks (or every session's, `--all`), read from the stores;
-//! `--prune` removes old sessions' saved results (`artifacts.rs`).
+//! `--prune` removes old sessions' saved results (`artifacts.rs`); `--remote` lists a worker's
+//! own tasks (its ListTasks).
 
 use super::Run;
 use super::shell::{out, out_json, user_command};
@@ -22,9 +23,74 @@ impl Run for TasksArgs {
             prune(&ctx, self.json)?;
             return Ok(crate::error::EXIT_OK);
         }
+        if let Some(alias) = &self.remote {
+            remote(&ctx, alias, self.context_id.as_deref(), self.json)?;
+            return Ok(crate::error::EXIT_OK);
+        }
         list(&ctx, self)?;
         Ok(crate::error::EXIT_OK)
     }
+}
+
+/// How long `tasks --remote` waits for the worker.
+const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// `tasks --remote ALIAS`: the worker's own tasks, newest first as it lists them, one line each
+/// (the worker's words cleaned and cut), or the JSON of them.
+fn remote(
+    ctx: &a2a_mod_sys::env::Ctx,
+    alias: &str,
+    context_id: Option<&str>,
+    json: bool,
+) -> Result<()> {
+    use a2a_mod_core::text::one_line;
+    let cfg = super::shell::load(ctx)?;
+    let w = cfg.worker(alias)?;
+    let worker = a2a_mod_a2a::Worker::new(alias, w.clone(), a2a_mod_a2a::http_client());
+    let deadline = tokio::time::Instant::now() + REMOTE_TIMEOUT;
+    let listed = super::shell::runtime()?
+        .block_on(worker.list_tasks(context_id, deadline))
+        .map_err(|e| crate::session::worker_error(alias, &w.url, &e))?;
+    let Some(mut listed) = listed else {
+        return out(&format!(
+            "worker {alias:?} speaks A2A 0.3, which has no ListTasks: it lists no tasks of its own \
+             (`a2a-mod tasks` lists the ones this session sent)"
+        ));
+    };
+    // The worker's text, as bounded as anywhere else it is shown.
+    for t in &mut listed.tasks {
+        t.text = t.text.as_deref().map(|x| {
+            let clean = a2a_mod_core::fence::clean_multiline(x);
+            a2a_mod_core::fence::bound(&clean, a2a_mod_core::bounds::LISTED_TEXT_CHARS)
+                .0
+                .to_string()
+        });
+        t.question = t.question.as_deref().map(|q| one_line(q, 200));
+    }
+    if json {
+        return out_json(&listed);
+    }
+    if listed.tasks.is_empty() {
+        return out(&format!("worker {alias:?} lists no tasks"));
+    }
+    let mut text = String::new();
+    for t in &listed.tasks {
+        let words = t.question.as_deref().or(t.text.as_deref()).unwrap_or("");
+        text.push_str(&format!(
+            "{}  {}  context {}  {}\n",
+            t.task_id,
+            t.state,
+            t.context_id.as_deref().unwrap_or("-"),
+            one_line(words, 80)
+        ));
+    }
+    if listed.left_out > 0 {
+        text.push_str(&format!(
+            "({} more the worker listed are not shown)\n",
+            listed.left_out
+        ));
+    }
+    out(&text)
 }
 
 /// `tasks --prune`: the results of sessions idle past `[results] keep_days`, removed; live

@@ -49,6 +49,13 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             allow_origins.push(origin);
         }
     }
+    let mut extensions: Vec<String> = Vec::new();
+    for e in &a.extension {
+        config::validate_extension(e).map_err(|e| anyhow!("--extension: {e}"))?;
+        if !extensions.contains(e) {
+            extensions.push(e.clone());
+        }
+    }
     if let Some(u) = &a.oauth_token_url {
         if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
             return Err(userinfo_refused("--oauth-token-url", u));
@@ -70,6 +77,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
         }),
         protocol: None,
         allow_origins,
+        extensions,
     };
     let existed = load(ctx)?.workers.contains_key(&a.alias);
     let card = if a.no_check {
@@ -188,7 +196,8 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     let card = fetch_card(alias, w)?;
     if json {
         return out_json(&serde_json::json!({
-            "alias": alias, "url": w.url, "auth": auth_of(w), "card": card
+            "alias": alias, "url": w.url, "auth": auth_of(w), "extensions": w.extensions,
+            "card": card
         }));
     }
     let mut text = format!(
@@ -205,6 +214,16 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     );
     if !w.allow_origins.is_empty() {
         text.push_str(&format!("  also trusted: {}\n", w.allow_origins.join(", ")));
+    }
+    if !card.extensions.is_empty() {
+        let offered = card.extensions.join(", ");
+        text.push_str(&format!("  card offers extensions: {offered}\n"));
+    }
+    if !w.extensions.is_empty() {
+        text.push_str(&format!(
+            "  extensions asked for: {}\n",
+            w.extensions.join(", ")
+        ));
     }
     if !card.description.is_empty() {
         text.push_str(&format!("  {}\n", card.description));

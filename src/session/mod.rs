@@ -883,6 +883,9 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
                 .to_string()
         }
         A2aError::NotCancelable => "it has already ended".to_string(),
+        A2aError::ExtensionRequired(_) => format!(
+            "add the extension's URI (`a2a-mod worker show {alias}` lists the card's) with `a2a-mod worker add {alias} {url} --extension URI`"
+        ),
         A2aError::Credentials(_) => {
             format!("fix the credentials of worker {alias:?} in config.toml or the environment")
         }

@@ -302,6 +302,129 @@ fn malformed_config_is_one_line_naming_the_file() {
     assert_eq!(std::fs::read(&cfg).unwrap(), before);
 }
 
+/// `--extension` is checked, kept in the config and shown, and a hand-edited bad one is a line
+/// naming the key (`crates/a2a/src/tests.rs` checks the headers every request then carries).
+#[test]
+fn worker_extensions_are_checked_kept_and_shown() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    let add = |extra: &[&str]| {
+        let mut args = vec!["worker", "add", "w", peer.url.as_str()];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let bad = add(&["--extension", "not a uri"]);
+    let e = fails(&home, &bad.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        e.contains("--extension") && e.contains("not an extension URI"),
+        "{e}"
+    );
+    let good = add(&[
+        "--extension",
+        "https://ext.example/v1",
+        "--extension",
+        "urn:x:y",
+    ]);
+    ok(&home, &good.iter().map(String::as_str).collect::<Vec<_>>());
+    let cfg = home.a2a_home().join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(
+        text.contains(r#"extensions = ["https://ext.example/v1", "urn:x:y"]"#),
+        "{text}"
+    );
+    let shown = ok(&home, &["worker", "show", "w"]);
+    assert!(
+        shown.contains("extensions asked for: https://ext.example/v1, urn:x:y"),
+        "{shown}"
+    );
+    let v: Value = serde_json::from_str(&ok(&home, &["worker", "show", "w", "--json"])).unwrap();
+    assert_eq!(v["extensions"][1], "urn:x:y");
+    std::fs::write(&cfg, text.replace("urn:x:y", "a,b")).unwrap();
+    let e = fails(&home, &["worker", "list"]);
+    assert!(
+        e.contains("workers.w.extensions") && e.contains("config.toml"),
+        "{e}"
+    );
+}
+
+/// `tasks --remote`: the worker's own ListTasks, newest first, in one context or all, as JSON and
+/// as lines; a v0.3 worker, which has no ListTasks, gets one line saying so.
+fn remote_tasks(kind: Kind) {
+    let Some(peer) = Peer::start(kind, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let mut ids = Vec::new();
+    for (script, ctx) in [
+        ("echo one", None),
+        ("echo two", Some("ctx-b")),
+        ("echo three", Some("ctx-b")),
+    ] {
+        let mut args = vec!["--session", "remote"];
+        if let Some(c) = ctx {
+            args.extend(["--context-id", c]);
+        }
+        let r = send_json(&home, "w", script, &args);
+        ids.push(r["taskId"].as_str().unwrap().to_string());
+    }
+    let listed = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["tasks", "--remote", "w", "--json"];
+        args.extend_from_slice(extra);
+        let v: Value = serde_json::from_str(&ok(&home, &args)).unwrap();
+        let tasks = v["tasks"].as_array().unwrap_or_else(|| panic!("{v}"));
+        tasks
+            .iter()
+            .map(|t| t["task_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let newest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    assert_eq!(listed(&[]), newest_first);
+    assert_eq!(listed(&["--context-id", "ctx-b"]), newest_first[..2]);
+    let lines = ok(&home, &["tasks", "--remote", "w"]);
+    assert_eq!(lines.lines().count(), 3, "{lines}");
+    assert!(
+        lines
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with(&format!("{}  completed  context ctx-b", ids[2])),
+        "{lines}"
+    );
+}
+
+#[test]
+fn remote_tasks_fake() {
+    remote_tasks(Kind::Fake)
+}
+
+#[test]
+fn remote_tasks_python() {
+    remote_tasks(Kind::PyV1)
+}
+
+#[test]
+fn remote_tasks_js() {
+    remote_tasks(Kind::Js)
+}
+
+#[test]
+fn remote_tasks_of_a_v03_worker_is_one_line() {
+    let Some(peer) = Peer::start(Kind::FakeV03, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let out = ok(&home, &["tasks", "--remote", "w"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.contains("speaks A2A 0.3, which has no ListTasks"),
+        "{out}"
+    );
+}
+
 /// Bad workers: no card, garbage, HTML, an oversized body. One line, exit 1, never a panic.
 #[test]
 fn misbehaving_workers_get_one_line_errors() {

@@ -395,12 +395,32 @@ impl Card {
                 auth.push(line);
             }
         }
+        // What `--extension` would name: each URI the card offers, marked when it is required.
+        let extensions = self
+            .raw
+            .get("capabilities")
+            .and_then(|c| c.get("extensions"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                let uri = one_line(str_of(e, "uri")?, bounds::CARD_SKILL_COLS);
+                let required = e.get("required") == Some(&Value::Bool(true));
+                Some(if required {
+                    format!("{uri} (required)")
+                } else {
+                    uri
+                })
+            })
+            .take(bounds::CARD_SKILLS)
+            .collect();
         CardSummary {
             name: text(&self.raw, "name", bounds::CARD_NAME_COLS),
             description: text(&self.raw, "description", bounds::CARD_DESCRIPTION_COLS),
             skills,
             protocol: endpoint.describe(),
             auth,
+            extensions,
         }
     }
 

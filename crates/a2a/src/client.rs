@@ -135,6 +135,14 @@ struct Fetched {
     refused: Option<String>,
 }
 
+/// One page of a worker's own tasks ([`Worker::list_tasks`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Listed {
+    pub tasks: Vec<TaskView>,
+    /// Tasks the worker listed that are not here: past the page, or not readable as tasks.
+    pub left_out: usize,
+}
+
 /// How one exchange ended, before the fallback decision.
 enum Fail {
     A2a(A2aError),
@@ -236,6 +244,31 @@ impl Worker {
 
     pub async fn cancel(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
         self.call(Op::Cancel { id: task_id }, deadline).await
+    }
+
+    /// The worker's own tasks (v1 ListTasks), in one context or all, in the worker's order (the
+    /// spec's: newest first): one page of them and how many were left out (past the page, or
+    /// unreadable). `None` from a worker that speaks only A2A 0.3, which has no such call.
+    pub async fn list_tasks(
+        &self,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Option<Listed>, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        let (ep, _) = self.endpoints(&card);
+        if ep.dialect == Dialect::V03 {
+            return Ok(None);
+        }
+        let op = Op::List { context_id };
+        let plain = |f: Fail| match f {
+            Fail::A2a(e) | Fail::MethodMissing(e) => e,
+        };
+        let (ans, id) = self.answer(&card, &ep, &op, &budget).await.map_err(plain)?;
+        let v = result_of(&ep, &op, &ans, id).map_err(plain)?;
+        let (tasks, left_out) = wire::parse_task_list(&v)
+            .map_err(|why| A2aError::Protocol(format!("{}: {why}", ep.url)))?;
+        Ok(Some(Listed { tasks, left_out }))
     }
 
     /// No stream calls to this worker from now on (config `[streaming] enabled = false`).
@@ -390,9 +423,7 @@ impl Worker {
             .post(&ep.url)
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .json(&body);
-        if ep.dialect == Dialect::V1 {
-            req = req.header("A2A-Version", "1.0");
-        }
+        req = self.protocol_headers(req, ep.dialect);
         if let Some(c) = &cred {
             req = with_cred(req, c)?;
         }
@@ -625,10 +656,27 @@ impl Worker {
         op: &Op<'_>,
         budget: &Budget,
     ) -> Result<TaskView, Fail> {
+        let (ans, id) = self.answer(card, ep, op, budget).await?;
+        let view = parsed(ep, op, &result_of(ep, op, &ans, id)?)?;
+        Ok(TaskView {
+            spills: ans.spills(),
+            ..view
+        })
+    }
+
+    /// [`Worker::exchange`]'s request and its 401/403 retry: the worker's answer, whatever it
+    /// says, but for a refusal of our credentials.
+    async fn answer(
+        &self,
+        card: &Card,
+        ep: &Endpoint,
+        op: &Op<'_>,
+        budget: &Budget,
+    ) -> Result<(Answer, u64), Fail> {
         let cred = self.creds(card, budget).await?;
         let (ans, id) = self.post(ep, op, cred.as_ref(), budget).await?;
         if !ans.is_auth_failure() {
-            return self.interpret(ep, op, &ans, id);
+            return Ok((ans, id));
         }
         let Some(c) = cred else {
             return Err(A2aError::Auth { status: ans.status }.into());
@@ -645,7 +693,7 @@ impl Worker {
             }
             return Err(A2aError::Auth { status: ans.status }.into());
         }
-        self.interpret(ep, op, &ans, id)
+        Ok((ans, id))
     }
 
     async fn post(
@@ -683,17 +731,14 @@ impl Worker {
                 r
             }
         };
-        if ep.dialect == Dialect::V1 {
-            // The Python v1 handler refuses v1 methods without it (docs/a2a.md).
-            req = req.header("A2A-Version", "1.0");
-        }
+        req = self.protocol_headers(req, ep.dialect);
         if let Some(c) = cred {
             req = with_cred(req, c)?;
         }
         // A cancel sent twice only meets "already ended" the second time, which `cancel` handles.
         let resend = match op {
             Op::Send { .. } => Resend::Never,
-            Op::Get { .. } | Op::Cancel { .. } => Resend::IfDropped,
+            Op::Get { .. } | Op::Cancel { .. } | Op::List { .. } => Resend::IfDropped,
         };
         let ans = fetch(req, budget, resend, Size::Spill).await?;
         // Not followed (http.rs): the body would have to be sent again, perhaps elsewhere.
@@ -710,29 +755,42 @@ impl Worker {
         Ok((ans, id))
     }
 
-    fn interpret(
+    /// What every request to the worker's endpoint carries besides its body: the protocol version
+    /// (v1) and the extensions the user asked for, under the dialect's header name.
+    fn protocol_headers(
         &self,
-        ep: &Endpoint,
-        op: &Op<'_>,
-        ans: &Answer,
-        id: u64,
-    ) -> Result<TaskView, Fail> {
-        // Before the body: a rate limit's body is whatever the proxy in front wrote.
-        if ans.is_overloaded() {
-            return Err(A2aError::Overloaded {
-                status: ans.status,
-                retry_after: ans.retry_after,
-            }
-            .into());
+        mut req: reqwest::RequestBuilder,
+        dialect: Dialect,
+    ) -> reqwest::RequestBuilder {
+        if dialect == Dialect::V1 {
+            // The Python v1 handler refuses v1 methods without it (docs/a2a.md).
+            req = req.header("A2A-Version", "1.0");
         }
-        let view = match ep.binding {
-            Binding::JsonRpc => interpret_jsonrpc(ep, op, ans, id),
-            Binding::Rest => interpret_rest(ep, op, ans),
-        };
-        view.map(|v| TaskView {
-            spills: ans.spills(),
-            ..v
-        })
+        if !self.config.extensions.is_empty() {
+            let name = match dialect {
+                Dialect::V1 => "A2A-Extensions",
+                Dialect::V03 => "X-A2A-Extensions",
+            };
+            req = req.header(name, self.config.extensions.join(", "));
+        }
+        req
+    }
+}
+
+/// The result a worker's answer to `op` carries (JSON-RPC `result`, a REST body), or what the
+/// answer says went wrong, classified.
+fn result_of(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<serde_json::Value, Fail> {
+    // Before the body: a rate limit's body is whatever the proxy in front wrote.
+    if ans.is_overloaded() {
+        return Err(A2aError::Overloaded {
+            status: ans.status,
+            retry_after: ans.retry_after,
+        }
+        .into());
+    }
+    match ep.binding {
+        Binding::JsonRpc => jsonrpc_result(ep, ans, id),
+        Binding::Rest => rest_result(ep, op, ans),
     }
 }
 
@@ -759,7 +817,7 @@ fn parsed(ep: &Endpoint, op: &Op<'_>, v: &serde_json::Value) -> Result<TaskView,
     wire::checked(op, view).map_err(Fail::A2a)
 }
 
-fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<TaskView, Fail> {
+fn jsonrpc_result(ep: &Endpoint, ans: &Answer, id: u64) -> Result<serde_json::Value, Fail> {
     let bad = |why: String| Fail::A2a(A2aError::Protocol(format!("{} {why}", ep.url)));
     let html = ans.looks_html();
     let json = if html { None } else { ans.json() };
@@ -787,11 +845,11 @@ fn interpret_jsonrpc(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Resul
             }
         }
         RpcAnswer::Result(_) if !ans.ok() => Err(bad(format!("answered HTTP {}", ans.status))),
-        RpcAnswer::Result(r) => parsed(ep, op, &r),
+        RpcAnswer::Result(r) => Ok(r),
     }
 }
 
-fn interpret_rest(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<TaskView, Fail> {
+fn rest_result(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<serde_json::Value, Fail> {
     let json = if ans.looks_html() { None } else { ans.json() };
     if ans.ok() {
         let Some(v) = json else {
@@ -801,7 +859,7 @@ fn interpret_rest(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<TaskView, 
             ))
             .into());
         };
-        return parsed(ep, op, &v);
+        return Ok(v);
     }
     let a2a_err = json.as_ref().and_then(wire::parse_rest_error);
     match (ans.status, a2a_err) {
@@ -830,6 +888,8 @@ fn interpret_rest(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<TaskView, 
                 || (matches!(op, Op::Cancel { .. }) && st == "FAILED_PRECONDITION")
             {
                 Err(A2aError::NotCancelable.into())
+            } else if reason == "EXTENSION_SUPPORT_REQUIRED" {
+                Err(A2aError::ExtensionRequired(message).into())
             } else {
                 Err(A2aError::Rpc {
                     code: i64::from(status),

@@ -28,6 +28,10 @@ pub enum A2aError {
     TaskNotFound,
     #[error("the task can no longer be canceled")]
     NotCancelable,
+    /// JSON-RPC -32008 / REST `EXTENSION_SUPPORT_REQUIRED`: the worker serves only clients that
+    /// use an extension a2a-mod was not asked to; the worker's words, one clean bounded line.
+    #[error("the worker requires an A2A extension a2a-mod was not told to use: \"{0}\"")]
+    ExtensionRequired(String),
     /// The agent answered a valid request with an error of its own (JSON-RPC or REST): its words,
     /// already one clean bounded line (`wire::parse_jsonrpc`).
     #[error("the worker answered: \"{message}\" (error {code})")]
@@ -58,6 +62,7 @@ impl A2aError {
         match code {
             -32001 => A2aError::TaskNotFound,
             -32002 => A2aError::NotCancelable,
+            -32008 => A2aError::ExtensionRequired(message),
             _ => A2aError::Rpc { code, message },
         }
     }
@@ -109,6 +114,9 @@ pub struct CardSummary {
     pub protocol: String,
     /// e.g. ["bearer", "apiKey header X-API-Key", "oauth2 client credentials https://…/token"]
     pub auth: Vec<String>,
+    /// The A2A extensions the card offers (`capabilities.extensions`), e.g.
+    /// ["https://…/ext/v1 (required)"].
+    pub extensions: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -133,7 +141,7 @@ mod stream;
 mod tests;
 mod wire;
 
-pub use client::{Followed, Started, Worker, Workers, http_client};
+pub use client::{Followed, Listed, Started, Worker, Workers, http_client};
 pub use parts::OutPart;
 pub use spill::Spills;
 pub use stream::TaskStream;

@@ -4,7 +4,7 @@
 
 use super::card::{Card, candidates};
 use super::wire::{parse_send_result, parse_task_result};
-use super::{A2aError, Worker, http_client};
+use super::{A2aError, Started, Worker, http_client};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_sys::config::{OAuthConfig, WorkerConfig};
 use axum::body::{Body, Bytes};
@@ -1031,6 +1031,104 @@ async fn rest_route_missing_falls_back_to_v03_rest() {
         send.body["configuration"],
         json!({"blocking": false, "historyLength": 0})
     );
+}
+
+/// The extensions the user named go with every request to the worker's endpoint, under the
+/// dialect's header (`A2A-Extensions`, v0.3 `X-A2A-Extensions`), and the chosen interface's tenant
+/// in every v1 request, streamed or not; a worker that requires an extension it was not offered
+/// (JSON-RPC -32008, REST `EXTENSION_SUPPORT_REQUIRED`) is told apart from any other error.
+#[tokio::test]
+async fn extensions_and_tenant_go_with_every_request() {
+    let tenanted = |base: &str| {
+        let mut c = v1_card(base);
+        c["supportedInterfaces"][0]["tenant"] = json!("ten");
+        c["capabilities"] = json!({"streaming": true, "extensions": [
+            {"uri": "https://ext.example/trace/v1", "required": true},
+            {"uri": "urn:ext:b"},
+            {"uri": "urn:\u{1b}[2Jx"},
+            {"description": "no uri"},
+        ]});
+        c
+    };
+    let fake = serve(move |r| match (r.path.as_str(), r.rpc_method()) {
+        ("/.well-known/agent-card.json", _) => Reply::Json(200, tenanted(&r.base)),
+        (_, "SendStreamingMessage") => Reply::Raw(
+            200,
+            "text/event-stream",
+            format!(
+                "data: {}\n\n",
+                json!({"jsonrpc": "2.0", "id": r.body["id"],
+                       "result": {"task": v1_task("t1", "TASK_STATE_COMPLETED")}})
+            )
+            .into_bytes(),
+        ),
+        (_, "CancelTask") => rpc_err(r, -32008, "needs https://ext.example/trace/v1"),
+        _ => rpc_ok(r, json!({"task": v1_task("t1", "TASK_STATE_WORKING")})),
+    })
+    .await;
+    let exts = vec![
+        "https://ext.example/trace/v1".to_string(),
+        "urn:ext:b".to_string(),
+    ];
+    let w = fake.worker_with(|c| c.extensions = exts.clone());
+    // The card's own, as `worker show` lists them: the worker's words, cleaned.
+    let offered = w.card(soon()).await.unwrap().extensions;
+    assert_eq!(
+        offered[..2],
+        ["https://ext.example/trace/v1 (required)", "urn:ext:b"]
+    );
+    assert_eq!(offered.len(), 3, "{offered:?}");
+    assert!(!offered[2].contains('\u{1b}'), "{offered:?}");
+    w.send("x", None, None, soon()).await.unwrap();
+    w.get_task("t1", soon()).await.unwrap();
+    match w.send_streamed("x", None, None, soon()).await.unwrap() {
+        Started::Stream(_) => {}
+        Started::Plain(v) => panic!("not streamed: {v:?}"),
+    }
+    assert_eq!(
+        w.cancel("t1", soon()).await,
+        Err(A2aError::ExtensionRequired(
+            "needs https://ext.example/trace/v1".into()
+        ))
+    );
+    let rpcs: Vec<Req> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/a2a")
+        .collect();
+    assert_eq!(rpcs.len(), 4, "{rpcs:?}");
+    for r in &rpcs {
+        assert_eq!(
+            r.header("a2a-extensions").as_deref(),
+            Some("https://ext.example/trace/v1, urn:ext:b"),
+            "{}",
+            r.rpc_method()
+        );
+        assert_eq!(r.body["params"]["tenant"], "ten", "{}", r.rpc_method());
+    }
+    // Without extensions named, no header; a v0.3 worker gets its own header name.
+    fake.worker().get_task("t1", soon()).await.unwrap();
+    let last = fake.requests().pop().unwrap();
+    assert_eq!(last.header("a2a-extensions"), None);
+    let old = serve(|r| match r.path.as_str() {
+        "/.well-known/agent.json" => Reply::Json(200, v03_card(&r.base)),
+        "/rpc" => rpc_ok(
+            r,
+            json!({"kind": "task", "id": "t1", "status": {"state": "working"}}),
+        ),
+        _ => not_found(),
+    })
+    .await;
+    old.worker_with(|c| c.extensions = vec!["urn:ext:b".into()])
+        .get_task("t1", soon())
+        .await
+        .unwrap();
+    let last = old.requests().pop().unwrap();
+    assert_eq!(
+        last.header("x-a2a-extensions").as_deref(),
+        Some("urn:ext:b")
+    );
+    assert_eq!(last.header("a2a-extensions"), None);
 }
 
 /// A guarded card is fetched again with the worker's credentials.

@@ -30,23 +30,33 @@ pub(crate) enum Op<'a> {
     Cancel {
         id: &'a str,
     },
+    /// ListTasks (v1): the worker's own tasks, in one context or all, without their history.
+    List {
+        context_id: Option<&'a str>,
+    },
 }
 
 impl Op<'_> {
     /// Operations on an existing task: a "not found" answer means the task is gone.
     pub fn names_task(&self) -> bool {
-        !matches!(self, Op::Send { task_id: None, .. })
+        !matches!(self, Op::Send { task_id: None, .. } | Op::List { .. })
     }
 }
+
+/// Tasks one ListTasks asks for and reads: a page, not the worker's whole history.
+pub(crate) const LIST_PAGE: usize = 50;
 
 pub(crate) fn jsonrpc_method(op: &Op, dialect: Dialect) -> &'static str {
     match (op, dialect) {
         (Op::Send { .. }, Dialect::V1) => "SendMessage",
         (Op::Get { .. }, Dialect::V1) => "GetTask",
         (Op::Cancel { .. }, Dialect::V1) => "CancelTask",
+        (Op::List { .. }, Dialect::V1) => "ListTasks",
         (Op::Send { .. }, Dialect::V03) => "message/send",
         (Op::Get { .. }, Dialect::V03) => "tasks/get",
         (Op::Cancel { .. }, Dialect::V03) => "tasks/cancel",
+        // Not in v0.3's JSON-RPC (its REST and gRPC only); `Worker::list_tasks` never sends it.
+        (Op::List { .. }, Dialect::V03) => "tasks/list",
     }
 }
 
@@ -139,6 +149,13 @@ pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
         } => send_body(ep, text, parts, task_id, context_id),
         Op::Get { id, history } => json!({ "id": id, "historyLength": history }),
         Op::Cancel { id } => json!({ "id": id }),
+        Op::List { context_id } => {
+            let mut p = json!({ "pageSize": LIST_PAGE, "historyLength": 0 });
+            if let Some(c) = context_id {
+                p["contextId"] = c.into();
+            }
+            p
+        }
     };
     if let (Dialect::V1, Some(t), Some(obj)) = (ep.dialect, &ep.tenant, p.as_object_mut()) {
         obj.insert("tenant".into(), t.clone().into());
@@ -179,6 +196,16 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
             format!("{base}/tasks/{}:cancel", encode_segment(id)),
             Some(json!({})),
         ),
+        Op::List { context_id } => {
+            let context = context_id
+                .map(|c| format!("&contextId={}", encode_segment(c)))
+                .unwrap_or_default();
+            (
+                reqwest::Method::GET,
+                format!("{base}/tasks?pageSize={LIST_PAGE}&historyLength=0{context}"),
+                None,
+            )
+        }
     }
 }
 
@@ -237,6 +264,8 @@ pub(crate) enum Malformed {
     OtherRequest,
     #[error("JSON-RPC answer has neither result nor error")]
     NeitherResultNorError,
+    #[error("task list answer has no \"tasks\" array")]
+    NoTaskList,
 }
 
 /// A send answer: a task, or a direct message reply. Accepts v1 (`{task}`/`{message}`), v0.3
@@ -262,6 +291,25 @@ pub(crate) fn parse_send_result(v: &Value) -> Result<TaskView, Malformed> {
 }
 
 /// A task answer (GetTask, CancelTask); a `{task: …}` wrapper is accepted too.
+/// A ListTasks answer (`{"tasks": [...], "nextPageToken": ...}`): its tasks in the worker's
+/// order, at most [`LIST_PAGE`], each read like a GetTask answer; a task that cannot be read, or
+/// whose ids cannot be shown safely, is left out and counted.
+pub(crate) fn parse_task_list(v: &Value) -> Result<(Vec<TaskView>, usize), Malformed> {
+    let tasks = v
+        .get("tasks")
+        .and_then(Value::as_array)
+        .ok_or(Malformed::NoTaskList)?;
+    let mut kept = Vec::new();
+    let mut left_out = 0;
+    for t in tasks.iter().take(LIST_PAGE) {
+        match parse_task(t).map(|view| checked(&Op::List { context_id: None }, view)) {
+            Ok(Ok(view)) => kept.push(view),
+            _ => left_out += 1,
+        }
+    }
+    Ok((kept, left_out + tasks.len().saturating_sub(LIST_PAGE)))
+}
+
 pub(crate) fn parse_task_result(v: &Value) -> Result<TaskView, Malformed> {
     match v.get("task").filter(|t| t.is_object()) {
         Some(t) => parse_task(t),

@@ -667,7 +667,7 @@ fn dispatch(
         "SendStreamingMessage" | "SubscribeToTask" | "message/stream" | "tasks/resubscribe"
     );
     let d = match method {
-        "SendMessage" | "GetTask" | "CancelTask" if !sh.v03_only => Dialect::V1,
+        "SendMessage" | "GetTask" | "CancelTask" | "ListTasks" if !sh.v03_only => Dialect::V1,
         "SendStreamingMessage" | "SubscribeToTask"
             if !sh.v03_only && sh.stream != StreamMode::Off =>
         {
@@ -736,6 +736,7 @@ fn dispatch(
         "SubscribeToTask" | "tasks/resubscribe" => subscribe(sh, at, d, id, params),
         "SendMessage" | "message/send" => send(sh, at, d, &id, params),
         "GetTask" | "tasks/get" => get_or_cancel(sh, at, d, &id, params, false),
+        "ListTasks" => list(sh, at, d, &id, params),
         _ => get_or_cancel(sh, at, d, &id, params, true),
     }
 }
@@ -977,6 +978,36 @@ fn subscribe(sh: &Shared, at: Arrival, d: Dialect, id: Value, params: &Value) ->
         id,
         task_id: task_id.to_string(),
         subscribe: true,
+    }
+}
+
+/// ListTasks: the tasks of `contextId` (or all), newest first, at most `pageSize` (default 50), as
+/// GetTask shows them without history; one page, so `nextPageToken` is empty.
+fn list(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
+    let context = params.get("contextId").and_then(Value::as_str);
+    let page = params
+        .get("pageSize")
+        .and_then(Value::as_u64)
+        .map_or(50, |n| n.clamp(1, 100) as usize);
+    let tasks = lock(&sh.tasks);
+    let mut mine: Vec<&TaskRecord> = tasks
+        .values()
+        .filter(|r| context.is_none_or(|c| r.context_id == c))
+        .collect();
+    mine.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id)));
+    let total = mine.len();
+    let listed: Vec<Value> = mine
+        .into_iter()
+        .take(page)
+        .map(|r| wire::task(d, r, &r.snapshot(at.since_ms), Some(0), sh.start_unix_ms))
+        .collect();
+    let result = serde_json::json!({
+        "tasks": listed, "nextPageToken": "", "pageSize": page, "totalSize": total,
+    });
+    Outcome::Reply {
+        body: wire::rpc_result(id, result),
+        task_id: None,
+        rpc_error: None,
     }
 }
 

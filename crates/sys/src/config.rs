@@ -71,6 +71,10 @@ pub struct WorkerConfig {
     /// `scheme://host[:port]` (`worker add --allow-origin`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_origins: Vec<String>,
+    /// A2A extensions a2a-mod asks this worker to use, sent with every request as
+    /// `A2A-Extensions` (`X-A2A-Extensions` to v0.3 workers) (`worker add --extension`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -377,6 +381,9 @@ impl Config {
             for o in &w.allow_origins {
                 validate_url(o).map_err(|e| anyhow!("workers.{alias}.allow_origins: {e}"))?;
             }
+            for e in &w.extensions {
+                validate_extension(e).map_err(|e| anyhow!("workers.{alias}.extensions: {e}"))?;
+            }
             if let Some(u) = w.oauth.as_ref().and_then(|o| o.token_url.as_deref()) {
                 validate_url(u).map_err(|e| anyhow!("workers.{alias}.oauth.token_url: {e}"))?;
             }
@@ -411,6 +418,23 @@ pub fn validate_alias(alias: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// An A2A extension's URI as it can go in a header list: a URI with a scheme, of at most 512
+/// visible ASCII characters, none of them a comma (the list's separator), a quote or a space.
+pub fn validate_extension(uri: &str) -> Result<()> {
+    let plain = !uri.is_empty()
+        && uri.len() <= 512
+        && uri
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b',' | b'"' | b'\\'));
+    if plain && url::Url::parse(uri).is_ok() {
+        return Ok(());
+    }
+    let shown: String = uri.chars().filter(|c| !c.is_control()).take(80).collect();
+    Err(anyhow!(
+        "{shown:?} is not an extension URI (a URI such as https://example.com/ext/v1, no spaces or commas)"
+    ))
 }
 
 /// An http(s) URL with a host and no user name or password. A URL's userinfo is a secret sent as
