@@ -193,11 +193,23 @@ fn list(ctx: &Ctx, json: bool) -> Result<()> {
 fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     let cfg = load(ctx)?;
     let w = cfg.worker(alias)?;
-    let card = fetch_card(alias, w)?;
+    let worker = Worker::new(alias, w.clone(), a2a_mod_a2a::http_client());
+    let rt = runtime()?;
+    let card = rt
+        .block_on(worker.card(tokio::time::Instant::now() + CARD_TIMEOUT))
+        .map_err(|e| worker_error(alias, &w.url, &e))?;
+    // The extended card needs the credentials; one that cannot be had is a line, not a failure.
+    let extended = rt
+        .block_on(worker.extended_card(tokio::time::Instant::now() + CARD_TIMEOUT))
+        .map_err(|e| worker_error(alias, &w.url, &e).to_string());
     if json {
+        let (ext, ext_error) = match &extended {
+            Ok(x) => (serde_json::json!(x), None),
+            Err(e) => (serde_json::Value::Null, Some(e)),
+        };
         return out_json(&serde_json::json!({
             "alias": alias, "url": w.url, "auth": auth_of(w), "extensions": w.extensions,
-            "card": card
+            "card": card, "extendedCard": ext, "extendedCardError": ext_error
         }));
     }
     let mut text = format!(
@@ -230,6 +242,23 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     }
     for s in &card.skills {
         text.push_str(&format!("  skill {}: {}\n", s.name, s.description));
+    }
+    match extended {
+        Ok(None) => {}
+        Ok(Some(x)) => {
+            text.push_str(&format!("  extended card (with credentials): {}\n", x.name));
+            for s in x
+                .skills
+                .iter()
+                .filter(|s| !card.skills.iter().any(|p| p.id == s.id))
+            {
+                text.push_str(&format!(
+                    "  skill {}: {} (extended card)\n",
+                    s.name, s.description
+                ));
+            }
+        }
+        Err(e) => text.push_str(&format!("  extended card: not read: {e}\n")),
     }
     out(&text)
 }

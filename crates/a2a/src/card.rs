@@ -347,6 +347,16 @@ impl Card {
         None
     }
 
+    /// Whether the card offers an extended card to clients with credentials.
+    pub fn offers_extended(&self) -> bool {
+        let yes = |v: Option<&Value>| v == Some(&Value::Bool(true));
+        yes(self
+            .raw
+            .get("capabilities")
+            .and_then(|c| c.get("extendedAgentCard")))
+            || yes(self.raw.get("supportsAuthenticatedExtendedCard"))
+    }
+
     pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
         /// A skill's media types (Claude sees what a worker takes), else the card's
         /// defaults; at most 10, each one clean line, since the worker wrote them.

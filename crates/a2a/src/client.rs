@@ -246,6 +246,32 @@ impl Worker {
         self.call(Op::Cancel { id: task_id }, deadline).await
     }
 
+    /// The extended agent card, when the card offers one (v1 `capabilities.extendedAgentCard`,
+    /// v0.3 `supportsAuthenticatedExtendedCard`): asked for at the card's endpoint with the
+    /// worker's credentials, read like any card. `None` when the card offers none.
+    pub async fn extended_card(&self, deadline: Instant) -> Result<Option<CardSummary>, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        if !card.offers_extended() {
+            return Ok(None);
+        }
+        let (ep, _) = self.endpoints(&card);
+        let op = Op::ExtendedCard;
+        let plain = |f: Fail| match f {
+            Fail::A2a(e) | Fail::MethodMissing(e) => e,
+        };
+        let (ans, id) = self.answer(&card, &ep, &op, &budget).await.map_err(plain)?;
+        let v = result_of(&ep, &op, &ans, id).map_err(plain)?;
+        let bad = |why: String| A2aError::Protocol(format!("{}: the extended card {why}", ep.url));
+        if !card::looks_like_card(&v) {
+            return Err(bad("is not an agent card".into()));
+        }
+        // Its own interfaces are not followed: calls keep going where the public card said.
+        let extended =
+            Card::parse(v, card.url.as_str(), self.forced()).map_err(|e| bad(e.to_string()))?;
+        Ok(Some(extended.summary(&ep)))
+    }
+
     /// The worker's own tasks (v1 ListTasks), in one context or all, in the worker's order (the
     /// spec's: newest first): one page of them and how many were left out (past the page, or
     /// unreadable). `None` from a worker that speaks only A2A 0.3, which has no such call.
@@ -738,7 +764,9 @@ impl Worker {
         // A cancel sent twice only meets "already ended" the second time, which `cancel` handles.
         let resend = match op {
             Op::Send { .. } => Resend::Never,
-            Op::Get { .. } | Op::Cancel { .. } | Op::List { .. } => Resend::IfDropped,
+            Op::Get { .. } | Op::Cancel { .. } | Op::List { .. } | Op::ExtendedCard => {
+                Resend::IfDropped
+            }
         };
         let ans = fetch(req, budget, resend, Size::Spill).await?;
         // Not followed (http.rs): the body would have to be sent again, perhaps elsewhere.

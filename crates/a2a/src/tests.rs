@@ -1131,6 +1131,66 @@ async fn extensions_and_tenant_go_with_every_request() {
     assert_eq!(last.header("a2a-extensions"), None);
 }
 
+/// A card that offers an extended card (v1 `capabilities.extendedAgentCard`, v0.3
+/// `supportsAuthenticatedExtendedCard`) has it read at its endpoint with the worker's
+/// credentials; without them it is refused; a card that offers none is not asked.
+#[tokio::test]
+async fn the_extended_card_is_read_with_credentials() {
+    let (var, val) = present_env();
+    let want = format!("Bearer {val}");
+    let fake = serve(move |r| match (r.path.as_str(), r.rpc_method()) {
+        ("/.well-known/agent-card.json", _) => {
+            let mut c = v1_card(&r.base);
+            c["capabilities"] = json!({"extendedAgentCard": true});
+            Reply::Json(200, c)
+        }
+        (_, "GetExtendedAgentCard") if r.header("authorization") == Some(want.clone()) => {
+            let mut c = v1_card(&r.base);
+            c["skills"].as_array_mut().unwrap().push(
+                json!({"id": "s2", "name": "Members", "description": "for members", "tags": []}),
+            );
+            rpc_ok(r, c)
+        }
+        (_, "GetExtendedAgentCard") => Reply::Json(401, json!({})),
+        _ => not_found(),
+    })
+    .await;
+    let w = fake.worker_with(|c| c.bearer_env = Some(var.into()));
+    let x = w.extended_card(soon()).await.unwrap().expect("offered");
+    let names: Vec<&str> = x.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Echo", "Members"]);
+    assert_eq!(
+        fake.worker().extended_card(soon()).await,
+        Err(A2aError::Auth { status: 401 })
+    );
+
+    let old = serve(|r| match r.path.as_str() {
+        "/.well-known/agent.json" => {
+            let mut c = v03_card(&r.base);
+            c["supportsAuthenticatedExtendedCard"] = json!(true);
+            Reply::Json(200, c)
+        }
+        "/rpc" if r.rpc_method() == "agent/getAuthenticatedExtendedCard" => {
+            let mut c = v03_card(&r.base);
+            c["name"] = json!("Old, extended");
+            rpc_ok(r, c)
+        }
+        _ => not_found(),
+    })
+    .await;
+    let x = old
+        .worker()
+        .extended_card(soon())
+        .await
+        .unwrap()
+        .expect("offered");
+    assert_eq!(x.name, "Old, extended");
+
+    let plain = v1_server(|r| rpc_err(r, -32601, "nope")).await;
+    assert_eq!(plain.worker().extended_card(soon()).await, Ok(None));
+    assert_eq!(plain.count(|r| r.rpc_method() == "GetExtendedAgentCard"), 0);
+}
+
 /// A guarded card is fetched again with the worker's credentials.
 #[tokio::test]
 async fn guarded_card_gets_credentials() {

@@ -34,12 +34,18 @@ pub(crate) enum Op<'a> {
     List {
         context_id: Option<&'a str>,
     },
+    /// The extended agent card, for a client with credentials (v1 `GetExtendedAgentCard`, v0.3
+    /// `agent/getAuthenticatedExtendedCard`).
+    ExtendedCard,
 }
 
 impl Op<'_> {
     /// Operations on an existing task: a "not found" answer means the task is gone.
     pub fn names_task(&self) -> bool {
-        !matches!(self, Op::Send { task_id: None, .. } | Op::List { .. })
+        !matches!(
+            self,
+            Op::Send { task_id: None, .. } | Op::List { .. } | Op::ExtendedCard
+        )
     }
 }
 
@@ -52,11 +58,13 @@ pub(crate) fn jsonrpc_method(op: &Op, dialect: Dialect) -> &'static str {
         (Op::Get { .. }, Dialect::V1) => "GetTask",
         (Op::Cancel { .. }, Dialect::V1) => "CancelTask",
         (Op::List { .. }, Dialect::V1) => "ListTasks",
+        (Op::ExtendedCard, Dialect::V1) => "GetExtendedAgentCard",
         (Op::Send { .. }, Dialect::V03) => "message/send",
         (Op::Get { .. }, Dialect::V03) => "tasks/get",
         (Op::Cancel { .. }, Dialect::V03) => "tasks/cancel",
         // Not in v0.3's JSON-RPC (its REST and gRPC only); `Worker::list_tasks` never sends it.
         (Op::List { .. }, Dialect::V03) => "tasks/list",
+        (Op::ExtendedCard, Dialect::V03) => "agent/getAuthenticatedExtendedCard",
     }
 }
 
@@ -156,6 +164,7 @@ pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
             }
             p
         }
+        Op::ExtendedCard => json!({}),
     };
     if let (Dialect::V1, Some(t), Some(obj)) = (ep.dialect, &ep.tenant, p.as_object_mut()) {
         obj.insert("tenant".into(), t.clone().into());
@@ -205,6 +214,13 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
                 format!("{base}/tasks?pageSize={LIST_PAGE}&historyLength=0{context}"),
                 None,
             )
+        }
+        Op::ExtendedCard => {
+            let path = match ep.dialect {
+                Dialect::V1 => "extendedAgentCard",
+                Dialect::V03 => "card",
+            };
+            (reqwest::Method::GET, format!("{base}/{path}"), None)
         }
     }
 }
