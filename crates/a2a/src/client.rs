@@ -196,11 +196,13 @@ impl Worker {
         context_id: Option<&str>,
         deadline: Instant,
     ) -> Result<TaskView, A2aError> {
+        let message_id = a2a_mod_sys::ids::uuid_v4();
         let op = Op::Send {
             text,
             parts,
             task_id,
             context_id,
+            message_id: &message_id,
         };
         self.call(op, deadline).await
     }
@@ -364,18 +366,20 @@ impl Worker {
         context_id: Option<&str>,
         deadline: Instant,
     ) -> Result<Started, A2aError> {
+        let message_id = a2a_mod_sys::ids::uuid_v4();
         let op = StreamOp::Send {
             text,
             parts,
             task_id,
             context_id,
+            message_id: &message_id,
         };
         match self.open_stream(op, deadline).await {
             Ok(Followed::Stream(s)) => Ok(Started::Stream(*s)),
-            Ok(Followed::NotStreaming | Followed::Declined(_)) => self
-                .send_parts(text, parts, task_id, context_id, deadline)
-                .await
-                .map(Started::Plain),
+            // Nothing was accepted: the same message, by its id, goes out as a plain send.
+            Ok(Followed::NotStreaming | Followed::Declined(_)) => {
+                self.call(op.plain(), deadline).await.map(Started::Plain)
+            }
             Err(e) => Err(e),
         }
     }

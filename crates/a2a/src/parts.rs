@@ -113,6 +113,7 @@ mod tests {
             parts: &parts,
             task_id: None,
             context_id: Some("c1"),
+            message_id: "m1",
         };
         let p = jsonrpc_params(&op, &ep);
         let m: ::a2a::Message =

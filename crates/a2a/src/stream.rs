@@ -30,6 +30,7 @@ pub(crate) enum StreamOp<'a> {
         parts: &'a [super::parts::OutPart],
         task_id: Option<&'a str>,
         context_id: Option<&'a str>,
+        message_id: &'a str,
     },
     Subscribe {
         id: &'a str,
@@ -45,11 +46,13 @@ impl<'a> StreamOp<'a> {
                 parts,
                 task_id,
                 context_id,
+                message_id,
             } => Op::Send {
                 text,
                 parts,
                 task_id,
                 context_id,
+                message_id,
             },
             StreamOp::Subscribe { id } => Op::Get { id, history: 0 },
         }
@@ -670,6 +673,7 @@ impl TaskStream {
                         parts: &[],
                         task_id: None,
                         context_id: None,
+                        message_id: "",
                     },
                     view,
                 )?;
@@ -903,6 +907,7 @@ mod tests {
             parts: &[],
             task_id: None,
             context_id: None,
+            message_id: "m1",
         };
         let p = jsonrpc_params(&send, &ep);
         assert_eq!(p["configuration"], json!({"historyLength": 0}));

@@ -418,6 +418,63 @@ async fn hybrid_card_picks_v1() {
     );
 }
 
+/// Every attempt of one send carries its one messageId, so a worker that keys messages by it sees
+/// one message: the plain send after a refused stream call, the v0.3 send after a v1 method the
+/// worker does not know. Another send is another message.
+#[tokio::test]
+async fn one_send_keeps_its_message_id_through_every_attempt() {
+    let ids = |fake: &Fake, methods: &[&str]| -> Vec<String> {
+        fake.requests()
+            .iter()
+            .filter(|r| methods.contains(&r.rpc_method()))
+            .map(|r| {
+                r.body["params"]["message"]["messageId"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let refusing = serve(|r| match (r.path.as_str(), r.rpc_method()) {
+        ("/.well-known/agent-card.json", _) => {
+            let mut c = v1_card(&r.base);
+            c["capabilities"] = json!({"streaming": true});
+            Reply::Json(200, c)
+        }
+        (_, "SendStreamingMessage") => rpc_err(r, -32004, "streaming is not served"),
+        _ => rpc_ok(r, json!({"task": v1_task("t1", "TASK_STATE_WORKING")})),
+    })
+    .await;
+    let w = refusing.worker();
+    match w.send_streamed("x", None, None, soon()).await.unwrap() {
+        Started::Plain(v) => assert_eq!(v.task_id, "t1"),
+        Started::Stream(_) => panic!("a refused stream call streamed"),
+    }
+    let sent = ids(&refusing, &["SendStreamingMessage", "SendMessage"]);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0], sent[1]);
+
+    let old = v1_server(|r| match r.rpc_method() {
+        "message/send" => rpc_ok(
+            r,
+            json!({"kind": "task", "id": "t1", "status": {"state": "submitted"}}),
+        ),
+        _ => rpc_err(r, -32601, "Method not found"),
+    })
+    .await;
+    let w = old.worker();
+    w.send("x", None, None, soon()).await.unwrap();
+    w.send("x", None, None, soon()).await.unwrap();
+    let sent = ids(&old, &["SendMessage", "message/send"]);
+    assert_eq!(
+        sent.len(),
+        3,
+        "v1, its v0.3 fallback, then v0.3 alone: {sent:?}"
+    );
+    assert_eq!(sent[0], sent[1]);
+    assert_ne!(sent[1], sent[2]);
+}
+
 #[tokio::test]
 async fn method_not_found_falls_back_to_v03_once() {
     let fake = v1_server(|r| match r.rpc_method() {
@@ -1405,7 +1462,7 @@ mod answers {
         fn any_answer_is_read_safely(v in prop_oneof![json_value(), task_like()]) {
             for parsed in [parse_task_result(&v), parse_send_result(&v)] {
                 let Ok(view) = parsed else { continue };
-                for op in [Op::Get { id: "t-1", history: 0 }, Op::Send { text: "x", parts: &[], task_id: None, context_id: None }] {
+                for op in [Op::Get { id: "t-1", history: 0 }, Op::Send { text: "x", parts: &[], task_id: None, context_id: None, message_id: "m" }] {
                     if let Ok(ok) = checked(&op, view.clone()) {
                         prop_assert!(plain_id(&ok.task_id));
                         prop_assert!(ok.context_id.as_deref().is_none_or(plain_id));

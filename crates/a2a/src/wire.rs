@@ -20,6 +20,9 @@ pub(crate) enum Op<'a> {
         parts: &'a [OutPart],
         task_id: Option<&'a str>,
         context_id: Option<&'a str>,
+        /// One per message, whatever carries it (a stream call, the plain send after a refused
+        /// one, the v0.3 fallback, the retry with a fresh token): the worker sees one message.
+        message_id: &'a str,
     },
     Get {
         id: &'a str,
@@ -75,9 +78,10 @@ fn message(
     extra: &[OutPart],
     task_id: Option<&str>,
     context_id: Option<&str>,
+    message_id: &str,
 ) -> Value {
     let mut m = Map::new();
-    m.insert("messageId".into(), a2a_mod_sys::ids::uuid_v4().into());
+    m.insert("messageId".into(), message_id.into());
     // No text part for a message of files or data alone: an empty one is a part some agents
     // refuse beside a data part (Strands resumes only from a lone data part).
     let text_part = |p: Value| {
@@ -128,8 +132,8 @@ fn send_body(
     ep: &Endpoint,
     text: &str,
     extra: &[OutPart],
-    task_id: Option<&str>,
-    context_id: Option<&str>,
+    (task_id, context_id): (Option<&str>, Option<&str>),
+    message_id: &str,
 ) -> Value {
     let key = match (ep.dialect, ep.binding) {
         (Dialect::V03, Binding::Rest) => "request",
@@ -140,7 +144,9 @@ fn send_body(
         Dialect::V03 => json!({ "blocking": false, "historyLength": 0 }),
     };
     let mut body = Map::new();
-    let m = message(ep.dialect, ep.binding, text, extra, task_id, context_id);
+    let m = message(
+        ep.dialect, ep.binding, text, extra, task_id, context_id, message_id,
+    );
     body.insert(key.into(), m);
     body.insert("configuration".into(), configuration);
     Value::Object(body)
@@ -154,7 +160,8 @@ pub(crate) fn jsonrpc_params(op: &Op, ep: &Endpoint) -> Value {
             parts,
             task_id,
             context_id,
-        } => send_body(ep, text, parts, task_id, context_id),
+            message_id,
+        } => send_body(ep, text, parts, (task_id, context_id), message_id),
         Op::Get { id, history } => json!({ "id": id, "historyLength": history }),
         Op::Cancel { id } => json!({ "id": id }),
         Op::List { context_id } => {
@@ -187,10 +194,17 @@ pub(crate) fn rest_request(op: &Op, ep: &Endpoint) -> (reqwest::Method, String, 
             parts,
             task_id,
             context_id,
+            message_id,
         } => (
             reqwest::Method::POST,
             format!("{base}/message:send"),
-            Some(send_body(ep, text, parts, task_id, context_id)),
+            Some(send_body(
+                ep,
+                text,
+                parts,
+                (task_id, context_id),
+                message_id,
+            )),
         ),
         Op::Get { id, history } => (
             reqwest::Method::GET,
