@@ -157,6 +157,15 @@ impl From<A2aError> for Fail {
     }
 }
 
+/// Past the fallback decision, or where there is none: what to report.
+impl From<Fail> for A2aError {
+    fn from(f: Fail) -> A2aError {
+        match f {
+            Fail::A2a(e) | Fail::MethodMissing(e) => e,
+        }
+    }
+}
+
 impl Worker {
     pub fn new(alias: &str, config: WorkerConfig, http: reqwest::Client) -> Worker {
         Worker {
@@ -259,11 +268,7 @@ impl Worker {
         }
         let (ep, _) = self.endpoints(&card);
         let op = Op::ExtendedCard;
-        let plain = |f: Fail| match f {
-            Fail::A2a(e) | Fail::MethodMissing(e) => e,
-        };
-        let (ans, id) = self.answer(&card, &ep, &op, &budget).await.map_err(plain)?;
-        let v = result_of(&ep, &op, &ans, id).map_err(plain)?;
+        let v = self.result(&card, &ep, &op, &budget).await?;
         let bad = |why: String| A2aError::Protocol(format!("{}: the extended card {why}", ep.url));
         if !card::looks_like_card(&v) {
             return Err(bad("is not an agent card".into()));
@@ -289,11 +294,7 @@ impl Worker {
             return Ok(None);
         }
         let op = Op::List { context_id };
-        let plain = |f: Fail| match f {
-            Fail::A2a(e) | Fail::MethodMissing(e) => e,
-        };
-        let (ans, id) = self.answer(&card, &ep, &op, &budget).await.map_err(plain)?;
-        let v = result_of(&ep, &op, &ans, id).map_err(plain)?;
+        let v = self.result(&card, &ep, &op, &budget).await?;
         let (tasks, left_out) = wire::parse_task_list(&v)
             .map_err(|why| A2aError::Protocol(format!("{}: {why}", ep.url)))?;
         Ok(Some(Listed { tasks, left_out }))
@@ -542,10 +543,7 @@ impl Worker {
             tracing::info!(worker = %self.alias, "worker speaks A2A 0.3 only, using {}", fb.describe());
             self.lock().fell_back = true;
         }
-        match r {
-            Ok(v) => Ok(v),
-            Err(Fail::A2a(e)) | Err(Fail::MethodMissing(e)) => Err(e),
-        }
+        r.map_err(A2aError::from)
     }
 
     async fn discover(&self, budget: &Budget) -> Result<Arc<Card>, A2aError> {
@@ -692,6 +690,18 @@ impl Worker {
             spills: ans.spills(),
             ..view
         })
+    }
+
+    /// One operation's result JSON (for the calls that read it as something other than a task).
+    async fn result(
+        &self,
+        card: &Card,
+        ep: &Endpoint,
+        op: &Op<'_>,
+        budget: &Budget,
+    ) -> Result<serde_json::Value, Fail> {
+        let (ans, id) = self.answer(card, ep, op, budget).await?;
+        result_of(ep, op, &ans, id)
     }
 
     /// [`Worker::exchange`]'s request and its 401/403 retry: the worker's answer, whatever it
