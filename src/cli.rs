@@ -96,6 +96,15 @@ pub struct WorkerAddArgs {
     /// OAuth2 scope
     #[arg(long, value_name = "S", requires = "oauth_client_id")]
     pub oauth_scope: Option<String>,
+    /// Sign every request with AWS Signature Version 4 (credentials from AWS_* or AWS_PROFILE)
+    #[arg(long, group = "auth")]
+    pub aws_sigv4: bool,
+    /// The AWS region to sign for (default: AWS_REGION, else the host's)
+    #[arg(long, value_name = "R", requires = "aws_sigv4")]
+    pub aws_region: Option<String>,
+    /// The AWS service to sign for (default: bedrock-agentcore)
+    #[arg(long, value_name = "S", requires = "aws_sigv4")]
+    pub aws_service: Option<String>,
     /// Trust this origin too: the card may send requests, and credentials, there (repeatable)
     #[arg(long = "allow-origin", value_name = "URL")]
     pub allow_origin: Vec<String>,

@@ -431,6 +431,9 @@ async fn check_worker(w: &Worker) -> Check {
                 A2aError::Rpc { .. } => {
                     "the worker answered the card request with an error of its own; ask its operator".to_string()
                 }
+                A2aError::Auth { .. } | A2aError::Credentials(_) => format!(
+                    "fix the credentials of worker {alias:?} in config.toml or the environment"
+                ),
                 _ => format!("check that {url} is an A2A agent (`a2a-mod worker show {alias}`)"),
             };
             return fail(format!("worker {alias:?}: card not reachable: {e}"), &fix);
@@ -440,16 +443,19 @@ async fn check_worker(w: &Worker) -> Check {
     let probe = format!("a2a-mod-doctor-{}", a2a_mod_sys::env::now_ms());
     let auth = match w.get_task(&probe, deadline()).await {
         Ok(_) | Err(A2aError::TaskNotFound) => Ok("auth working"),
-        Err(A2aError::Auth { status }) => Err(format!(
-            "the worker refused our credentials (HTTP {status})"
-        )),
+        Err(e @ A2aError::Auth { .. }) => Err(e.to_string()),
         Err(A2aError::Credentials(e)) => Err(format!("cannot get credentials: {e}")),
         // Other answers (an RPC error, a timeout) do not tell about auth either way.
         Err(_) => Ok("auth not confirmed"),
     };
+    // Which keys signed, so a user with several profiles sees the one in use.
+    let signed = match a2a_mod_a2a::aws_source(&w.config) {
+        Some(Ok(src)) => format!(" ({src})"),
+        _ => String::new(),
+    };
     match auth {
         Ok(note) => pass(format!(
-            "worker {alias:?}: {} at {url}, card reachable, {note}",
+            "worker {alias:?}: {} at {url}, card reachable, {note}{signed}",
             card.name.lines().next().unwrap_or("")
         )),
         Err(e) => fail(

@@ -7,7 +7,7 @@ use a2a_mod_a2a::{CardSummary, Worker};
 // Card text is the worker's: no escapes or newlines reach the terminal.
 use crate::session::worker_error;
 use a2a_mod_store::{SessionPaths, Store, session};
-use a2a_mod_sys::config::{self, OAuthConfig, WorkerConfig};
+use a2a_mod_sys::config::{self, AwsSigV4Config, OAuthConfig, WorkerConfig};
 use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::{Result, anyhow};
 use std::time::Duration;
@@ -56,6 +56,14 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             extensions.push(e.clone());
         }
     }
+    for (flag, v) in [
+        ("--aws-region", &a.aws_region),
+        ("--aws-service", &a.aws_service),
+    ] {
+        if let Some(v) = v {
+            config::validate_aws_name(v).map_err(|e| anyhow!("{flag}: {e}"))?;
+        }
+    }
     if let Some(u) = &a.oauth_token_url {
         if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
             return Err(userinfo_refused("--oauth-token-url", u));
@@ -74,6 +82,10 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             client_secret_env: a.oauth_secret_env.unwrap_or_default(),
             token_url: a.oauth_token_url,
             scope: a.oauth_scope,
+        }),
+        aws_sigv4: a.aws_sigv4.then_some(AwsSigV4Config {
+            region: a.aws_region,
+            service: a.aws_service,
         }),
         protocol: None,
         allow_origins,
@@ -164,6 +176,13 @@ fn auth_of(w: &WorkerConfig) -> String {
         "token command".into()
     } else if let Some(o) = &w.oauth {
         format!("oauth2 client credentials ({})", o.client_id)
+    } else if let Some(a) = &w.aws_sigv4 {
+        let region = a.region.as_deref().unwrap_or("from AWS_REGION or the host");
+        let service = a
+            .service
+            .as_deref()
+            .unwrap_or(a2a_mod_a2a::AWS_DEFAULT_SERVICE);
+        format!("aws sigv4 ({service}, region {region})")
     } else {
         "none".into()
     }

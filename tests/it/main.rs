@@ -7,6 +7,7 @@
 
 mod arch;
 mod artifacts;
+mod aws;
 mod claude_context;
 mod claude_headless;
 mod claude_smoke;

@@ -5,6 +5,7 @@
 //! one each.
 
 use super::A2aError;
+use super::aws::Signer;
 use super::card::{Card, Untrusted, is_trusted, shown, trusted};
 use super::http::{Budget, Resend, Size, fetch};
 use a2a_mod_core::text::one_line;
@@ -14,15 +15,62 @@ use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// What goes on one request: a header and its value.
+/// What goes on one request: a header and its value, or a signature over the whole request.
 pub(crate) struct Cred {
-    pub header: String,
-    pub value: Secret,
+    pub apply: Apply,
+    /// Which credentials these are, as a refusal names them (never their value).
+    pub source: String,
     /// Set for cached tokens: the generation to clear on a 401/403.
     pub generation: Option<u64>,
     /// The token came from the cache rather than being fetched for this request, so a 401/403
     /// may just mean it expired: worth one retry with a fresh one.
     pub cached: bool,
+}
+
+pub(crate) enum Apply {
+    Header { name: String, value: Secret },
+    Sign(Box<Signer>),
+}
+
+impl Cred {
+    /// `req` carrying these credentials: the last change made to a request, since a signature
+    /// covers its headers and body.
+    pub fn on(&self, req: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder, A2aError> {
+        match &self.apply {
+            Apply::Header { name, value } => {
+                let mut v =
+                    reqwest::header::HeaderValue::from_str(value.expose()).map_err(|_| {
+                        A2aError::Credentials(
+                            "the token has characters not allowed in an HTTP header".into(),
+                        )
+                    })?;
+                v.set_sensitive(true);
+                let name =
+                    reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                        A2aError::Credentials(format!("{name:?} is not a valid HTTP header name"))
+                    })?;
+                Ok(req.header(name, v))
+            }
+            Apply::Sign(signer) => {
+                let (client, built) = req.build_split();
+                let built = built.map_err(|e| {
+                    A2aError::Credentials(format!("cannot build the request to sign: {e}"))
+                })?;
+                Ok(reqwest::RequestBuilder::from_parts(
+                    client,
+                    signer.sign(built)?,
+                ))
+            }
+        }
+    }
+
+    /// The refusal of these credentials, naming them.
+    pub fn refused(&self, status: u16) -> A2aError {
+        A2aError::Auth {
+            status,
+            by: Some(self.source.clone()),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -77,7 +125,21 @@ pub(crate) async fn credentials(
 ) -> Result<Option<Cred>, A2aError> {
     if let Some(var) = &cfg.bearer_env {
         let t = env_secret(var, "bearer_env")?;
-        return Ok(Some(bearer(&t, None, false)));
+        return Ok(Some(bearer(
+            &t,
+            format!("the bearer token in {var}"),
+            None,
+            false,
+        )));
+    }
+    if let Some(a) = &cfg.aws_sigv4 {
+        let signer = Signer::new(a, &cfg.url)?;
+        return Ok(Some(Cred {
+            source: signer.source(),
+            apply: Apply::Sign(Box::new(signer)),
+            generation: None,
+            cached: false,
+        }));
     }
     if let Some(var) = &cfg.api_key_env {
         let header = cfg
@@ -86,8 +148,11 @@ pub(crate) async fn credentials(
             .or_else(|| card.and_then(Card::api_key_header))
             .unwrap_or_else(|| "X-API-Key".into());
         return Ok(Some(Cred {
-            header,
-            value: env_secret(var, "api_key_env")?,
+            source: format!("the API key in {var}"),
+            apply: Apply::Header {
+                name: header,
+                value: env_secret(var, "api_key_env")?,
+            },
             generation: None,
             cached: false,
         }));
@@ -98,7 +163,12 @@ pub(crate) async fn credentials(
     let mut st = budget.run(async { Ok(cache.state.lock().await) }).await?;
     if let Some((tok, until)) = &st.token {
         if until.is_none_or(|u| Instant::now() < u) {
-            return Ok(Some(bearer(tok, Some(st.generation), true)));
+            return Ok(Some(bearer(
+                tok,
+                cached_source(cfg),
+                Some(st.generation),
+                true,
+            )));
         }
         st.token = None;
     }
@@ -138,13 +208,29 @@ pub(crate) async fn credentials(
     };
     st.generation += 1;
     st.token = Some((tok.clone(), until));
-    Ok(Some(bearer(&tok, Some(st.generation), false)))
+    Ok(Some(bearer(
+        &tok,
+        cached_source(cfg),
+        Some(st.generation),
+        false,
+    )))
 }
 
-fn bearer(tok: &Secret, generation: Option<u64>, cached: bool) -> Cred {
+/// Which cached token a worker uses, as a refusal names it.
+fn cached_source(cfg: &WorkerConfig) -> String {
+    match &cfg.oauth {
+        Some(o) => format!("the oauth token of client {:?}", o.client_id),
+        None => "the token from token_cmd".into(),
+    }
+}
+
+fn bearer(tok: &Secret, source: String, generation: Option<u64>, cached: bool) -> Cred {
     Cred {
-        header: "authorization".into(),
-        value: Secret::new(format!("Bearer {}", tok.expose())),
+        apply: Apply::Header {
+            name: "authorization".into(),
+            value: Secret::new(format!("Bearer {}", tok.expose())),
+        },
+        source,
         generation,
         cached,
     }

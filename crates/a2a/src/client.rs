@@ -456,7 +456,7 @@ impl Worker {
             .json(&body);
         req = self.protocol_headers(req, ep.dialect);
         if let Some(c) = &cred {
-            req = with_cred(req, c)?;
+            req = c.on(req)?;
         }
         let resp = match budget.run(async { Ok(req.send().await) }).await? {
             Ok(r) => r,
@@ -576,13 +576,19 @@ impl Worker {
                         (ans, got) = self.get_card(url, Some(&c), budget).await?;
                         if ans.is_auth_failure() {
                             self.tokens.forget(&c).await;
+                            return Err(c.refused(ans.status));
                         }
                     }
-                    Ok(None) | Err(A2aError::Credentials(_)) => {}
+                    Ok(None) => {}
+                    // The guarded card cannot be had: what keeps us from credentials is the
+                    // thing to fix.
                     Err(e) => return Err(e),
                 }
                 if ans.is_auth_failure() {
-                    return Err(A2aError::Auth { status: ans.status });
+                    return Err(A2aError::Auth {
+                        status: ans.status,
+                        by: None,
+                    });
                 }
             }
             let via = got.hops.first().map(|(status, to)| {
@@ -644,7 +650,7 @@ impl Worker {
             .get(url)
             .header(reqwest::header::ACCEPT, "application/json");
         if let Some(c) = cred {
-            req = with_cred(req, c)?;
+            req = c.on(req)?;
         }
         loop {
             let ans = fetch(req, budget, Resend::IfDropped, Size::Whole).await?;
@@ -719,19 +725,30 @@ impl Worker {
             return Ok((ans, id));
         }
         let Some(c) = cred else {
-            return Err(A2aError::Auth { status: ans.status }.into());
+            return Err(A2aError::Auth {
+                status: ans.status,
+                by: None,
+            }
+            .into());
         };
         self.tokens.forget(&c).await;
         if !c.cached {
-            return Err(A2aError::Auth { status: ans.status }.into());
+            return Err(c.refused(ans.status).into());
         }
         let fresh = self.creds(card, budget).await?;
         let (ans, id) = self.post(ep, op, fresh.as_ref(), budget).await?;
         if ans.is_auth_failure() {
-            if let Some(c) = &fresh {
-                self.tokens.forget(c).await;
+            return Err(match &fresh {
+                Some(c) => {
+                    self.tokens.forget(c).await;
+                    c.refused(ans.status)
+                }
+                None => A2aError::Auth {
+                    status: ans.status,
+                    by: None,
+                },
             }
-            return Err(A2aError::Auth { status: ans.status }.into());
+            .into());
         }
         Ok((ans, id))
     }
@@ -773,7 +790,7 @@ impl Worker {
         };
         req = self.protocol_headers(req, ep.dialect);
         if let Some(c) = cred {
-            req = with_cred(req, c)?;
+            req = c.on(req)?;
         }
         // A cancel sent twice only meets "already ended" the second time, which `cancel` handles.
         let resend = match op {
@@ -834,17 +851,6 @@ fn result_of(ep: &Endpoint, op: &Op<'_>, ans: &Answer, id: u64) -> Result<serde_
         Binding::JsonRpc => jsonrpc_result(ep, ans, id),
         Binding::Rest => rest_result(ep, op, ans),
     }
-}
-
-fn with_cred(req: reqwest::RequestBuilder, c: &Cred) -> Result<reqwest::RequestBuilder, A2aError> {
-    let mut v = reqwest::header::HeaderValue::from_str(c.value.expose()).map_err(|_| {
-        A2aError::Credentials("the token has characters not allowed in an HTTP header".into())
-    })?;
-    v.set_sensitive(true);
-    let name = reqwest::header::HeaderName::from_bytes(c.header.as_bytes()).map_err(|_| {
-        A2aError::Credentials(format!("{:?} is not a valid HTTP header name", c.header))
-    })?;
-    Ok(req.header(name, v))
 }
 
 /// The task in a successful answer to `op`, refused when it names a task other than the one

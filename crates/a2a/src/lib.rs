@@ -12,8 +12,9 @@ use serde::Serialize;
 /// `Auth`, counts `Timeout`/`Unreachable`/`Protocol` as failed polls, stops on `TaskNotFound`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum A2aError {
-    #[error("the worker refused our credentials (HTTP {status})")]
-    Auth { status: u16 },
+    /// `by` names the credentials refused ("the keys in AWS_ACCESS_KEY_ID…"), never their value.
+    #[error("the worker refused our credentials (HTTP {status}){}", by.as_ref().map(|b| format!(": {b}")).unwrap_or_default())]
+    Auth { status: u16, by: Option<String> },
     #[error("no answer within {0:.1} s")]
     Timeout(f64),
     #[error("cannot reach the worker: {0}")]
@@ -131,6 +132,7 @@ pub struct SkillSummary {
 }
 
 mod auth;
+mod aws;
 mod card;
 mod client;
 mod http;
@@ -141,6 +143,7 @@ mod stream;
 mod tests;
 mod wire;
 
+pub use aws::{AWS_DEFAULT_SERVICE, aws_source};
 pub use client::{Followed, Listed, Started, Worker, Workers, http_client};
 pub use parts::OutPart;
 pub use spill::Spills;

@@ -64,6 +64,9 @@ pub struct WorkerConfig {
     pub token_cmd: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<OAuthConfig>,
+    /// AWS Signature Version 4 on every request (`worker add --aws-sigv4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws_sigv4: Option<AwsSigV4Config>,
     /// Force a protocol version ("1.0" or "0.3") instead of reading it from the card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
@@ -75,6 +78,17 @@ pub struct WorkerConfig {
     /// `A2A-Extensions` (`X-A2A-Extensions` to v0.3 workers) (`worker add --extension`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+}
+
+/// `aws_sigv4 = { region = "...", service = "..." }`; both optional (the region then comes from
+/// `AWS_REGION` or the host, the service is `bedrock-agentcore`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AwsSigV4Config {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -372,11 +386,20 @@ impl Config {
                 w.api_key_env.is_some(),
                 w.token_cmd.is_some(),
                 w.oauth.is_some(),
+                w.aws_sigv4.is_some(),
             ];
             if auths.iter().filter(|b| **b).count() > 1 {
                 return Err(anyhow!(
-                    "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth"
+                    "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth, aws_sigv4"
                 ));
+            }
+            if let Some(a) = &w.aws_sigv4 {
+                for (k, v) in [("region", &a.region), ("service", &a.service)] {
+                    if let Some(v) = v {
+                        validate_aws_name(v)
+                            .map_err(|e| anyhow!("workers.{alias}.aws_sigv4.{k}: {e}"))?;
+                    }
+                }
             }
             for o in &w.allow_origins {
                 validate_url(o).map_err(|e| anyhow!("workers.{alias}.allow_origins: {e}"))?;
@@ -420,6 +443,23 @@ pub fn validate_alias(alias: &str) -> Result<()> {
     Ok(())
 }
 
+/// An AWS region or service name as it goes in a signature's scope: 1-64 lowercase letters,
+/// digits and '-'.
+pub fn validate_aws_name(name: &str) -> Result<()> {
+    if !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Ok(());
+    }
+    let shown: String = name.chars().filter(|c| !c.is_control()).take(80).collect();
+    Err(anyhow!(
+        "{shown:?} is not an AWS name (lowercase letters, digits and '-', such as us-east-1)"
+    ))
+}
+
 /// An A2A extension's URI as it can go in a header list: a URI with a scheme, of at most 512
 /// visible ASCII characters, none of them a comma (the list's separator), a quote or a space.
 pub fn validate_extension(uri: &str) -> Result<()> {
@@ -443,7 +483,7 @@ pub fn validate_url(url: &str) -> Result<()> {
     match url::Url::parse(url) {
         Ok(u) if has_userinfo(&u) => Err(anyhow!(
             "{:?} has a user name or password in it; a2a-mod takes secrets only from the \
-             environment or a command (bearer_env, api_key_env, token_cmd, oauth)",
+             environment, a command or a provider (bearer_env, api_key_env, token_cmd, oauth, aws_sigv4)",
             without_userinfo(&u)
         )),
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),

@@ -63,6 +63,11 @@ pub fn home_dir() -> Option<PathBuf> {
     os("HOME").map(PathBuf::from)
 }
 
+/// A variable holding a file's path (`AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`).
+pub fn os_path(name: &str) -> Option<PathBuf> {
+    os(name).map(PathBuf::from)
+}
+
 /// `PATH`, to find a program as a shell would.
 pub fn search_path() -> Option<OsString> {
     os("PATH")
