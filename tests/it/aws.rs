@@ -4,7 +4,7 @@
 //! from the environment (with and without a session token) and from a profile in the shared
 //! files; a wrong secret is one line naming the credentials, and no key reaches a file.
 
-use crate::util::{SECOND, TempHome, ended_row, fast_timing, wait_until};
+use crate::util::{SECOND, Served, TempHome, ended_row, fast_timing, wait_until};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
@@ -19,6 +19,11 @@ const ACCESS_KEY: &str = "AKIDA2AMODTEST";
 const SECRET: &str = "s3cr3t/A2A+mod/never-in-a-file";
 const SESSION_TOKEN: &str = "session-token-never-in-a-file";
 const REGION: &str = "us-west-2";
+/// The right keys, from the environment.
+const ENV_KEYS: [(&str, &str); 2] = [
+    ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+    ("AWS_SECRET_ACCESS_KEY", SECRET),
+];
 const UNSIGNED: &str = "no Authorization header";
 /// AgentCore's invocation path: an ARN, percent-encoded, which SigV4 encodes once more.
 const RPC_PATH: &str =
@@ -256,42 +261,26 @@ async fn front_door(
     )
 }
 
-/// The front door on 127.0.0.1:0, on its own thread; stops on drop.
+/// The front door on 127.0.0.1:0 ([`Served`]); stops on drop.
 struct Door {
     url: String,
     seen: Arc<Mutex<Seen>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _served: Served,
 }
 
 impl Door {
     fn start(expect: Expect) -> Door {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let app = axum::Router::new().fallback(front_door).with_state((
-            expect,
-            seen.clone(),
-            url.clone(),
-        ));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                tokio::select! {
-                    r = axum::serve(listener, app) => r.expect("serve"),
-                    _ = stopped => {}
-                }
-            });
+        let state = seen.clone();
+        let served = Served::start(|url| {
+            axum::Router::new()
+                .fallback(front_door)
+                .with_state((expect, state, url.to_string()))
         });
         Door {
-            url,
+            url: served.url.clone(),
             seen,
-            stop: Some(stop),
+            _served: served,
         }
     }
 
@@ -308,14 +297,6 @@ impl Door {
             }
         }
         signed
-    }
-}
-
-impl Drop for Door {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
     }
 }
 
@@ -432,11 +413,7 @@ fn environment_keys_sign_every_request_card_send_and_polls() {
         secret: SECRET,
         session_token: None,
     });
-    let envs = [
-        ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-        ("AWS_SECRET_ACCESS_KEY", SECRET),
-    ];
-    a_task_goes_through(&h, &door, &envs, &["--aws-region", REGION]);
+    a_task_goes_through(&h, &door, &ENV_KEYS, &["--aws-region", REGION]);
 }
 
 #[test]
@@ -550,10 +527,7 @@ fn doctor_names_the_keys_it_signed_with_and_the_fix_without_them() {
         secret: SECRET,
         session_token: None,
     });
-    let envs = [
-        ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-        ("AWS_SECRET_ACCESS_KEY", SECRET),
-    ];
+    let envs = ENV_KEYS;
     let url = door.url.clone();
     let add = [
         "worker",

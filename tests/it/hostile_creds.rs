@@ -5,7 +5,7 @@
 //! headers, so "no credential reached the other origin" is read off what that server saw.
 
 use crate::util::{
-    SECOND, TempHome, a2a, append_timing, fails, one_line_error, stderr, stdout, wait_until,
+    SECOND, Served, TempHome, a2a, append_timing, fails, one_line_error, stderr, stdout, wait_until,
 };
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -73,42 +73,22 @@ fn not_found() -> Reply {
 
 type Script = Arc<dyn Fn(&Req) -> Reply + Send + Sync>;
 
-/// A scripted HTTP server on 127.0.0.1:0, on its own thread and runtime (the tests are plain
-/// `#[test]`s); it stops on drop.
+/// A scripted HTTP server on 127.0.0.1:0 ([`Served`]); it stops on drop.
 struct Server {
     url: String,
     log: Arc<Mutex<Vec<Req>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _served: Served,
 }
 
 impl Server {
     fn start(script: impl Fn(&Req) -> Reply + Send + Sync + 'static) -> Server {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
         let log = Arc::new(Mutex::new(Vec::new()));
         let state = (Arc::new(script) as Script, log.clone());
-        let app = Router::new().fallback(handle).with_state(state);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                tokio::select! {
-                    r = axum::serve(listener, app) => r.expect("serve"),
-                    _ = stopped => {}
-                }
-            });
-        });
+        let served = Served::start(|_| Router::new().fallback(handle).with_state(state));
         Server {
-            url,
+            url: served.url.clone(),
             log,
-            stop: Some(stop),
-            thread: Some(thread),
+            _served: served,
         }
     }
 
@@ -119,17 +99,6 @@ impl Server {
     /// `http://127.0.0.1:port`, as messages name this server's origin.
     fn origin(&self) -> &str {
         &self.url
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

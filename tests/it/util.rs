@@ -474,3 +474,50 @@ pub fn ended_row(
     });
     task_row(a2a_home, session, id).expect("the ended task's row")
 }
+
+/// An axum app on 127.0.0.1:0, on its own thread and runtime (the tests are plain `#[test]`s);
+/// it stops when this drops. `app` is given the server's URL (a card names its own endpoint).
+pub struct Served {
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Served {
+    pub fn start(app: impl FnOnce(&str) -> axum::Router) -> Served {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let app = app(&url);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                tokio::select! {
+                    r = axum::serve(listener, app) => r.expect("serve"),
+                    _ = stopped => {}
+                }
+            });
+        });
+        Served {
+            url,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
