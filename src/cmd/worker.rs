@@ -56,14 +56,12 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             extensions.push(e.clone());
         }
     }
-    for (flag, v) in [
-        ("--aws-region", &a.aws_region),
-        ("--aws-service", &a.aws_service),
-    ] {
-        if let Some(v) = v {
-            config::validate_aws_name(v).map_err(|e| anyhow!("{flag}: {e}"))?;
-        }
-    }
+    let aws = AwsSigV4Config {
+        region: a.aws_region,
+        service: a.aws_service,
+    };
+    // The flags are --aws-region and --aws-service: the key named by the error, prefixed.
+    aws.validate().map_err(|e| anyhow!("--aws-{e}"))?;
     if let Some(u) = &a.oauth_token_url {
         if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
             return Err(userinfo_refused("--oauth-token-url", u));
@@ -83,10 +81,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             token_url: a.oauth_token_url,
             scope: a.oauth_scope,
         }),
-        aws_sigv4: a.aws_sigv4.then_some(AwsSigV4Config {
-            region: a.aws_region,
-            service: a.aws_service,
-        }),
+        aws_sigv4: a.aws_sigv4.then_some(aws),
         protocol: None,
         allow_origins,
         extensions,

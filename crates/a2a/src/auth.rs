@@ -63,13 +63,13 @@ impl Cred {
             }
         }
     }
+}
 
-    /// The refusal of these credentials, naming them.
-    pub fn refused(&self, status: u16) -> A2aError {
-        A2aError::Auth {
-            status,
-            by: Some(self.source.clone()),
-        }
+/// A 401/403 to a request that carried `cred`, naming the credentials refused (if any).
+pub(crate) fn refusal(cred: Option<&Cred>, status: u16) -> A2aError {
+    A2aError::Auth {
+        status,
+        by: cred.map(|c| c.source.clone()),
     }
 }
 

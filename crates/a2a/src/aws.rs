@@ -18,11 +18,11 @@ pub const AWS_DEFAULT_SERVICE: &str = "bedrock-agentcore";
 
 /// One request's keys and where they came from (the source is named when the worker refuses
 /// the signature; the keys never are).
-pub(crate) struct Keys {
+struct Keys {
     access_key_id: Secret,
     secret: Secret,
     session_token: Option<Secret>,
-    pub source: String,
+    source: String,
     /// The profile's `region`, the last place a region is looked for.
     profile_region: Option<String>,
 }

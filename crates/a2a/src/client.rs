@@ -576,7 +576,7 @@ impl Worker {
                         (ans, got) = self.get_card(url, Some(&c), budget).await?;
                         if ans.is_auth_failure() {
                             self.tokens.forget(&c).await;
-                            return Err(c.refused(ans.status));
+                            return Err(auth::refusal(Some(&c), ans.status));
                         }
                     }
                     Ok(None) => {}
@@ -585,10 +585,7 @@ impl Worker {
                     Err(e) => return Err(e),
                 }
                 if ans.is_auth_failure() {
-                    return Err(A2aError::Auth {
-                        status: ans.status,
-                        by: None,
-                    });
+                    return Err(auth::refusal(None, ans.status));
                 }
             }
             let via = got.hops.first().map(|(status, to)| {
@@ -725,30 +722,19 @@ impl Worker {
             return Ok((ans, id));
         }
         let Some(c) = cred else {
-            return Err(A2aError::Auth {
-                status: ans.status,
-                by: None,
-            }
-            .into());
+            return Err(auth::refusal(None, ans.status).into());
         };
         self.tokens.forget(&c).await;
         if !c.cached {
-            return Err(c.refused(ans.status).into());
+            return Err(auth::refusal(Some(&c), ans.status).into());
         }
         let fresh = self.creds(card, budget).await?;
         let (ans, id) = self.post(ep, op, fresh.as_ref(), budget).await?;
         if ans.is_auth_failure() {
-            return Err(match &fresh {
-                Some(c) => {
-                    self.tokens.forget(c).await;
-                    c.refused(ans.status)
-                }
-                None => A2aError::Auth {
-                    status: ans.status,
-                    by: None,
-                },
+            if let Some(c) = &fresh {
+                self.tokens.forget(c).await;
             }
-            .into());
+            return Err(auth::refusal(fresh.as_ref(), ans.status).into());
         }
         Ok((ans, id))
     }

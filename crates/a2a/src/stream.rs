@@ -507,7 +507,7 @@ impl TaskStream {
         let unsupported = |e| Refusal::Unsupported(e);
         let declined = |e| Refusal::Declined(e);
         match status {
-            401 | 403 => return Err(declined(A2aError::Auth { status, by: None })),
+            401 | 403 => return Err(declined(super::auth::refusal(None, status))),
             404 | 405 | 501 => {
                 return Err(unsupported(A2aError::Protocol(format!(
                     "{url} answered the stream call with HTTP {status}"

@@ -655,14 +655,20 @@ async fn err_of(reply: impl Fn(&Req) -> Reply + Send + Sync + 'static) -> A2aErr
 
 #[tokio::test]
 async fn errors_are_classified() {
-    assert!(matches!(
+    assert_eq!(
         err_of(|_| Reply::Json(401, json!({}))).await,
-        A2aError::Auth { status: 401, .. }
-    ));
-    assert!(matches!(
+        A2aError::Auth {
+            status: 401,
+            by: None
+        }
+    );
+    assert_eq!(
         err_of(|_| Reply::Json(403, json!({}))).await,
-        A2aError::Auth { status: 403, .. }
-    ));
+        A2aError::Auth {
+            status: 403,
+            by: None
+        }
+    );
     let e = err_of(|_| Reply::Raw(500, "text/plain", b"boom\nstack".to_vec())).await;
     assert!(
         matches!(&e, A2aError::Protocol(m) if m.ends_with("/a2a answered HTTP 500")),
@@ -989,15 +995,21 @@ async fn oauth_token_from_the_card_cached_and_refreshed_once() {
 
     // A freshly fetched token that is refused is not retried: one fetch, then Auth.
     *valid.lock().unwrap() = "never".into();
-    assert!(matches!(
+    assert_eq!(
         w.get_task("t1", soon()).await,
-        Err(A2aError::Auth { status: 401, .. })
-    ));
+        Err(A2aError::Auth {
+            status: 401,
+            by: Some("the oauth token of client \"cid\"".into())
+        })
+    );
     assert_eq!(*issued.lock().unwrap(), 4);
-    assert!(matches!(
+    assert_eq!(
         w.get_task("t1", soon()).await,
-        Err(A2aError::Auth { status: 401, .. })
-    ));
+        Err(A2aError::Auth {
+            status: 401,
+            by: Some("the oauth token of client \"cid\"".into())
+        })
+    );
     assert_eq!(*issued.lock().unwrap(), 5, "the refused token was cleared");
 }
 
@@ -1216,10 +1228,13 @@ async fn the_extended_card_is_read_with_credentials() {
     let x = w.extended_card(soon()).await.unwrap().expect("offered");
     let names: Vec<&str> = x.skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["Echo", "Members"]);
-    assert!(matches!(
+    assert_eq!(
         fake.worker().extended_card(soon()).await,
-        Err(A2aError::Auth { status: 401, .. })
-    ));
+        Err(A2aError::Auth {
+            status: 401,
+            by: None
+        })
+    );
 
     let old = serve(|r| match r.path.as_str() {
         "/.well-known/agent.json" => {
@@ -1268,10 +1283,13 @@ async fn guarded_card_gets_credentials() {
         w.get_task("t1", soon()).await.unwrap().state,
         TaskState::Working
     );
-    assert!(matches!(
+    assert_eq!(
         fake.worker().card(soon()).await,
-        Err(A2aError::Auth { status: 401, .. })
-    ));
+        Err(A2aError::Auth {
+            status: 401,
+            by: None
+        })
+    );
 }
 
 /// A bare HTTP/1.1 v1 worker that closes the connection under the first request of `victim`

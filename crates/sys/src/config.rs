@@ -394,12 +394,8 @@ impl Config {
                 ));
             }
             if let Some(a) = &w.aws_sigv4 {
-                for (k, v) in [("region", &a.region), ("service", &a.service)] {
-                    if let Some(v) = v {
-                        validate_aws_name(v)
-                            .map_err(|e| anyhow!("workers.{alias}.aws_sigv4.{k}: {e}"))?;
-                    }
-                }
+                a.validate()
+                    .map_err(|e| anyhow!("workers.{alias}.aws_sigv4.{e}"))?;
             }
             for o in &w.allow_origins {
                 validate_url(o).map_err(|e| anyhow!("workers.{alias}.allow_origins: {e}"))?;
@@ -443,9 +439,22 @@ pub fn validate_alias(alias: &str) -> Result<()> {
     Ok(())
 }
 
+impl AwsSigV4Config {
+    /// The region and service as they go in a signature's scope; an error starts with the key
+    /// at fault (`region: …`), for the caller to prefix with where it was set.
+    pub fn validate(&self) -> Result<()> {
+        for (k, v) in [("region", &self.region), ("service", &self.service)] {
+            if let Some(v) = v {
+                validate_aws_name(v).map_err(|e| anyhow!("{k}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// An AWS region or service name as it goes in a signature's scope: 1-64 lowercase letters,
 /// digits and '-'.
-pub fn validate_aws_name(name: &str) -> Result<()> {
+fn validate_aws_name(name: &str) -> Result<()> {
     if !name.is_empty()
         && name.len() <= 64
         && name
