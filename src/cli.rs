@@ -105,6 +105,13 @@ pub struct WorkerAddArgs {
     /// The AWS service to sign for (default: bedrock-agentcore)
     #[arg(long, value_name = "S", requires = "aws_sigv4")]
     pub aws_service: Option<String>,
+    /// Google Application Default Credentials: an ID token for the worker's origin, or an access
+    /// token for *.googleapis.com
+    #[arg(long, group = "auth")]
+    pub google: bool,
+    /// The ID token's audience (default: the worker's origin, as Cloud Run expects)
+    #[arg(long, value_name = "AUD", requires = "google")]
+    pub google_audience: Option<String>,
     /// Trust this origin too: the card may send requests, and credentials, there (repeatable)
     #[arg(long = "allow-origin", value_name = "URL")]
     pub allow_origin: Vec<String>,

@@ -448,20 +448,50 @@ async fn check_worker(w: &Worker) -> Check {
         // Other answers (an RPC error, a timeout) do not tell about auth either way.
         Err(_) => Ok("auth not confirmed"),
     };
-    // Which keys signed, so a user with several profiles sees the one in use.
-    let signed = match a2a_mod_a2a::aws_source(&w.config) {
-        Some(Ok(src)) => format!(" ({src})"),
-        _ => String::new(),
+    // Which credentials went (the keys, the service account, the token), so a user with several
+    // sees the one in use, and how long a token has left.
+    let fix = format!("fix the credentials of worker {alias:?} in config.toml or the environment");
+    let creds = match w.credentials_now(deadline()).await {
+        Ok(Some((src, left))) => match (left, &w.config.bearer_env) {
+            (Some(l), Some(var)) if l <= EXPIRING_S => {
+                return fail(
+                    format!("worker {alias:?}: the token in {var} {}", expiry(l)),
+                    &format!(
+                        "put a fresh token in {var}, or add the worker with --token-cmd, which a2a-mod runs again when a token runs out"
+                    ),
+                );
+            }
+            (Some(l), _) => format!(" ({src}; the token {}, renewed before it does)", expiry(l)),
+            (None, _) => format!(" ({src})"),
+        },
+        Ok(None) => String::new(),
+        Err(e) => return fail(format!("worker {alias:?}: {e}"), &fix),
     };
     match auth {
         Ok(note) => pass(format!(
-            "worker {alias:?}: {} at {url}, card reachable, {note}{signed}",
+            "worker {alias:?}: {} at {url}, card reachable, {note}{creds}",
             card.name.lines().next().unwrap_or("")
         )),
-        Err(e) => fail(
-            format!("worker {alias:?}: {e}"),
-            &format!("fix the credentials of worker {alias:?} in config.toml or the environment"),
-        ),
+        Err(e) => fail(format!("worker {alias:?}: {e}"), &fix),
+    }
+}
+
+/// A token with this little left (seconds) is about to fail: a token the user put in the
+/// environment is not renewed by a2a-mod.
+const EXPIRING_S: f64 = 600.0;
+
+/// "expires in 59 min", "expired 2 min ago".
+fn expiry(left: f64) -> String {
+    let mins = (left.abs() / 60.0).round();
+    let span = if left.abs() < 90.0 {
+        format!("{} s", left.abs().round())
+    } else {
+        format!("{mins} min")
+    };
+    if left > 0.0 {
+        format!("expires in {span}")
+    } else {
+        format!("expired {span} ago")
     }
 }
 

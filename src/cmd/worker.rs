@@ -7,7 +7,7 @@ use a2a_mod_a2a::{CardSummary, Worker};
 // Card text is the worker's: no escapes or newlines reach the terminal.
 use crate::session::worker_error;
 use a2a_mod_store::{SessionPaths, Store, session};
-use a2a_mod_sys::config::{self, AwsSigV4Config, OAuthConfig, WorkerConfig};
+use a2a_mod_sys::config::{self, AwsSigV4Config, GoogleConfig, OAuthConfig, WorkerConfig};
 use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::{Result, anyhow};
 use std::time::Duration;
@@ -62,6 +62,9 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
     };
     // The flags are --aws-region and --aws-service: the key named by the error, prefixed.
     aws.validate().map_err(|e| anyhow!("--aws-{e}"))?;
+    if let Some(aud) = &a.google_audience {
+        config::validate_audience(aud).map_err(|e| anyhow!("--google-audience: {e}"))?;
+    }
     if let Some(u) = &a.oauth_token_url {
         if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
             return Err(userinfo_refused("--oauth-token-url", u));
@@ -82,6 +85,9 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
             scope: a.oauth_scope,
         }),
         aws_sigv4: a.aws_sigv4.then_some(aws),
+        google: a.google.then_some(GoogleConfig {
+            audience: a.google_audience,
+        }),
         protocol: None,
         allow_origins,
         extensions,
@@ -178,6 +184,11 @@ fn auth_of(w: &WorkerConfig) -> String {
             .as_deref()
             .unwrap_or(a2a_mod_a2a::AWS_DEFAULT_SERVICE);
         format!("aws sigv4 ({service}, region {region})")
+    } else if let Some(g) = &w.google {
+        match a2a_mod_a2a::google_token_kind(g, &w.url) {
+            Some(aud) => format!("google id token (audience {aud})"),
+            None => "google access token (cloud-platform)".into(),
+        }
     } else {
         "none".into()
     }

@@ -19,6 +19,7 @@ mod fake;
 mod fake_worker;
 mod files_in;
 mod frameworks;
+mod google;
 mod hostile;
 mod hostile_creds;
 mod hostile_state;

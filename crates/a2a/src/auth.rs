@@ -1,12 +1,15 @@
 //! Credentials per worker (docs/commands-and-tools.md config keys): a bearer token or API key from the
-//! environment, read at each use; a token from `token_cmd`; an OAuth2 client-credentials token.
-//! The last two are cached in memory only, as [`Secret`], behind a generation counter so that a
+//! environment, read at each use; AWS SigV4 keys, read at each use; a token from `token_cmd`; an
+//! OAuth2 client-credentials token;
+//! an ID or access token from Google's Application Default Credentials.
+//! The last three are cached in memory only, as [`Secret`], behind a generation counter so that a
 //! 401/403 clears exactly the token that failed and concurrent callers fetch one new token, not
 //! one each.
 
 use super::A2aError;
 use super::aws::Signer;
 use super::card::{Card, Untrusted, is_trusted, shown, trusted};
+use super::google::{self, Want};
 use super::http::{Budget, Resend, Size, fetch};
 use a2a_mod_core::text::one_line;
 use a2a_mod_sys::config::WorkerConfig;
@@ -73,9 +76,16 @@ pub(crate) fn refusal(cred: Option<&Cred>, status: u16) -> A2aError {
     }
 }
 
+/// A cached token: its value, until when it is used, which credentials made it.
+struct Held {
+    token: Secret,
+    until: Option<Instant>,
+    source: String,
+}
+
 #[derive(Default)]
 struct TokenState {
-    token: Option<(Secret, Option<Instant>)>,
+    token: Option<Held>,
     /// Counts the tokens fetched: each fetch starts a new generation.
     generation: u64,
 }
@@ -97,6 +107,17 @@ impl TokenCache {
         if st.generation == g {
             st.token = None;
         }
+    }
+
+    /// Seconds the cached token is still used for, if it has an end.
+    pub async fn left(&self) -> Option<f64> {
+        let st = self.state.lock().await;
+        let until = st.token.as_ref()?.until?;
+        Some(
+            until
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64(),
+        )
     }
 
     #[cfg(test)]
@@ -157,23 +178,37 @@ pub(crate) async fn credentials(
             cached: false,
         }));
     }
-    if cfg.token_cmd.is_none() && cfg.oauth.is_none() {
+    if cfg.token_cmd.is_none() && cfg.oauth.is_none() && cfg.google.is_none() {
         return Ok(None);
     }
     let mut st = budget.run(async { Ok(cache.state.lock().await) }).await?;
-    if let Some((tok, until)) = &st.token {
-        if until.is_none_or(|u| Instant::now() < u) {
+    if let Some(h) = &st.token {
+        if h.until.is_none_or(|u| Instant::now() < u) {
             return Ok(Some(bearer(
-                tok,
-                cached_source(cfg),
+                &h.token,
+                h.source.clone(),
                 Some(st.generation),
                 true,
             )));
         }
         st.token = None;
     }
-    let (tok, until) = if let Some(cmd) = &cfg.token_cmd {
-        (run_token_cmd(cmd, budget).await?, None)
+    let held = if let Some(cmd) = &cfg.token_cmd {
+        Held {
+            token: run_token_cmd(cmd, budget).await?,
+            until: None,
+            source: "the token from token_cmd".into(),
+        }
+    } else if let Some(g) = &cfg.google {
+        let m = google::mint(&Want::of(g, &cfg.url), http, budget).await?;
+        Held {
+            token: m.token,
+            // A token sent already expired is used for this one request, not kept.
+            until: m
+                .expires_in
+                .map(|e| Instant::now() + usable_for(e).unwrap_or_default()),
+            source: m.source,
+        }
     } else if let Some(o) = &cfg.oauth {
         // The user's own token URL is confirmed by being given; the card's only when it is on
         // an origin the user trusts (discovery refuses such a card already, this keeps the
@@ -194,7 +229,7 @@ pub(crate) async fn credentials(
             }
         };
         let secret = env_secret(&o.client_secret_env, "oauth.client_secret_env")?;
-        fetch_oauth(
+        let (token, until) = fetch_oauth(
             http,
             &url,
             &o.client_id,
@@ -202,26 +237,19 @@ pub(crate) async fn credentials(
             o.scope.as_deref(),
             budget,
         )
-        .await?
+        .await?;
+        Held {
+            token,
+            until,
+            source: format!("the oauth token of client {:?}", o.client_id),
+        }
     } else {
         return Ok(None);
     };
     st.generation += 1;
-    st.token = Some((tok.clone(), until));
-    Ok(Some(bearer(
-        &tok,
-        cached_source(cfg),
-        Some(st.generation),
-        false,
-    )))
-}
-
-/// Which cached token a worker uses, as a refusal names it.
-fn cached_source(cfg: &WorkerConfig) -> String {
-    match &cfg.oauth {
-        Some(o) => format!("the oauth token of client {:?}", o.client_id),
-        None => "the token from token_cmd".into(),
-    }
+    let cred = bearer(&held.token, held.source.clone(), Some(st.generation), false);
+    st.token = Some(held);
+    Ok(Some(cred))
 }
 
 fn bearer(tok: &Secret, source: String, generation: Option<u64>, cached: bool) -> Cred {

@@ -5,7 +5,7 @@
 //! without a restart and nothing is kept.
 
 use super::A2aError;
-use a2a_mod_sys::config::{AwsSigV4Config, WorkerConfig};
+use a2a_mod_sys::config::AwsSigV4Config;
 use a2a_mod_sys::secret::Secret;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
@@ -124,13 +124,6 @@ impl Signer {
         }
         Ok(req)
     }
-}
-
-/// For a worker that signs with SigV4: which keys, region and service a request would be signed
-/// with now (`doctor` prints it), or why none can be.
-pub fn aws_source(cfg: &WorkerConfig) -> Option<Result<String, A2aError>> {
-    let a = cfg.aws_sigv4.as_ref()?;
-    Some(Signer::new(a, &cfg.url).map(|s| s.source()))
 }
 
 fn env(name: &str) -> Option<String> {

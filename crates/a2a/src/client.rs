@@ -257,6 +257,30 @@ impl Worker {
         self.call(Op::Cancel { id: task_id }, deadline).await
     }
 
+    /// The credentials a request would carry now, for `doctor`: which they are and, for a token,
+    /// how many seconds it has left (from a JWT's `exp`, else the cache's own reckoning). `None`
+    /// when the worker needs none. Never the value.
+    pub async fn credentials_now(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<(String, Option<f64>)>, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        let Some(c) = self.creds(&card, &budget).await? else {
+            return Ok(None);
+        };
+        let left = match &c.apply {
+            auth::Apply::Header { value, .. } => value
+                .expose()
+                .split_whitespace()
+                .last()
+                .and_then(super::google::jwt_expires_in),
+            auth::Apply::Sign(_) => None,
+        }
+        .or(self.tokens.left().await);
+        Ok(Some((c.source, left)))
+    }
+
     /// The extended agent card, when the card offers one (v1 `capabilities.extendedAgentCard`,
     /// v0.3 `supportsAuthenticatedExtendedCard`): asked for at the card's endpoint with the
     /// worker's credentials, read like any card. `None` when the card offers none.

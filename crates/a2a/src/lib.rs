@@ -135,6 +135,7 @@ mod auth;
 mod aws;
 mod card;
 mod client;
+mod google;
 mod http;
 mod parts;
 mod spill;
@@ -143,8 +144,9 @@ mod stream;
 mod tests;
 mod wire;
 
-pub use aws::{AWS_DEFAULT_SERVICE, aws_source};
+pub use aws::AWS_DEFAULT_SERVICE;
 pub use client::{Followed, Listed, Started, Worker, Workers, http_client};
+pub use google::google_token_kind;
 pub use parts::OutPart;
 pub use spill::Spills;
 pub use stream::TaskStream;

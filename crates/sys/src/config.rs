@@ -67,6 +67,9 @@ pub struct WorkerConfig {
     /// AWS Signature Version 4 on every request (`worker add --aws-sigv4`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aws_sigv4: Option<AwsSigV4Config>,
+    /// Google Application Default Credentials (`worker add --google`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub google: Option<GoogleConfig>,
     /// Force a protocol version ("1.0" or "0.3") instead of reading it from the card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
@@ -89,6 +92,15 @@ pub struct AwsSigV4Config {
     pub region: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
+}
+
+/// `google = { audience = "..." }`: an ID token for `audience` (default: the worker's origin), or
+/// an access token when the worker is on `*.googleapis.com`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoogleConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -387,15 +399,20 @@ impl Config {
                 w.token_cmd.is_some(),
                 w.oauth.is_some(),
                 w.aws_sigv4.is_some(),
+                w.google.is_some(),
             ];
             if auths.iter().filter(|b| **b).count() > 1 {
                 return Err(anyhow!(
-                    "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth, aws_sigv4"
+                    "workers.{alias}: more than one of bearer_env, api_key_env, token_cmd, oauth, aws_sigv4, google"
                 ));
             }
             if let Some(a) = &w.aws_sigv4 {
                 a.validate()
                     .map_err(|e| anyhow!("workers.{alias}.aws_sigv4.{e}"))?;
+            }
+            if let Some(aud) = w.google.as_ref().and_then(|g| g.audience.as_deref()) {
+                validate_audience(aud)
+                    .map_err(|e| anyhow!("workers.{alias}.google.audience: {e}"))?;
             }
             for o in &w.allow_origins {
                 validate_url(o).map_err(|e| anyhow!("workers.{alias}.allow_origins: {e}"))?;
@@ -434,6 +451,16 @@ pub fn validate_alias(alias: &str) -> Result<()> {
     {
         return Err(anyhow!(
             "alias {alias:?} must be 1-64 letters, digits, '-', '_' or '.'"
+        ));
+    }
+    Ok(())
+}
+
+/// A Google ID token's audience as it goes in a JWT claim: printable, no spaces, bounded.
+pub fn validate_audience(aud: &str) -> Result<()> {
+    if aud.is_empty() || aud.len() > 512 || !aud.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(anyhow!(
+            "{aud:?} is not an audience: give the service's URL (e.g. https://agent-xyz.a.run.app) or its custom audience, 1-512 printable characters without spaces"
         ));
     }
     Ok(())
@@ -492,7 +519,7 @@ pub fn validate_url(url: &str) -> Result<()> {
     match url::Url::parse(url) {
         Ok(u) if has_userinfo(&u) => Err(anyhow!(
             "{:?} has a user name or password in it; a2a-mod takes secrets only from the \
-             environment, a command or a provider (bearer_env, api_key_env, token_cmd, oauth, aws_sigv4)",
+             environment, a command or a provider (bearer_env, api_key_env, token_cmd, oauth, aws_sigv4, google)",
             without_userinfo(&u)
         )),
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
