@@ -118,6 +118,12 @@ pub struct WorkerAddArgs {
     /// Ask the worker to use this A2A extension, on every request (repeatable)
     #[arg(long = "extension", value_name = "URI")]
     pub extension: Vec<String>,
+    /// Check the card's signatures with the public key in FILE: PEM, JWK or JWK set (repeatable)
+    #[arg(long = "card-key", value_name = "FILE")]
+    pub card_key: Vec<std::path::PathBuf>,
+    /// Refuse the worker unless a signature of its card holds
+    #[arg(long)]
+    pub require_signed_card: bool,
     /// Do not fetch the agent card now
     #[arg(long)]
     pub no_check: bool,

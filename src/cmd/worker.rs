@@ -65,6 +65,26 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
     if let Some(aud) = &a.google_audience {
         config::validate_audience(aud).map_err(|e| anyhow!("--google-audience: {e}"))?;
     }
+    // A key file is read at each check (a rotated key is picked up), so it is kept by its
+    // absolute path; one that holds no key is refused now, not at the first card.
+    let mut card_keys: Vec<String> = Vec::new();
+    for f in &a.card_key {
+        a2a_mod_a2a::load_card_keys(f).map_err(|e| {
+            anyhow!(
+                "--card-key: {e} — give the worker's public key as PEM (BEGIN PUBLIC KEY) or JWK"
+            )
+        })?;
+        let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
+        let shown = abs.display().to_string();
+        if !card_keys.contains(&shown) {
+            card_keys.push(shown);
+        }
+    }
+    if a.require_signed_card && a.no_check {
+        return Err(anyhow!(
+            "--require-signed-card checks the card, which --no-check skips — drop one of them"
+        ));
+    }
     if let Some(u) = &a.oauth_token_url {
         if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
             return Err(userinfo_refused("--oauth-token-url", u));
@@ -91,6 +111,8 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
         protocol: None,
         allow_origins,
         extensions,
+        card_keys,
+        require_signed_card: a.require_signed_card,
     };
     let existed = load(ctx)?.workers.contains_key(&a.alias);
     let card = if a.no_check {
@@ -223,6 +245,12 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
     let card = rt
         .block_on(worker.card(tokio::time::Instant::now() + CARD_TIMEOUT))
         .map_err(|e| worker_error(alias, &w.url, &e))?;
+    // A signature that cannot be checked is a verdict, not a failure (unless the worker
+    // requires one, and then the card above was refused already).
+    let signature = rt
+        .block_on(worker.card_signature(tokio::time::Instant::now() + CARD_TIMEOUT))
+        .map_err(|e| worker_error(alias, &w.url, &e))?
+        .to_string();
     // The extended card needs the credentials; one that cannot be had is a line, not a failure.
     let extended = rt
         .block_on(worker.extended_card(tokio::time::Instant::now() + CARD_TIMEOUT))
@@ -234,7 +262,7 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
         };
         return out_json(&serde_json::json!({
             "alias": alias, "url": w.url, "auth": auth_of(w), "extensions": w.extensions,
-            "card": card, "extendedCard": ext, "extendedCardError": ext_error
+            "card": card, "signature": signature, "extendedCard": ext, "extendedCardError": ext_error
         }));
     }
     let mut text = format!(
@@ -249,6 +277,7 @@ fn show(ctx: &Ctx, alias: &str, json: bool) -> Result<()> {
             card.auth.join(", ")
         }
     );
+    text.push_str(&format!("  signature: {signature}\n"));
     if !w.allow_origins.is_empty() {
         text.push_str(&format!("  also trusted: {}\n", w.allow_origins.join(", ")));
     }

@@ -28,6 +28,7 @@ mod mcp;
 mod peers;
 mod poller;
 mod regression;
+mod signed_cards;
 mod statusline;
 mod stream;
 mod stream_poller;

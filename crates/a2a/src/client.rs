@@ -8,6 +8,7 @@ use super::auth::{self, Cred, TokenCache};
 use super::card::{self, Binding, Card, Dialect, Endpoint};
 use super::http::{Answer, Budget, Resend, Size, fetch};
 use super::parts::OutPart;
+use super::signature::{self, Verdict};
 use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
 use super::{A2aError, CardSummary, TaskView};
@@ -255,6 +256,25 @@ impl Worker {
 
     pub async fn cancel(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
         self.call(Op::Cancel { id: task_id }, deadline).await
+    }
+
+    /// The verdict on the card's signatures (`worker show`).
+    pub async fn card_signature(&self, deadline: Instant) -> Result<Verdict, A2aError> {
+        let budget = Budget::start(deadline)?;
+        let card = self.discover(&budget).await?;
+        Ok(self.verdict(&card, &budget).await)
+    }
+
+    /// The keys are read from their files at each check, so a rotated key is picked up.
+    async fn verdict(&self, card: &Card, budget: &Budget) -> Verdict {
+        let mut pinned = Vec::new();
+        for f in &self.config.card_keys {
+            match signature::load_card_keys(std::path::Path::new(f)) {
+                Ok(k) => pinned.extend(k),
+                Err(e) => return Verdict::Unverifiable(format!("card_keys: {e}")),
+            }
+        }
+        signature::verify(card, &pinned, &self.http, budget).await
     }
 
     /// The credentials a request would carry now, for `doctor`: which they are and, for a token,
@@ -578,6 +598,12 @@ impl Worker {
         // Checked before the card is kept, so no request of this worker ever goes there.
         if let Some(u) = card.untrusted(&self.config) {
             return Err(u.into());
+        }
+        if self.config.require_signed_card {
+            match self.verdict(&card, budget).await {
+                Verdict::Verified { .. } => {}
+                v => return Err(A2aError::UnsignedCard(v.to_string())),
+            }
         }
         let card = Arc::new(card);
         let mut st = self.lock();

@@ -54,6 +54,12 @@ pub enum A2aError {
     /// refusal): the user must fix config or environment, the worker was not asked.
     #[error("cannot get credentials for the worker: {0}")]
     Credentials(String),
+    /// `require_signed_card` is on and no signature of the card holds: the verdict, as
+    /// `worker show` prints it. Nothing but the card was asked for.
+    #[error(
+        "its agent card is not verified (signature: {0}), and the worker requires a signed card"
+    )]
+    UnsignedCard(String),
 }
 
 impl A2aError {
@@ -138,6 +144,7 @@ mod client;
 mod google;
 mod http;
 mod parts;
+mod signature;
 mod spill;
 mod stream;
 #[cfg(test)]
@@ -148,6 +155,7 @@ pub use aws::AWS_DEFAULT_SERVICE;
 pub use client::{Followed, Listed, Started, Worker, Workers, http_client};
 pub use google::google_token_kind;
 pub use parts::OutPart;
+pub use signature::{CardKey, Verdict, load_card_keys};
 pub use spill::Spills;
 pub use stream::TaskStream;
 

@@ -81,6 +81,13 @@ pub struct WorkerConfig {
     /// `A2A-Extensions` (`X-A2A-Extensions` to v0.3 workers) (`worker add --extension`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+    /// Files holding the public keys the card's signatures are checked with: PEM, JWK or JWK
+    /// set (`worker add --card-key`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub card_keys: Vec<String>,
+    /// Refuse the worker when no signature of its card holds (`--require-signed-card`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_signed_card: bool,
 }
 
 /// `aws_sigv4 = { region = "...", service = "..." }`; both optional (the region then comes from
