@@ -108,12 +108,14 @@ struct RigOpts {
     /// Install without the plugin: the MCP server by `--mcp-config` and the hooks of
     /// `hooks/settings-without-plugin.json` (the asyncRewake fallback) in `--settings`.
     no_plugin: bool,
+    /// The worker's own arguments (the fake worker's `--streaming on`).
+    peer_args: &'static [&'static str],
 }
 
 impl Rig {
     fn start(kind: Kind, alias: &'static str, script: Script, o: RigOpts) -> Option<Rig> {
         let home = TempHome::new();
-        let worker = Peer::start(kind, &[])?;
+        let worker = Peer::start(kind, o.peer_args)?;
         ok(&home, &["worker", "add", alias, &worker.url]);
         if let Some((inline, interval, max_failed)) = o.timing {
             fast_timing(&home, inline, interval, max_failed);
@@ -404,9 +406,11 @@ fn long_tool_call_joins_the_turn(kind: Kind) {
 /// Two tasks that end together make one wake-up listing both.
 fn two_tasks_share_one_wake(kind: Kind) {
     let alias = alias_of(kind);
-    // Both end at one instant, 2.5 s after the model asks for them, however far apart Claude Code
-    // then makes the two calls (one after the other; under load more than the 0.3 s settle
-    // apart, which with `slow 1` made two wakes).
+    // Both end at one instant, 6 s after the model asks for them, however far apart Claude Code
+    // then makes the two calls (one after the other, with their hooks between: under load
+    // seconds apart). The ends must be seen when they happen, so the worker streams: polls go
+    // out a poll interval after each send, as far apart as the sends, and two ends seen 0.3 s
+    // apart are two batches by design. The batching rule (settle) is what is tested here.
     let script = Script::new()
         .rule(Rule::when("wake", is_wake).text("WOKEN-FOR-TWO"))
         .rule(Rule::on_tool_result_for(SEND).text("SENT-TWO"))
@@ -414,7 +418,7 @@ fn two_tasks_share_one_wake(kind: Kind) {
             if !r.deferred_tools().iter().any(|t| t == SEND) {
                 return Reply::text("NO-TOOLS-YET");
             }
-            let at = a2a_mod::testing::now_ms() + 2500;
+            let at = a2a_mod::testing::now_ms() + 6000;
             let send =
                 |w: &str| json!({"worker": alias, "message": format!("slow-until {at} {w}")});
             Reply::tool_use(SEND, send("alpha")).and_tool_use(SEND, send("beta"))
@@ -424,10 +428,12 @@ fn two_tasks_share_one_wake(kind: Kind) {
         alias,
         script,
         RigOpts {
-            // Both first polls come after both ends (poll interval > task length), so the two
-            // endings are seen together (streamed, or at the first poll), not a poll interval
-            // apart: the batching rule (settle) is what is tested, not the poll phases.
-            timing: Some(("[]", 3.0, 6)),
+            // No poll before the ends: they are seen on the streams, as they happen.
+            timing: Some(("[]", 10.0, 6)),
+            peer_args: match kind {
+                Kind::Fake => &["--streaming", "on"],
+                _ => &[],
+            },
             ..Default::default()
         },
     ) else {
