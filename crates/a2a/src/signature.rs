@@ -231,15 +231,11 @@ enum Failed {
 /// The ways a signature's payload may have been canonicalized ([module docs](self)), each as
 /// `BASE64URL(JCS(form))`; the same form once.
 fn forms(raw: &Value) -> Vec<String> {
-    let mut card = raw.clone();
-    if let Some(o) = card.as_object_mut() {
-        o.remove("signatures");
-    }
-    let literal = card.clone();
+    let card = unsigned(raw);
     let mut sdk = project(&card, CARD);
     clean_empty(&mut sdk);
     let mut out: Vec<String> = Vec::new();
-    for v in [literal, sdk] {
+    for v in [card, sdk] {
         if let Ok(bytes) = serde_json_canonicalizer::to_vec(&v) {
             let b = B64.encode(bytes);
             if !out.contains(&b) {
@@ -248,6 +244,15 @@ fn forms(raw: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// The card as signed: everything but its top-level `signatures` (§8.4.1).
+fn unsigned(raw: &Value) -> Value {
+    let mut card = raw.clone();
+    if let Some(o) = card.as_object_mut() {
+        o.remove("signatures");
+    }
+    card
 }
 
 async fn check_one(
@@ -614,6 +619,62 @@ mod tests {
                 "securitySchemes": {"b": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
                 "skills": [{"id": "s", "name": "S"}]})
         );
+    }
+
+    /// The A2A TCK's RFC 8785 vectors (tests/fixtures/jcs/README.md), through the bytes a
+    /// literal card's signature covers: each accepted input gives exactly the published bytes;
+    /// each rejected one fails to parse or to canonicalize, or (the `signatures` group) is not
+    /// what gets signed.
+    #[test]
+    fn the_tck_jcs_vectors_canonicalize_as_published() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/jcs");
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("MANIFEST.json")).unwrap())
+                .unwrap();
+        let files = manifest["vectors"]
+            .as_array()
+            .expect("MANIFEST.json lists vectors");
+        let mut seen = (0, 0);
+        for f in files {
+            let rel = f["path"].as_str().expect("a vector's path");
+            let text = std::fs::read_to_string(root.join(rel)).unwrap();
+            let sum = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+            let sum: String = sum.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(
+                Some(sum.as_str()),
+                f["sha256"].as_str(),
+                "{rel}: not the published file"
+            );
+            let v: Value = serde_json::from_str(&text).unwrap();
+            let signed = |input: &Value| serde_json_canonicalizer::to_vec(&unsigned(input));
+            match v["disposition"].as_str() {
+                Some("MUST-ACCEPT") => {
+                    let want = v["expected"]["canonical_utf8_hex"].as_str().unwrap();
+                    let got = signed(&v["input"]).unwrap_or_else(|e| panic!("{rel}: {e}"));
+                    let got: String = got.iter().map(|b| format!("{b:02x}")).collect();
+                    assert_eq!(got, want, "{rel}");
+                    seen.0 += 1;
+                }
+                Some("MUST-REJECT") => {
+                    let raw = v["input_raw"].as_str().unwrap();
+                    // Refused by the parser or the canonicalizer, or (the `signatures` group)
+                    // canonicalized without what must not be signed.
+                    if let Ok(input) = serde_json::from_str::<Value>(raw)
+                        && let Ok(bytes) = signed(&input)
+                    {
+                        assert!(
+                            input.get("signatures").is_some()
+                                && !String::from_utf8_lossy(&bytes).contains("\"signatures\""),
+                            "{rel}: accepted"
+                        );
+                    }
+                    seen.1 += 1;
+                }
+                other => panic!("{rel}: disposition {other:?}"),
+            }
+        }
+        assert_eq!(seen, (47, 10), "the vectors MANIFEST.json lists");
     }
 
     #[test]
