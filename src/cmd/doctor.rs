@@ -574,6 +574,13 @@ fn check_wake_path(ctx: &Ctx, id: &str, live: &[a2a_mod_store::TaskRecord]) -> C
     let paths = SessionPaths::of_owner(ctx, id);
     let held = |what: &str| a2a_mod_sys::fsx::is_locked(&paths.lock(what));
     let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);
+    // `[claude] native_tasks`: Claude Code polls these itself and wakes Claude when they end.
+    if live.iter().all(|t| t.native_ms.is_some()) {
+        return pass(format!(
+            "wake path for session {id}: Claude Code's own MCP tasks ({} live task(s), [claude] native_tasks)",
+            live.len()
+        ));
+    }
     match mode::recorded(ctx, id) {
         Some(Mode::Headless) if held(STOP_LOCK) => pass(format!(
             "wake path for session {id}: headless wait (the run's Stop hook holds it open)"

@@ -4,20 +4,20 @@
 //! Handshake: Claude Code 2.1.332 first sends a `server/discover` probe (protocol 2026-07-28) and,
 //! when it gets `-32601`, falls back to `initialize` with 2025-11-25 (docs/claude-code.md "MCP server").
 //! That fallback is the path observed to work with progress, cancellation and tool results, so we
-//! answer the probe with `-32601` and speak the session lifecycle. rmcp would otherwise answer the
-//! probe and put Claude Code on the stateless 2026-07-28 protocol, which nobody has checked against
-//! Claude Code yet.
+//! answer the probe with `-32601` and speak the session lifecycle, unless `[claude] native_tasks`
+//! asks for Claude Code's own MCP tasks, which only the 2026-07-28 protocol has: then rmcp answers
+//! the probe, and a `send` call that offers tasks may get one (`native.rs`).
 
-use super::line_cap;
+use super::{line_cap, native};
 use crate::session::Session;
-use a2a_mod_store::{Reader, SessionPaths};
+use a2a_mod_store::{Reader, SessionPaths, TaskRecord};
 use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::Ctx;
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CustomRequest, CustomResult, DiscoverRequestMethod, DiscoverResult, ErrorCode, Implementation,
-    ServerCapabilities, ServerConfig,
+    CancelTaskParams, CustomRequest, CustomResult, DiscoverRequestMethod, DiscoverResult,
+    ErrorCode, GetTaskParams, GetTaskResult, Implementation, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -41,11 +41,22 @@ taskId. `task` checks one task now, `cancel` stops one, `tasks` lists this sessi
 pub struct A2aServer {
     pub(super) sessions: Arc<Sessions>,
     tool_router: ToolRouter<A2aServer>,
+    /// `[claude] native_tasks` as it was when Claude Code started us: the handshake is decided
+    /// once, so a later change applies from the next session.
+    pub(super) native: bool,
 }
 
 impl A2aServer {
     pub fn new(ctx: Ctx, session_id: Result<String>) -> A2aServer {
+        // A config that does not load fails every tool call with its own error; here it means
+        // today's handshake. `-p` and the Agent SDKs (entrypoint `sdk-*`) never offer tasks, so
+        // they keep today's protocol too, exactly.
+        let (_, entrypoint) = a2a_mod_sys::env::session_mode_vars();
+        let headless = entrypoint.is_some_and(|e| e.starts_with("sdk"));
+        let native =
+            !headless && Config::load(&ctx.config_path()).is_ok_and(|c| c.claude.native_tasks);
         A2aServer {
+            native,
             sessions: Arc::new(Sessions {
                 ctx,
                 raw_id: session_id,
@@ -60,7 +71,14 @@ impl A2aServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for A2aServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let caps = match self.native {
+            true => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+            false => ServerCapabilities::builder().enable_tools().build(),
+        };
+        ServerConfig::new(caps)
             .with_server_info(Implementation::new("a2a", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
@@ -69,7 +87,43 @@ impl ServerHandler for A2aServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+        if !self.native {
+            return Err(ErrorData::method_not_found::<DiscoverRequestMethod>());
+        }
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    /// Claude Code's poll of an MCP task we made: the row as the poller left it.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let (t, made) = self.native_task(&request.task_id)?;
+        Ok(GetTaskResult::new(native::detailed(&t, made)))
+    }
+
+    /// A stop in Claude Code's task panel: the worker is asked to cancel; the next poll shows
+    /// what came of it.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (t, _) = self.native_task(&request.task_id)?;
+        let session = self.sessions.get().map_err(internal)?;
+        if t.is_live() {
+            // The cancel tool's path: the outcome is stored, and any failure is the worker's
+            // to report at the next poll, so the acknowledgement does not wait on it.
+            let budget = crate::session::Budget::from_env();
+            if let Err(e) = session.cancel(&t.task_id, budget).await {
+                tracing::warn!("cancelling {} task {}: {e:#}", t.worker, t.task_id);
+            }
+        }
+        Ok(())
     }
 
     /// The stand-in `LineCap` puts where a request line was too long to read: answered with an
@@ -92,6 +146,25 @@ impl ServerHandler for A2aServer {
             None,
         ))
     }
+}
+
+impl A2aServer {
+    /// The task an MCP task id of ours names, and when that MCP task was made.
+    fn native_task(&self, id: &str) -> Result<(TaskRecord, i64), ErrorData> {
+        let unknown = || ErrorData::invalid_params(format!("no task {id:?} here"), None);
+        let (seq, made) = native::parse(id).ok_or_else(unknown)?;
+        let session = self.sessions.get().map_err(internal)?;
+        let t = session
+            .store(|s| s.by_seq(seq))
+            .map_err(internal)?
+            .filter(|t| native::is_for(t, made))
+            .ok_or_else(unknown)?;
+        Ok((t, made))
+    }
+}
+
+fn internal(e: anyhow::Error) -> ErrorData {
+    ErrorData::internal_error(crate::error::render(&e), None)
 }
 
 /// What Claude reads when one request was over the size of a message (docs/troubleshooting.md).

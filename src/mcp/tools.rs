@@ -11,6 +11,7 @@ use crate::results::note;
 use crate::session::{BUDGET_RESERVE, Budget, Outcome, Session};
 use a2a_mod_a2a::Worker;
 use a2a_mod_core::ending::Standing;
+use a2a_mod_core::lifecycle::{Event, TaskKey};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;
 use a2a_mod_store::TaskRecord;
@@ -18,7 +19,10 @@ use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::now_ms;
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult, ProgressNotificationParam,
+    ProgressToken,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -161,13 +165,19 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         &self,
         params: Parameters<SendParams>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let budget = Budget::from_env();
         let p = params.0;
         let session = match self.sessions.get() {
             Ok(s) => s,
-            Err(e) => return Ok(tool_error(&e)),
+            Err(e) => return Ok(tool_error(&e).into()),
         };
+        // Offered per call, and only in interactive sessions (docs/claude-code.md "Native MCP
+        // tasks"); read before the context is given away.
+        let offered = self.native
+            && ctx
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
         // Progress goes out only when the call carries a token; otherwise the messages fall into
         // a channel nobody reads.
         let (tx, rx) = mpsc::unbounded_channel::<String>();
@@ -216,7 +226,17 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         if ctx.ct.is_cancelled() {
             tracing::info!("send to {:?} cancelled by the client", p.worker);
         }
-        Ok(outcome_result(r))
+        // A call Claude Code gave up on gets no MCP task: nobody would poll it, so the monitor
+        // must announce its end.
+        if let Ok(o) = &r
+            && o.tracked
+            && offered
+            && !ctx.ct.is_cancelled()
+            && let Some(task) = native_task(&session, o)
+        {
+            return Ok(CallToolResponse::Task(task));
+        }
+        Ok(outcome_result(r).into())
     }
 
     #[tool(
@@ -384,6 +404,24 @@ async fn forward_progress(
             return;
         }
     }
+}
+
+/// The task `o` tells of, made one Claude Code follows itself; `None` (the plain answer then) when
+/// it ended meanwhile or the store cannot say.
+fn native_task(session: &Session, o: &Outcome) -> Option<CreateTaskResult> {
+    let key = TaskKey::new(&o.worker, &o.task_id);
+    let made = now_ms();
+    let made_native = session.store(|s| s.transition(&key, Event::Native, made));
+    match made_native {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => {
+            tracing::warn!("{e:#}");
+            return None;
+        }
+    }
+    let t = session.store(|s| s.get(&key)).ok().flatten()?;
+    Some(super::native::created(&t, made, &o.note))
 }
 
 fn outcome_result(r: anyhow::Result<Outcome>) -> CallToolResult {

@@ -162,8 +162,13 @@ fn alias_of(kind: Kind) -> &'static str {
 /// The seed case headless: `slow 12` sent, turn ended, the run stays ~12 s, then the model gets
 /// the result as a new turn and its answer (quoting the result) is the run's output.
 fn waits_for_the_task(kind: Kind, how: Headless) {
+    waits_for_the_task_with(kind, how, "");
+}
+
+/// [`waits_for_the_task`] with `config` appended to the config file.
+fn waits_for_the_task_with(kind: Kind, how: Headless, config: &str) {
     let alias = alias_of(kind);
-    let Some(r) = run(kind, alias, how, &["slow 12 build"], "") else {
+    let Some(r) = run(kind, alias, how, &["slow 12 build"], config) else {
         return;
     };
     assert_eq!(r.run.status, Some(0), "{}", r.dump());
@@ -222,6 +227,17 @@ fn waits_for_the_task(kind: Kind, how: Headless) {
 #[test]
 fn the_python_agent_sdk_gets_the_result_as_its_final_result() {
     waits_for_the_task(Kind::Fake, Headless::AgentSdk);
+}
+
+/// Native MCP tasks on: a `-p` run keeps today's protocol and path exactly (Claude Code offers
+/// no tasks there; docs/claude-code.md "Native MCP tasks").
+#[test]
+fn print_mode_with_native_tasks_on_waits_as_ever() {
+    waits_for_the_task_with(
+        Kind::Fake,
+        Headless::Text,
+        "\n[claude]\nnative_tasks = true\n",
+    );
 }
 
 #[test]

@@ -17,7 +17,7 @@
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession, SEND, TOOLS};
-use crate::util::{TempHome, bin, fast_timing, ok, wait_until};
+use crate::util::{TempHome, append_config, bin, fast_timing, ok, wait_until};
 use crate::workers::{Kind, Peer, repo};
 use a2a_mod::testing::now_ms;
 use serde_json::{Value, json};
@@ -110,6 +110,8 @@ struct RigOpts {
     no_plugin: bool,
     /// The worker's own arguments (the fake worker's `--streaming on`).
     peer_args: &'static [&'static str],
+    /// `[claude] native_tasks = true`: Claude Code's own MCP tasks where a call offers them.
+    native: bool,
 }
 
 impl Rig {
@@ -119,6 +121,9 @@ impl Rig {
         ok(&home, &["worker", "add", alias, &worker.url]);
         if let Some((inline, interval, max_failed)) = o.timing {
             fast_timing(&home, inline, interval, max_failed);
+        }
+        if o.native {
+            append_config(&home.a2a_home(), "\n[claude]\nnative_tasks = true\n");
         }
         let model = FakeModelApi::start(script);
         let opts = if o.no_plugin {
@@ -473,6 +478,201 @@ fn two_tasks_share_one_wake(kind: Kind) {
         r.is_main_loop() && r.last_user_text().contains("AFTER")
     });
     assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
+
+/// Claude Code's own wake for an MCP task it follows (docs/claude-code.md "Native MCP tasks").
+fn is_native_wake(r: &Recorded) -> bool {
+    is_wake(r) && r.new_text().contains("<summary>MCP task")
+}
+
+/// The answer `send` got in the request after it.
+fn send_result(r: &Recorded) -> Option<String> {
+    r.tool_results()
+        .into_iter()
+        .find(|t| t.tool_name.as_deref() == Some(SEND))
+        .map(|t| t.text)
+}
+
+/// A rig with native tasks on whose model sends `message` at "GO", and answers the send's result
+/// with `sent`, a wake with "NATIVE-WOKEN" and "AFTER" with "AFTER-DONE".
+fn native_rig(message: &str, sent: &str, timing: Option<(&'static str, f64, u32)>) -> Option<Rig> {
+    let script = Script::new()
+        .rule(Rule::when("wake", is_wake).text("NATIVE-WOKEN"))
+        .rule(Rule::on_user_text("AFTER").text("AFTER-DONE"))
+        .rule(Rule::on_tool_result_for(SEND).text(sent))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "fake", "message": message})],
+        ));
+    let opts = RigOpts {
+        timing,
+        native: true,
+        ..Default::default()
+    };
+    Rig::start(Kind::Fake, "fake", script, opts)
+}
+
+impl Rig {
+    /// The user's next turn ("AFTER"), once the model got it: any wake due before it has come.
+    fn after_turn(&mut self) {
+        self.claude.send_keys("AFTER");
+        self.model.wait_for_request("the AFTER turn", LONG, |r| {
+            r.is_main_loop() && r.last_user_text().contains("AFTER")
+        });
+    }
+}
+
+/// Native tasks on: a send that outlives its window (the seed's 7.5 s) comes back as an MCP task,
+/// which Claude Code shows in its footer and polls itself; its end wakes the idle session once,
+/// by Claude Code's own notification holding the wake line (no monitor line), with the result
+/// as hidden context once.
+#[test]
+fn native_task_outlives_the_window_and_claude_code_wakes_claude_once() {
+    let Some(mut rig) = native_rig("slow 14 build", "SENT-NATIVE", None) else {
+        return;
+    };
+    rig.prompt("GO");
+    let sent = rig
+        .model
+        .wait_for_request("the send's answer", LONG, |r| send_result(r).is_some());
+    let placeholder = send_result(&sent).unwrap_or_default();
+    let id = rig.task_ids().pop().expect("the task is in the store");
+    assert!(
+        placeholder.contains("background") && placeholder.contains(&id),
+        "not an MCP task with our note: {placeholder}"
+    );
+    // The footer counts the monitor and the MCP task (docs/claude-code.md "Native MCP tasks").
+    rig.claude.wait_for_text("2 background tasks", LONG);
+    // The status line still shows it.
+    rig.claude.wait_for_text("fake slow 14 build", LONG);
+    let doctor = rig.home().command().arg("doctor").output();
+    let doctor = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        doctor.contains("Claude Code's own MCP tasks (1 live task(s), [claude] native_tasks)"),
+        "{doctor}"
+    );
+    let wake = rig
+        .model
+        .wait_for_request("Claude Code's wake", LONG, is_native_wake);
+    let short: String = id.chars().take(4).collect();
+    let text = wake.new_text();
+    assert!(
+        text.contains(&format!("a2a: fake task {short}… completed")),
+        "{text}"
+    );
+    assert!(events(&wake).is_empty(), "a monitor line too: {text}");
+    let ctx = system_text(&wake);
+    assert_eq!(ctx.matches("[a2a-mod notice").count(), 1, "{ctx}");
+    assert_eq!(ctx.matches("done: build").count(), 1, "{ctx}");
+    rig.claude.wait_for_text("NATIVE-WOKEN", LONG);
+    // Nothing else announces it: the next turn is the user's, and no wake came between.
+    rig.after_turn();
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
+
+/// Native tasks on: a task that ends inside the window is the plain answer, as ever.
+#[test]
+fn native_tasks_on_a_quick_task_still_answers_inline() {
+    let Some(mut rig) = native_rig("slow 2 quick", "SENT-QUICK", None) else {
+        return;
+    };
+    rig.prompt("GO");
+    let sent = rig
+        .model
+        .wait_for_request("the send's answer", LONG, |r| send_result(r).is_some());
+    let answer = send_result(&sent).unwrap_or_default();
+    assert!(answer.contains("done: quick"), "{answer}");
+    rig.claude.wait_for_text("SENT-QUICK", LONG);
+    rig.after_turn();
+    assert!(rig.wakes().is_empty(), "{}", rig.model.summary());
+}
+
+/// Native tasks on: a task that asks a question once in the background ends its MCP task with a
+/// result naming the question and the taskId to answer with (never Claude Code's own input
+/// request, which would ask the user), and the answer sent with that taskId gets the result.
+#[test]
+fn native_task_asking_a_question_tells_claude_how_to_answer() {
+    let script = Script::new()
+        .rule(Rule::on_tool_result_for(SEND).reply_with(|r| {
+            let last = r.tool_results().pop().map(|t| t.text).unwrap_or_default();
+            Reply::text(if last.contains("you said") {
+                "ANSWERED"
+            } else {
+                "SENT-ASK"
+            })
+        }))
+        .rule(Rule::when("wake", is_native_wake).reply_with(|r| {
+            let id = task_id_in(&r.new_text()).unwrap_or_default();
+            Reply::tool_use(
+                SEND,
+                json!({"worker": "fake", "taskId": id, "message": "blue"}),
+            )
+        }))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "fake", "message": "ask-after 3 which colour?"})],
+        ));
+    let opts = RigOpts {
+        timing: Some(("[0.2]", 0.5, 6)),
+        native: true,
+        ..Default::default()
+    };
+    let Some(mut rig) = Rig::start(Kind::Fake, "fake", script, opts) else {
+        return;
+    };
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-ASK", LONG);
+    let wake = rig
+        .model
+        .wait_for_request("Claude Code's wake", LONG, is_native_wake);
+    let id = rig.task_ids().pop().expect("the task is in the store");
+    let text = wake.new_text();
+    assert!(
+        text.contains("which colour?") && text.contains(&format!("taskId \"{id}\"")),
+        "{text}"
+    );
+    let answered = rig
+        .model
+        .wait_for_request("the answer's result", LONG, |r| {
+            send_result(r).is_some_and(|t| t.contains("you said: blue"))
+        });
+    assert!(answered.is_main_loop());
+    rig.claude.wait_for_text("ANSWERED", LONG);
+    assert_eq!(rig.wakes().len(), 1, "{}", rig.model.summary());
+}
+
+/// Native tasks on: the user stops the task in Claude Code's `/tasks` panel (`x`), and the worker
+/// gets the CancelTask.
+#[test]
+fn native_task_stopped_in_the_task_panel_is_cancelled_at_the_worker() {
+    let Some(mut rig) = native_rig("slow 120 long", "SENT-LONG", Some(("[0.2]", 0.5, 6))) else {
+        return;
+    };
+    rig.prompt("GO");
+    rig.claude.wait_for_text("SENT-LONG", LONG);
+    // The footer counts the monitor and the MCP task; ↓ focuses it, Enter opens the panel,
+    // ↓ Enter opens the MCP task (our status message, our poll interval), x stops it.
+    rig.claude.wait_for_text("2 background tasks", LONG);
+    rig.claude.send_key("Down");
+    rig.claude.send_key("Enter");
+    rig.claude.wait_for_text("MCP tasks", LONG);
+    rig.claude.send_key("Down");
+    rig.claude.send_key("Enter");
+    rig.claude.wait_for_text("fake working", LONG);
+    rig.claude.wait_for_text("checks every 500ms", LONG);
+    rig.claude.send_key("x");
+    let id = rig.task_ids().pop().expect("the task is in the store");
+    wait_until("the worker to get the cancel", LONG, || {
+        rig.worker
+            .events()
+            .iter()
+            .any(|e| e.method == "CancelTask" && e.task_id.as_deref() == Some(&id))
+    });
+    wait_until("the task to end canceled in the store", LONG, || {
+        stored_tasks(rig.home())
+            .iter()
+            .any(|t| t["task_id"] == id.as_str() && t["state"] == "canceled")
+    });
 }
 
 /// A task asks a question: the wake says so, the hidden context says how to answer, the model

@@ -19,6 +19,7 @@
 pub mod artifact;
 pub mod batch;
 pub mod bounds;
+pub mod clock;
 pub mod ending;
 pub mod fence;
 pub mod inline;

@@ -59,6 +59,10 @@ pub struct Life {
     pub announced_ms: Option<i64>,
     /// Its outcome has reached Claude (hidden context, the Stop hook, a tool result).
     pub delivered_ms: Option<i64>,
+    /// Claude Code follows it as its own MCP task, made at this time (part of that task's id):
+    /// Claude Code's polls of it tell Claude of its end, so its end counts as announced at once
+    /// and no waiter announces it again.
+    pub native_ms: Option<i64>,
 }
 
 /// A task as a send left it.
@@ -112,6 +116,9 @@ pub enum Event<'a> {
     Announced,
     /// Its outcome reaches Claude.
     Delivered,
+    /// A `send` call was answered with an MCP task Claude Code follows itself
+    /// ([`Life::native_ms`]). Only a live task becomes one.
+    Native,
     /// A waiting task whose answer the worker took up on a new task: it waits no more, and
     /// nothing is announced of it (the send that answered it told Claude where the work went).
     Moved,
@@ -177,6 +184,8 @@ pub fn apply(before: Option<&Life>, event: Event<'_>, now: i64) -> Option<Life> 
         last_error: None,
         announced_ms: told,
         delivered_ms: told,
+        // A send is a new call: an MCP task, if any, is made for it afterwards.
+        native_ms: None,
     })
 }
 
@@ -223,6 +232,10 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
                 n.next_poll_ms = Some(next_poll_ms);
                 (n.ended_ms, n.end_reason) = (None, None);
                 (n.announced_ms, n.delivered_ms) = (None, None);
+                // Claude Code's task ended with the end this undoes: the waiters tell the next.
+                if !live {
+                    n.native_ms = None;
+                }
             } else {
                 if live {
                     n.end(EndReason::State, now);
@@ -272,6 +285,13 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
             n.delivered_ms = Some(now);
             return Some(n);
         }
+        Event::Native => {
+            if !live {
+                return None;
+            }
+            n.native_ms = Some(now);
+            return Some(n);
+        }
         Event::Moved => {
             if live {
                 n.end(EndReason::Moved, now);
@@ -303,12 +323,16 @@ impl Life {
         self.context_id = u.context_id.clone().or(self.context_id.take());
     }
 
-    /// Tracking ends: the poller forgets it.
+    /// Tracking ends: the poller forgets it. Claude Code tells Claude of a native task's end
+    /// (its next poll of the MCP task sees it), so that end is announced already.
     fn end(&mut self, reason: EndReason, now: i64) {
         self.ended_ms = Some(now);
         self.end_reason = Some(reason);
         self.next_poll_ms = None;
         self.held_until_ms = None;
+        if self.native_ms.is_some() {
+            self.announced_ms = self.announced_ms.or(Some(now));
+        }
     }
 
     fn mark_told(&mut self, now: i64) {
@@ -352,6 +376,47 @@ mod tests {
 
     fn live() -> Life {
         apply(None, Event::Sent(&sent(TaskState::Working)), 0).unwrap()
+    }
+
+    /// A native task's end is announced as it ends (Claude Code tells it) but not delivered (the
+    /// hidden context still carries the result); a send or a fresh look that makes it live again
+    /// leaves it to the waiters.
+    #[test]
+    fn a_native_tasks_end_is_announced_by_claude_code_alone() {
+        let native = apply(Some(&live()), Event::Native, 1).unwrap();
+        assert_eq!(native.native_ms, Some(1));
+        let done = update(TaskState::Completed, Some(EndReason::State));
+        let polled = Event::Polled {
+            update: &done,
+            told: false,
+        };
+        let ended = apply(Some(&native), polled, 2).unwrap();
+        assert_eq!((ended.announced_ms, ended.delivered_ms), (Some(2), None));
+        assert!(
+            apply(Some(&ended), Event::Native, 3).is_none(),
+            "only a live task"
+        );
+        let seen = Event::Seen {
+            seen: Seen {
+                task_id: "t1",
+                state: TaskState::Working,
+                text: None,
+                question: None,
+            },
+            next_poll_ms: 9,
+        };
+        let again = apply(Some(&ended), seen, 4).unwrap();
+        assert_eq!((again.native_ms, again.announced_ms), (None, None));
+        let asked = apply(Some(&native), Event::Sent(&sent(TaskState::Working)), 5).unwrap();
+        assert_eq!(
+            asked.native_ms, None,
+            "a follow-up send is a call of its own"
+        );
+        let plain = apply(Some(&live()), polled, 2).unwrap();
+        assert_eq!(
+            plain.announced_ms, None,
+            "a task Claude Code does not follow waits for a waiter"
+        );
     }
 
     /// A send holds its task for the window; a poll inside the window keeps the hold, a stream

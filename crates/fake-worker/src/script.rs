@@ -20,6 +20,9 @@ pub(crate) enum Script {
     SlowUntil { unix_ms: i64, words: String },
     /// `ask <question>`: input-required until a follow-up on the same task answers it.
     Ask(String),
+    /// `ask-after N <question>`: working for `ms`, then `ask` (a question that comes once the
+    /// task has gone to the background).
+    AskAfter { ms: u64, question: String },
     /// `fail <why>`: failed with `why` as the status message.
     Fail(String),
     /// `reject`: rejected.
@@ -245,6 +248,10 @@ impl Script {
                 None => Script::Echo(text.to_string()),
             },
             "ask" => Script::Ask(rest.to_string()),
+            "ask-after" => match timed(rest) {
+                Some((ms, question)) => Script::AskAfter { ms, question },
+                None => Script::Echo(text.to_string()),
+            },
             "ask-elsewhere" => Script::AskElsewhere(rest.to_string()),
             "fail" => Script::Fail(if rest.is_empty() {
                 "failed".to_string()
@@ -455,6 +462,12 @@ impl TaskRecord {
             Script::Ask(question) | Script::AskElsewhere(question) => {
                 (TaskState::InputRequired, question.as_str())
             }
+            Script::AskAfter { ms, question } => {
+                if self.answer.is_none() && now_ms < created.saturating_add(*ms) {
+                    return at(TaskState::Working, created, None, None);
+                }
+                (TaskState::InputRequired, question.as_str())
+            }
             Script::Auth => (TaskState::AuthRequired, AUTH_TEXT),
         };
         // ask/auth: waiting until answered, then completed echoing the answer, with the agent's
@@ -483,6 +496,7 @@ impl TaskRecord {
     pub(crate) fn wakes_at(&self, now_ms: u64) -> Option<u64> {
         match &self.script {
             Script::Slow { ms, .. }
+            | Script::AskAfter { ms, .. }
             | Script::Quiet { ms, .. }
             | Script::Tokens { ms, .. }
             | Script::Flood { ms, .. } => {
@@ -587,6 +601,13 @@ mod tests {
                 },
             ),
             ("ask-elsewhere q?", Script::AskElsewhere("q?".into())),
+            (
+                "ask-after 2 which colour?",
+                Script::AskAfter {
+                    ms: 2000,
+                    question: "which colour?".into(),
+                },
+            ),
             ("slow -1 x", Script::Echo("slow -1 x".into())),
             ("slow NaN x", Script::Echo("slow NaN x".into())),
             ("ask what colour?", Script::Ask("what colour?".into())),

@@ -277,7 +277,7 @@ pub(crate) fn task(
         status["message"] = message(d, rec, &entry);
     }
     let at_ms = start_unix_ms.saturating_add(i64::try_from(snap.since_ms).unwrap_or(i64::MAX));
-    status["timestamp"] = json!(rfc3339(at_ms));
+    status["timestamp"] = json!(a2a_mod_core::clock::rfc3339(at_ms));
     let mut v = json!({ "id": rec.id, "contextId": rec.context_id, "status": status });
     if let Some(text) = &snap.artifact {
         v["artifacts"] = json!([{
@@ -354,31 +354,6 @@ pub(crate) fn rpc_error(id: &Value, d: Option<Dialect>, code: i64, message: &str
 
 pub(crate) fn rpc_result(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
-}
-
-/// Unix milliseconds as RFC 3339 UTC (`2026-11-30T12:00:00.000Z`), the form a2a-lf's
-/// `DateTime<Utc>` and the Python SDK read.
-pub(crate) fn rfc3339(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1000);
-    let ms = unix_ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60
-    )
 }
 
 /// A stream's status event for `task` (a [`task`] value): v1 `{"statusUpdate": …}`, v0.3
@@ -474,13 +449,6 @@ fn split(text: &str, n: usize) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339(1_798_675_200_000), "2026-12-31T00:00:00.000Z");
-    }
 
     #[test]
     fn state_spellings() {

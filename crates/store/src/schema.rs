@@ -52,4 +52,6 @@ pub const MIGRATIONS: &[&str] = &[
     // 6: a result longer than a row keeps (`core::lifecycle::Life::result_chars`): the row holds
     // its head and this many characters in all, the whole saved as a file by the store's keeper.
     "ALTER TABLE tasks ADD COLUMN result_chars INTEGER;",
+    // 7: a task Claude Code follows as its own MCP task (`core::lifecycle::Life::native_ms`).
+    "ALTER TABLE tasks ADD COLUMN native_ms INTEGER;",
 ];

@@ -82,6 +82,8 @@ pub struct TaskRecord {
     pub question: Option<String>,
     pub announced_ms: Option<i64>,
     pub delivered_ms: Option<i64>,
+    /// [`Life::native_ms`]: Claude Code follows it as its own MCP task, made then.
+    pub native_ms: Option<i64>,
     /// The poller's own business, not the listing's (`tasks --json`).
     #[serde(skip)]
     pub held_until_ms: Option<i64>,
@@ -115,6 +117,7 @@ impl TaskRecord {
             last_error: self.last_error.clone(),
             announced_ms: self.announced_ms,
             delivered_ms: self.delivered_ms,
+            native_ms: self.native_ms,
         }
     }
 
@@ -243,7 +246,7 @@ impl Drop for Publisher {
 
 const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
     ended_ms, end_reason, tracked, next_poll_ms, failed_polls, last_error, result, question, \
-    announced_ms, delivered_ms, held_until_ms, stream_lease_ms, version, result_chars";
+    announced_ms, delivered_ms, held_until_ms, stream_lease_ms, version, result_chars, native_ms";
 
 /// A text column read lossily: it may hold bytes that are not UTF-8 if a file was tampered with,
 /// and that must not fail the whole render.
@@ -295,6 +298,7 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         stream_lease_ms: r.get(19)?,
         version: r.get(20)?,
         result_chars: chars(r.get(21)?),
+        native_ms: r.get(22)?,
     })
 }
 
@@ -443,7 +447,8 @@ fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Re
             "UPDATE tasks SET state = ?3, context_id = ?4, result = ?5, question = ?6,
             updated_ms = ?7, ended_ms = ?8, end_reason = ?9, tracked = ?10, next_poll_ms = ?11,
             held_until_ms = ?12, stream_lease_ms = ?13, failed_polls = ?14, last_error = ?15,
-            announced_ms = ?16, delivered_ms = ?17, result_chars = ?18, version = version + 1
+            announced_ms = ?16, delivered_ms = ?17, result_chars = ?18, native_ms = ?19,
+            version = version + 1
          WHERE seq = ?1 AND version = ?2",
         )?
         .execute(params![
@@ -465,6 +470,7 @@ fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Re
             t.announced_ms,
             t.delivered_ms,
             t.result_chars.map(|n| n as i64),
+            t.native_ms,
         ])?;
     Ok(n == 1)
 }
@@ -521,7 +527,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, 
     c.prepare_cached(
         "SELECT seq, state, context_id, result, question, updated_ms, ended_ms, end_reason,
             next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, announced_ms,
-            delivered_ms, version, result_chars
+            delivered_ms, version, result_chars, native_ms
          FROM tasks WHERE worker = ?1 AND task_id = ?2",
     )?
     .query_row(params![key.worker, key.task_id], |r| {
@@ -544,6 +550,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, 
             last_error: text(12)?,
             announced_ms: r.get(13)?,
             delivered_ms: r.get(14)?,
+            native_ms: r.get(17)?,
         };
         Ok(((r.get(0)?, r.get(15)?), life))
     })
@@ -764,6 +771,11 @@ impl Reader {
             )?
             .into_iter()
             .next())
+    }
+
+    /// A task by its row id, which names the MCP task Claude Code follows for it.
+    pub fn by_seq(&self, seq: i64) -> Result<Option<TaskRecord>> {
+        Ok(self.query("WHERE seq = ?1", [seq])?.into_iter().next())
     }
 
     /// A task by id alone (ids are unique per worker; the newest wins if two workers reuse one).

@@ -16,6 +16,7 @@ pub struct Config {
     pub timing: Timing,
     pub statusline: StatuslineConfig,
     pub headless: HeadlessConfig,
+    pub claude: ClaudeConfig,
     pub results: ResultsConfig,
     pub files: FilesConfig,
     /// `[streaming]`: what it sets is applied to `timing` (`Config::parse`), where the code reads it.
@@ -244,6 +245,17 @@ impl HeadlessConfig {
     pub fn max_wait(&self) -> Duration {
         secs(self.max_wait_s)
     }
+}
+
+/// `[claude]`: what a2a-mod uses of Claude Code's own features.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaudeConfig {
+    /// Answer a `send` that outlives its inline window with an MCP task, which Claude Code
+    /// follows itself (its task panel, its own wake-up), where a call offers them: interactive
+    /// sessions only (docs/claude-code.md "Native MCP tasks"). Off, or not offered: the monitor
+    /// wakes Claude as ever.
+    pub native_tasks: bool,
 }
 
 /// `[results]`: what workers send back, saved under `state/results/<session>/`.
@@ -685,6 +697,21 @@ mod tests {
             (d.timing.streaming, d.timing.max_streams_per_worker),
             (true, 16)
         );
+    }
+
+    #[test]
+    fn claude_native_tasks() {
+        assert!(!Config::parse("").unwrap().claude.native_tasks);
+        assert!(
+            Config::parse("[claude]\nnative_tasks = true\n")
+                .unwrap()
+                .claude
+                .native_tasks
+        );
+        let e = Config::parse("[claude]\nnative_tasks = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("native_tasks"), "{e}");
     }
 
     #[test]
