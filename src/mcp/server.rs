@@ -102,7 +102,7 @@ impl ServerHandler for A2aServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let (t, made) = self.native_task(&request.task_id)?;
+        let (_, t, made) = self.native_task(&request.task_id)?;
         Ok(GetTaskResult::new(native::detailed(&t, made)))
     }
 
@@ -113,8 +113,7 @@ impl ServerHandler for A2aServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (t, _) = self.native_task(&request.task_id)?;
-        let session = self.sessions.get().map_err(internal)?;
+        let (session, t, _) = self.native_task(&request.task_id)?;
         if t.is_live() {
             // The cancel tool's path: the outcome is stored, and any failure is the worker's
             // to report at the next poll, so the acknowledgement does not wait on it.
@@ -149,8 +148,8 @@ impl ServerHandler for A2aServer {
 }
 
 impl A2aServer {
-    /// The task an MCP task id of ours names, and when that MCP task was made.
-    fn native_task(&self, id: &str) -> Result<(TaskRecord, i64), ErrorData> {
+    /// The session, the task an MCP task id of ours names, and when that MCP task was made.
+    fn native_task(&self, id: &str) -> Result<(Arc<Session>, TaskRecord, i64), ErrorData> {
         let unknown = || ErrorData::invalid_params(format!("no task {id:?} here"), None);
         let (seq, made) = native::parse(id).ok_or_else(unknown)?;
         let session = self.sessions.get().map_err(internal)?;
@@ -159,7 +158,7 @@ impl A2aServer {
             .map_err(internal)?
             .filter(|t| native::is_for(t, made))
             .ok_or_else(unknown)?;
-        Ok((t, made))
+        Ok((session, t, made))
     }
 }
 

@@ -481,7 +481,7 @@ fn token_from(body: &Value, want: &Want, url: &str) -> Result<Minted, A2aError> 
 /// only says when to mint the next one). `None` when it is not a JWT with an `exp`.
 pub(crate) fn jwt_expires_in(token: &str) -> Option<f64> {
     let payload = token.split('.').nth(1)?;
-    let bytes = B64.decode(payload.trim_end_matches('=')).ok()?;
+    let bytes = super::signature::unb64url(payload)?;
     let exp = serde_json::from_slice::<Value>(&bytes)
         .ok()?
         .get("exp")?

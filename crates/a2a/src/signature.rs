@@ -50,6 +50,11 @@ impl fmt::Display for Verdict {
     }
 }
 
+/// Base64url as JOSE writes it (unpadded), also read with the padding some writers add.
+pub(crate) fn unb64url(s: &str) -> Option<Vec<u8>> {
+    B64.decode(s.trim_end_matches('=')).ok()
+}
+
 /// A public key a signature may be checked with.
 #[derive(Debug, Clone)]
 pub struct CardKey {
@@ -157,7 +162,7 @@ fn jwks(v: &Value) -> Result<Vec<CardKey>, String> {
 
 fn jwk(v: &Value) -> Option<CardKey> {
     let s = |k: &str| v.get(k).and_then(Value::as_str);
-    let b = |k: &str| s(k).and_then(|x| B64.decode(x.trim_end_matches('=')).ok());
+    let b = |k: &str| s(k).and_then(unb64url);
     if s("use").is_some_and(|u| u != "sig") {
         return None;
     }
@@ -270,11 +275,9 @@ async fn check_one(
     let signature = s
         .get("signature")
         .and_then(Value::as_str)
-        .and_then(|x| B64.decode(x.trim_end_matches('=')).ok())
+        .and_then(unb64url)
         .ok_or_else(|| Failed::Invalid("its signature is not base64url".into()))?;
-    let header: Map<String, Value> = B64
-        .decode(protected.trim_end_matches('='))
-        .ok()
+    let header: Map<String, Value> = unb64url(protected)
         .and_then(|b| serde_json::from_slice(&b).ok())
         .ok_or_else(|| Failed::Invalid("its protected header is not base64url JSON".into()))?;
     // A kid may also sit in the unprotected header; it only picks the key, the key proves.
