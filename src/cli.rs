@@ -30,6 +30,8 @@ pub enum Command {
     Tasks(TasksArgs),
     /// Run the embedded scripted A2A worker (for the demo and tests)
     FakeWorker(FakeWorkerArgs),
+    /// Serve this machine's Claude Code as an A2A worker (its tasks are headless runs)
+    Serve(ServeArgs),
     /// Show the whole loop with the embedded fake worker, no set-up needed
     Demo(DemoArgs),
     /// Register the Claude Code plugin, status line and permissions (or remove them)
@@ -228,6 +230,25 @@ pub struct FakeWorkerArgs {
     /// Cancel a task when the stream of the send that made it closes before the task ends
     #[arg(long)]
     pub cancel_on_disconnect: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The folder Claude Code works in (default: the current one)
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<std::path::PathBuf>,
+    /// ADDR:PORT to listen on (default: serve.listen, else 127.0.0.1 on a port the OS picks)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// The agent's name: its card's name and its path (default: the folder's name)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A variable holding a bearer token clients must send (repeatable; needed off loopback)
+    #[arg(long = "token-env", value_name = "VAR")]
+    pub token_env: Vec<String>,
+    /// Serve this agent of config.toml's [serve.agents] (repeatable; default: all of them)
+    #[arg(long = "agent", value_name = "NAME")]
+    pub agent: Vec<String>,
 }
 
 /// `fake-worker --streaming`: see `fake_worker::StreamMode`.

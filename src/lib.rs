@@ -34,4 +34,5 @@ pub mod testing {
     pub use a2a_mod_sys::config::WorkerConfig;
     pub use a2a_mod_sys::env::{Ctx, now_ms};
     pub use a2a_mod_sys::fsx::{is_locked, try_lock};
+    pub use a2a_mod_sys::ids::uuid_v4;
 }

@@ -64,6 +64,7 @@ fn doctor(ctx: &Ctx) -> Result<()> {
     checks.push(check_claude());
     checks.extend(check_install());
     checks.extend(check_workers(ctx));
+    checks.extend(check_serve(ctx));
     checks.push(check_state_dir(ctx));
     checks.push(check_results(ctx));
     checks.extend(check_pollers(ctx));
@@ -139,6 +140,95 @@ fn check_claude() -> Check {
             }
         }
     }
+}
+
+/// `[serve]`, when config.toml has it: each agent's folder, the tokens' variables, the address,
+/// and the Claude Code its runs use.
+fn check_serve(ctx: &Ctx) -> Vec<Check> {
+    let Ok(cfg) = load(ctx) else {
+        return Vec::new();
+    };
+    let serve = &cfg.serve;
+    if *serve == a2a_mod_sys::config::ServeConfig::default() {
+        return Vec::new();
+    }
+    let mut checks = Vec::new();
+    if let Some(bin) = a2a_mod_sys::env::claude_bin() {
+        let mut cmd = Command::new(&bin);
+        cmd.arg("--version");
+        checks.push(match run_timed(&mut cmd, b"", Duration::from_secs(15)) {
+            Ok((v, _)) => pass(format!(
+                "serve: runs use {} (A2A_MOD_CLAUDE_BIN), {}",
+                bin.display(),
+                v.trim()
+            )),
+            Err(e) => fail(
+                format!(
+                    "serve: A2A_MOD_CLAUDE_BIN={} does not run: {e}",
+                    bin.display()
+                ),
+                "point it at a Claude Code binary, or unset it to use `claude` on PATH",
+            ),
+        });
+    }
+    for (name, a) in &serve.agents {
+        let dir =
+            a.dir.as_deref().map(
+                |d| match (d.strip_prefix("~/"), a2a_mod_sys::env::home_dir()) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => PathBuf::from(d),
+                },
+            );
+        let mode = a.permission_mode.as_deref().unwrap_or("default");
+        checks.push(match &dir {
+            Some(d) if !d.is_dir() => fail(
+                format!("serve: agent {name}: {} is not a folder", d.display()),
+                &format!("create it, or fix serve.agents.{name}.dir"),
+            ),
+            Some(d) => pass(format!(
+                "serve: agent {name}: {} (permission mode {mode})",
+                d.display()
+            )),
+            None => pass(format!(
+                "serve: agent {name}: the folder serve starts in (permission mode {mode})"
+            )),
+        });
+    }
+    let mut tokens = 0;
+    for var in &serve.token_envs {
+        if a2a_mod_sys::env::secret(var).is_some() {
+            tokens += 1;
+            checks.push(pass(format!("serve: token variable {var} is set")));
+        } else {
+            checks.push(fail(
+                format!("serve: token variable {var} is not set"),
+                "export it before `a2a-mod serve`, or drop it from serve.token_envs",
+            ));
+        }
+    }
+    if let Some(listen) = &serve.listen {
+        checks.push(match listen.parse::<std::net::SocketAddr>() {
+            Err(_) => fail(
+                format!("serve: listen {listen:?} is not ADDR:PORT"),
+                "write e.g. listen = \"127.0.0.1:8462\"",
+            ),
+            Ok(a) if !a.ip().is_loopback() && tokens == 0 => fail(
+                format!("serve: listen {a} is off loopback with no token"),
+                "set serve.token_envs (and export the variable), or listen on 127.0.0.1",
+            ),
+            Ok(a) => match std::net::TcpListener::bind(a) {
+                Ok(_) => pass(format!("serve: {a} is free to listen on")),
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => pass(format!(
+                    "serve: {a} is in use (by a running a2a-mod serve, or another program)"
+                )),
+                Err(e) => fail(
+                    format!("serve: cannot listen on {a}: {e}"),
+                    "pick another serve.listen",
+                ),
+            },
+        });
+    }
+    checks
 }
 
 /// The user and project settings, project first (it wins in Claude Code).

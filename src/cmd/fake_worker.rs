@@ -2,7 +2,7 @@
 //! base URL (scripts and tests read it), and it writes nothing else to stdout.
 
 use super::Run;
-use super::shell::user_command;
+use super::shell::{user_command, wait_for_stop_signal};
 use crate::cli::{FakeStreaming, FakeWorkerArgs};
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
 use anyhow::{Context as _, anyhow};
@@ -84,25 +84,6 @@ fn options(
         subscribe_faults_only: args.subscribe_faults_only,
         cancel_on_disconnect: args.cancel_on_disconnect,
     })
-}
-
-#[cfg(unix)]
-async fn wait_for_stop_signal() -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("fake-worker: cannot watch SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("fake-worker: cannot watch SIGINT")?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-async fn wait_for_stop_signal() -> anyhow::Result<()> {
-    tokio::signal::ctrl_c()
-        .await
-        .context("fake-worker: cannot watch Ctrl-C")
 }
 
 #[cfg(test)]

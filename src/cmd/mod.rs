@@ -1,6 +1,6 @@
 //! Every entry point, one file each: Claude Code's (`mcp`, `statusline`,
 //! `hook`, `watch`, `poller`) and the user's (`worker`, `send`, `task`, `cancel`, `tasks`,
-//! `install`, `doctor`, `demo`, `fake-worker`). Each file is the thin IO shell of its command: it
+//! `install`, `doctor`, `demo`, `fake-worker`, `serve`). Each file is the thin IO shell of its command: it
 //! implements [`Run`] for the command's clap type (`src/cli.rs`) and calls the logic where it
 //! lives (`ops`, `mcp/`, `hook/`, `watch`, `poller/`, `statusline`, `claude/`, `core/`).
 //! What the shells share is in `shell.rs`.
@@ -17,6 +17,7 @@ mod install;
 mod mcp;
 mod poller;
 mod send;
+mod serve;
 mod shell;
 pub mod statusline;
 mod task;
@@ -49,6 +50,7 @@ impl Run for Command {
             Command::Cancel(c) => c.run(),
             Command::Tasks(c) => c.run(),
             Command::FakeWorker(c) => c.run(),
+            Command::Serve(c) => c.run(),
             Command::Demo(c) => c.run(),
             Command::Install(c) => c.run(),
             Command::Doctor(c) => c.run(),

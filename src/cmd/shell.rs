@@ -5,7 +5,7 @@
 use crate::session::Outcome;
 use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::Ctx;
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use std::io::Write;
 
 /// What every user command does first: find its folders (without `HOME` or `A2A_MOD_HOME` it
@@ -119,4 +119,22 @@ pub fn run_with_deadline(
         stderr: stderr.join().unwrap_or_default(),
     };
     Ok((output, elapsed))
+}
+
+/// Returns at SIGTERM or SIGINT: how the long-running user commands (`fake-worker`, `serve`) stop.
+#[cfg(unix)]
+pub async fn wait_for_stop_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub async fn wait_for_stop_signal() -> anyhow::Result<()> {
+    tokio::signal::ctrl_c().await.context("cannot watch Ctrl-C")
 }

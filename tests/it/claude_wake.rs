@@ -32,12 +32,12 @@ fn wall_ms(r: &Recorded) -> i64 {
 }
 
 /// A wake-up: Claude Code's own request carrying a monitor (or rewake) notification.
-fn is_wake(r: &Recorded) -> bool {
+pub(crate) fn is_wake(r: &Recorded) -> bool {
     r.is_main_loop() && r.new_text().contains("<task-notification>")
 }
 
 /// Text of the `role:"system"` messages new in this request: where hook context lands.
-fn system_text(r: &Recorded) -> String {
+pub(crate) fn system_text(r: &Recorded) -> String {
     r.new_messages()
         .iter()
         .filter(|m| m["role"] == "system")
@@ -55,7 +55,7 @@ fn system_text(r: &Recorded) -> String {
 }
 
 /// The `<event>` lines of the notifications in this request (our wake lines).
-fn events(r: &Recorded) -> Vec<String> {
+pub(crate) fn events(r: &Recorded) -> Vec<String> {
     let text = r.new_text();
     text.split("<event>")
         .skip(1)
@@ -73,7 +73,7 @@ fn task_id_in(text: &str) -> Option<String> {
 /// On a user prompt starting with `trigger`, call `send` with `args` once the plugin's tools are
 /// announced; before that (the MCP server connects in the background) say `NO-TOOLS-YET`, and
 /// `Rig::prompt` types the prompt again.
-fn send_on(trigger: &str, args: Vec<Value>) -> Rule {
+pub(crate) fn send_on(trigger: &str, args: Vec<Value>) -> Rule {
     send_with(SEND, trigger, args)
 }
 
@@ -92,16 +92,17 @@ fn send_with(tool: &'static str, trigger: &str, args: Vec<Value>) -> Rule {
     })
 }
 
-struct Rig {
-    model: FakeModelApi,
-    claude: ClaudeSession,
-    worker: Peer,
+pub(crate) struct Rig {
+    pub(crate) model: FakeModelApi,
+    pub(crate) claude: ClaudeSession,
+    /// The worker the rig started; `None` for one started elsewhere (`Rig::start_at`).
+    worker: Option<Peer>,
     prompts: usize,
     send_tool: &'static str,
 }
 
 #[derive(Default)]
-struct RigOpts {
+pub(crate) struct RigOpts {
     /// `[timing]` for behaviour tests: (inline_polls_s, poll_interval_s, max_failed_polls).
     timing: Option<(&'static str, f64, u32)>,
     allow: Vec<&'static str>,
@@ -116,9 +117,21 @@ struct RigOpts {
 
 impl Rig {
     fn start(kind: Kind, alias: &'static str, script: Script, o: RigOpts) -> Option<Rig> {
-        let home = TempHome::new();
         let worker = Peer::start(kind, o.peer_args)?;
-        ok(&home, &["worker", "add", alias, &worker.url]);
+        let mut rig = Rig::start_at(&worker.url, alias, script, o)?;
+        rig.worker = Some(worker);
+        Some(rig)
+    }
+
+    /// The rig with a worker started elsewhere (an `a2a-mod serve`), added as `alias`.
+    pub(crate) fn start_at(
+        url: &str,
+        alias: &'static str,
+        script: Script,
+        o: RigOpts,
+    ) -> Option<Rig> {
+        let home = TempHome::new();
+        ok(&home, &["worker", "add", alias, url]);
         if let Some((inline, interval, max_failed)) = o.timing {
             fast_timing(&home, inline, interval, max_failed);
         }
@@ -136,7 +149,7 @@ impl Rig {
         Some(Rig {
             model,
             claude,
-            worker,
+            worker: None,
             prompts: 0,
             send_tool: if o.no_plugin { NO_PLUGIN_SEND } else { SEND },
         })
@@ -182,7 +195,7 @@ impl Rig {
 
     /// Types `<trigger>-<n>` until the model's answer to it is not `NO-TOOLS-YET`; returns that
     /// request.
-    fn prompt(&mut self, trigger: &str) -> Recorded {
+    pub(crate) fn prompt(&mut self, trigger: &str) -> Recorded {
         let start = Instant::now();
         loop {
             self.prompts += 1;
@@ -212,13 +225,20 @@ impl Rig {
         self.claude.home()
     }
 
+    /// The worker this rig started.
+    fn worker(&self) -> &Peer {
+        self.worker
+            .as_ref()
+            .expect("a rig started with Rig::start has its worker")
+    }
+
     /// The wake-ups so far.
     fn wakes(&self) -> Vec<Recorded> {
         self.model.turns().into_iter().filter(is_wake).collect()
     }
 
     /// The worker's ids of every task in the store, oldest first.
-    fn task_ids(&self) -> Vec<String> {
+    pub(crate) fn task_ids(&self) -> Vec<String> {
         stored_tasks(self.home())
             .iter()
             .filter_map(|t| t["task_id"].as_str().map(str::to_owned))
@@ -245,7 +265,7 @@ fn idle_script(alias: &str) -> Script {
 
 /// Asserts a wake request carries `line` and, as hidden context, the result `result`.
 #[track_caller]
-fn assert_wake(wake: &Recorded, line: &str, result: &str) {
+pub(crate) fn assert_wake(wake: &Recorded, line: &str, result: &str) {
     assert_eq!(events(wake), [line], "{}", wake.new_text());
     let ctx = system_text(wake);
     assert!(
@@ -325,7 +345,7 @@ fn wakes_idle_claude(kind: Kind) {
     assert!(wake.new_text().contains(&id));
     rig.claude.wait_for_text("WOKEN-BY-A2A", LONG);
     let send_at = rig
-        .worker
+        .worker()
         .events()
         .into_iter()
         .find(|e| e.is_send())
@@ -336,7 +356,7 @@ fn wakes_idle_claude(kind: Kind) {
     // Split: how long until a poll saw the end (the 5 s cadence's phase), then the rest (settle,
     // the monitor's tick, Claude Code's delivery).
     let seen = rig
-        .worker
+        .worker()
         .events()
         .into_iter()
         .filter(|e| e.is_get() && e.at_ms >= end_at)
@@ -448,7 +468,7 @@ fn two_tasks_share_one_wake(kind: Kind) {
     let wake = rig.model.wait_for_request("the wake-up", LONG, is_wake);
     rig.claude.wait_for_text("WOKEN-FOR-TWO", LONG);
     let sends: Vec<i64> = rig
-        .worker
+        .worker()
         .events()
         .into_iter()
         .filter(|e| e.is_send())
@@ -663,7 +683,7 @@ fn native_task_stopped_in_the_task_panel_is_cancelled_at_the_worker() {
     rig.claude.send_key("x");
     let id = rig.task_ids().pop().expect("the task is in the store");
     wait_until("the worker to get the cancel", LONG, || {
-        rig.worker
+        rig.worker()
             .events()
             .iter()
             .any(|e| e.method == "CancelTask" && e.task_id.as_deref() == Some(&id))
@@ -820,7 +840,7 @@ fn lost_contact_wakes_claude(kind: Kind) {
     };
     rig.prompt("LOSE");
     rig.claude.wait_for_text("SENT-OK", LONG);
-    rig.worker.kill();
+    rig.worker.as_mut().expect("started here").kill();
     let wake = rig
         .model
         .wait_for_request("the lost-contact wake", LONG, is_wake);

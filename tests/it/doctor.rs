@@ -217,3 +217,41 @@ fn doctor_names_the_wake_path_of_each_live_session() {
         format!("✓ wake path for session {sid}: headless wait (the run's Stop hook holds it open)")
     );
 }
+
+/// `[serve]` in the config: doctor names each agent's folder, the tokens' variables and the
+/// address, each problem with its fix.
+#[test]
+fn doctor_checks_the_serve_config() {
+    let home = TempHome::new();
+    let dir = home.root().join("app");
+    std::fs::create_dir(&dir).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    crate::util::append_config(
+        &home.a2a_home(),
+        &format!(
+            "[serve]\nlisten = \"127.0.0.1:{port}\"\ntoken_envs = [\"SERVE_SET\", \"SERVE_UNSET\"]\n[serve.agents.build]\ndir = {:?}\npermission_mode = \"acceptEdits\"\n[serve.agents.gone]\ndir = \"/nonexistent/a2a-mod-serve\"\n",
+            dir.display().to_string()
+        ),
+    );
+    let o = home
+        .command()
+        .arg("doctor")
+        .env("SERVE_SET", "x")
+        .env_remove("SERVE_UNSET")
+        .output();
+    let out = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        format!("✓ serve: agent build: {} (permission mode acceptEdits)", dir.display()),
+        "✕ serve: agent gone: /nonexistent/a2a-mod-serve is not a folder — create it, or fix serve.agents.gone.dir".to_string(),
+        "✓ serve: token variable SERVE_SET is set".to_string(),
+        "✕ serve: token variable SERVE_UNSET is not set — export it before `a2a-mod serve`, or drop it from serve.token_envs".to_string(),
+        format!("✓ serve: 127.0.0.1:{port} is free to listen on"),
+    ] {
+        assert!(out.contains(&want), "{want:?} not in:\n{out}");
+    }
+    assert_eq!(o.status.code(), Some(1));
+}

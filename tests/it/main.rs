@@ -28,6 +28,8 @@ mod mcp;
 mod peers;
 mod poller;
 mod regression;
+mod serve;
+mod serve_peers;
 mod signed_cards;
 mod statusline;
 mod stream;

@@ -28,6 +28,9 @@ The message text is a script (the same verbs as `a2a-mod fake-worker`):
   anything else    completed at once, the artifact echoing the text
 Cancel works on any live task (slow, silent, ask, auth).
 
+`--rest` also serves HTTP+JSON under `/rest` (1.x: v1.0 at `/rest/message:send`, ... and v0.3
+at `/rest/v1/message:send`, ...; 0.3.x: v0.3 only) and lists it in the card after JSON-RPC.
+
 An ASGI layer in front of the SDK app (`RpcGate`) does what the SDK cannot: the bearer
 check, OAuth2 client-credentials tokens (`--oauth-ttl`: `POST /oauth/token`, declared in the
 card through the SDK's own security-scheme types), the hang for silent tasks, and the request
@@ -44,10 +47,12 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import math
 import os
+import re
 import secrets
 import signal
 import socket
@@ -74,7 +79,7 @@ if SDK_MAJOR >= 1:
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
     from a2a.server.request_handlers import DefaultRequestHandler
-    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
     from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
     from a2a.types import (
         AgentCapabilities,
@@ -111,12 +116,14 @@ if SDK_MAJOR >= 1:
 else:
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.apps import A2AStarletteApplication
+    from a2a.server.apps.rest.rest_adapter import RESTAdapter
     from a2a.server.events import EventQueue
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
     from a2a.types import (
         AgentCapabilities,
         AgentCard,
+        AgentInterface,
         AgentSkill,
         ClientCredentialsOAuthFlow,
         HTTPAuthSecurityScheme,
@@ -156,6 +163,8 @@ else:
 log = logging.getLogger("a2a-peer-worker")
 
 RPC_PATH = "/"
+# HTTP+JSON with --rest: the interface URL is <base>/rest (v0.3 paths are under <base>/rest/v1).
+REST_PATH = "/rest"
 TOKEN_PATH = "/oauth/token"
 # Declared, not enforced: v1 requires a flow to list at least one.
 SCOPES = {"tasks": "run tasks"}
@@ -412,8 +421,9 @@ class ScriptedExecutor(AgentExecutor):
 # --- the agent card ---------------------------------------------------------------------
 
 
-def build_card(base_url: str, auth: str | None) -> Any:
-    """The card; `auth` is None, "bearer" or "oauth" (client credentials at TOKEN_PATH)."""
+def build_card(base_url: str, auth: str | None, rest: bool = False) -> Any:
+    """The card; `auth` is None, "bearer" or "oauth" (client credentials at TOKEN_PATH);
+    `rest` adds the HTTP+JSON interfaces after the JSON-RPC ones."""
     flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
     skill = AgentSkill(
         id="script",
@@ -436,6 +446,10 @@ def build_card(base_url: str, auth: str | None) -> Any:
             supported_interfaces=[
                 AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="1.0"),
                 AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="0.3"),
+                *(
+                    AgentInterface(url=base_url + REST_PATH, protocol_binding="HTTP+JSON", protocol_version=v)
+                    for v in (("1.0", "0.3") if rest else ())
+                ),
             ],
             capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         )
@@ -471,6 +485,8 @@ def build_card(base_url: str, auth: str | None) -> Any:
         }
     if auth is not None:
         extra["security"] = [{auth: []}]
+    if rest:
+        extra["additional_interfaces"] = [AgentInterface(url=base_url + REST_PATH, transport="HTTP+JSON")]
     return AgentCard(
         **common,
         url=base_url,
@@ -480,8 +496,8 @@ def build_card(base_url: str, auth: str | None) -> Any:
     )
 
 
-def build_sdk_app(base_url: str, auth: str | None, silent_ids: set[str]) -> Any:
-    card = build_card(base_url, auth)
+def build_sdk_app(base_url: str, auth: str | None, silent_ids: set[str], rest: bool = False) -> Any:
+    card = build_card(base_url, auth, rest)
     handler = DefaultRequestHandler(
         agent_executor=ScriptedExecutor(silent_ids),
         task_store=InMemoryTaskStore(),
@@ -491,8 +507,16 @@ def build_sdk_app(base_url: str, auth: str | None, silent_ids: set[str]) -> Any:
         routes = create_agent_card_routes(card) + create_jsonrpc_routes(
             handler, RPC_PATH, enable_v0_3_compat=True
         )
+        if rest:
+            routes += create_rest_routes(handler, enable_v0_3_compat=True, path_prefix=REST_PATH)
         return Starlette(routes=routes)
-    return A2AStarletteApplication(agent_card=card, http_handler=handler).build(rpc_url=RPC_PATH)
+    app = A2AStarletteApplication(agent_card=card, http_handler=handler).build(rpc_url=RPC_PATH)
+    if rest:
+        from starlette.routing import Route
+
+        for (path, verb), endpoint in RESTAdapter(card, handler).routes().items():
+            app.router.routes.append(Route(REST_PATH + path, endpoint, methods=[verb]))
+    return app
 
 
 # --- the ASGI gate: bearer, silent hang, request log ------------------------------------
@@ -518,21 +542,43 @@ def _task_id_of_request(method: str | None, params: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _task_id_of_result(body: bytes) -> str | None:
-    """The task id in a send's response: plain JSON, or the first SSE `data:` event."""
+def _rest_call(verb: str, path: str) -> tuple[bool, bool]:
+    """(is a GetTask, is a send) for an HTTP+JSON request, v1.0 or v0.3 paths."""
+    rest = path[len(REST_PATH) :]
+    return (
+        verb == "GET" and re.fullmatch(r"(/v1)?/tasks/[^/:]+", rest) is not None,
+        re.fullmatch(r"(/v1)?/message:(send|stream)", rest) is not None,
+    )
+
+
+def _task_id_of_rest(path: str, doc: Any) -> str | None:
+    m = re.search(r"/tasks/([^/:]+)", path)
+    if m:
+        return urllib.parse.unquote(m.group(1))
+    return _task_id_of_request("SendMessage", doc)
+
+
+def _task_id_of_result(body: bytes, rest: bool = False) -> str | None:
+    """The task id in a send's response: plain JSON, or the first SSE `data:` event (no
+    JSON-RPC envelope around either for HTTP+JSON, `rest`)."""
     text = body.decode("utf-8", "replace")
     doc: Any = None
     try:
         doc = json.loads(text)
     except ValueError:
-        for line in text.splitlines():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
             if line.startswith("data:"):
+                data = [line[5:]]
+                if rest:
+                    # 0.3.26's REST stream pretty-prints: one event, many `data:` lines.
+                    data += [d[5:] for d in itertools.takewhile(lambda d: d.startswith("data:"), lines[i + 1 :])]
                 try:
-                    doc = json.loads(line[5:])
+                    doc = json.loads("\n".join(data))
                 except ValueError:
                     doc = None
                 break
-    result = doc.get("result") if isinstance(doc, dict) else None
+    result = (doc if rest else doc.get("result")) if isinstance(doc, dict) else None
     if not isinstance(result, dict):
         return None
     # v1 wraps the object: {"task": {..}}, {"message": {..}}, ...; v0.3 returns it bare.
@@ -599,8 +645,10 @@ class RpcGate:
         tokens: TokenIssuer | None,
         log_path: str | None,
         silent_ids: set[str],
+        rest: bool = False,
     ) -> None:
         self.app = app
+        self.rest = rest
         self.bearer = bearer
         self.tokens = tokens
         self.log_path = log_path
@@ -655,7 +703,12 @@ class RpcGate:
         if scope["type"] == "http" and scope["path"] == TOKEN_PATH and self.tokens is not None:
             await self._token(scope, receive, send, at_ms)
             return
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != RPC_PATH:
+        rest = (
+            self.rest
+            and scope["type"] == "http"
+            and (scope["path"] == REST_PATH or scope["path"].startswith(REST_PATH + "/"))
+        )
+        if not rest and (scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != RPC_PATH):
             await self.app(scope, receive, send)
             return
 
@@ -674,6 +727,12 @@ class RpcGate:
             method = raw_method if isinstance(raw_method, str) else None
             params = doc.get("params")
         task_id = _task_id_of_request(method, params)
+        is_get, is_send = method in GET_METHODS, method in SEND_METHODS
+        if rest:
+            # Logged as sent: `POST /rest/message:send`, `GET /rest/v1/tasks/<id>`, ...
+            method = f"{scope['method']} {scope['path']}"
+            task_id = _task_id_of_rest(scope["path"], doc)
+            is_get, is_send = _rest_call(scope["method"], scope["path"])
 
         if not self._authorized(scope):
             self._log(at_ms, method, task_id, 401)
@@ -683,7 +742,7 @@ class RpcGate:
             )
             return
 
-        if method in GET_METHODS and task_id in self.silent_ids:
+        if is_get and task_id in self.silent_ids:
             # The response never comes, so the line is written now, with no status.
             self._log(at_ms, method, task_id, None)
             await self._hang(receive, send)
@@ -707,8 +766,8 @@ class RpcGate:
             if logged:
                 return
             logged = True
-            if method in SEND_METHODS and task_id is None:
-                task_id = _task_id_of_result(bytes(captured))
+            if is_send and task_id is None:
+                task_id = _task_id_of_result(bytes(captured), rest)
             self._log(at_ms, method, task_id, status)
 
         async def watch(msg: Message) -> None:
@@ -825,6 +884,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--log", metavar="FILE", help="append one JSON line per JSON-RPC request or token fetch"
     )
     p.add_argument(
+        "--rest",
+        action="store_true",
+        help=f"also serve HTTP+JSON under {REST_PATH} (v1.0 and v0.3 on a2a-sdk 1.x, v0.3 on 0.3.x) "
+        "and list it in the card",
+    )
+    p.add_argument(
         "--exit-on-stdin-eof",
         action="store_true",
         help="shut down when stdin reaches EOF",
@@ -877,11 +942,12 @@ def main(argv: list[str]) -> int:
     auth = "bearer" if args.bearer else "oauth" if args.oauth_ttl else None
     tokens = TokenIssuer(args.oauth_ttl, args.oauth_claimed_ttl) if args.oauth_ttl else None
     app = RpcGate(
-        build_sdk_app(base_url, auth, silent_ids),
+        build_sdk_app(base_url, auth, silent_ids, args.rest),
         bearer=args.bearer,
         tokens=tokens,
         log_path=args.log,
         silent_ids=silent_ids,
+        rest=args.rest,
     )
     config = uvicorn.Config(
         app,

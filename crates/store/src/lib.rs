@@ -10,6 +10,7 @@
 pub mod notify;
 pub mod pids;
 mod schema;
+pub mod served;
 pub mod session;
 pub mod snapshot;
 mod store;

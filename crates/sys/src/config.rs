@@ -21,6 +21,8 @@ pub struct Config {
     pub files: FilesConfig,
     /// `[streaming]`: what it sets is applied to `timing` (`Config::parse`), where the code reads it.
     pub streaming: StreamingConfig,
+    /// `[serve]`: `a2a-mod serve`, this machine as a worker (docs/serve.md).
+    pub serve: ServeConfig,
     /// One line per deprecated key the file still uses (logged by `Config::load`, shown by
     /// `doctor`).
     #[serde(skip)]
@@ -338,6 +340,121 @@ impl FilesConfig {
     }
 }
 
+/// `[serve]`: the A2A server `a2a-mod serve` runs (docs/serve.md).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// `ADDR:PORT` to listen on (`--listen` wins); loopback unless a token is set.
+    pub listen: Option<String>,
+    /// Variables holding the bearer tokens clients must present, read at start (`--token-env`
+    /// adds to them).
+    pub token_envs: Vec<String>,
+    /// Runs at once over all agents; more wait in the queue as `submitted`.
+    pub max_concurrent: usize,
+    /// Tasks waiting for a run at most; one more is refused with an A2A error (never dropped).
+    pub max_queued: usize,
+    /// The largest request body, in MiB.
+    pub max_body_mib: f64,
+    /// A canceled run's grace after SIGTERM before SIGKILL, in seconds.
+    pub cancel_grace_s: f64,
+    pub agents: BTreeMap<String, ServeAgentConfig>,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: None,
+            token_envs: Vec::new(),
+            max_concurrent: 2,
+            max_queued: 256,
+            max_body_mib: 16.0,
+            cancel_grace_s: 3.0,
+            agents: BTreeMap::new(),
+        }
+    }
+}
+
+/// `[serve.agents.<name>]`: one agent, one card, its tasks Claude Code runs in `dir`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeAgentConfig {
+    /// Where its runs work (absolute, or `~/…`); default: serve's working directory.
+    pub dir: Option<String>,
+    pub description: Option<String>,
+    /// `--model` of each run.
+    pub model: Option<String>,
+    /// `--allowedTools` of each run (Claude Code's rule syntax, e.g. `Bash(cargo test:*)`).
+    pub allowed_tools: Vec<String>,
+    /// `--permission-mode`: Claude Code's own default unless named; `bypassPermissions` only
+    /// when written here.
+    pub permission_mode: Option<String>,
+    /// `--max-budget-usd` of each run.
+    pub max_budget_usd: Option<f64>,
+    /// `--append-system-prompt` of each run.
+    pub append_system_prompt: Option<String>,
+}
+
+/// Claude Code's permission modes (`claude --help`, 2.1.332), and `default`: no
+/// `--permission-mode` at all, so Claude Code's own default holds.
+pub const PERMISSION_MODES: [&str; 7] = [
+    "acceptEdits",
+    "auto",
+    "bypassPermissions",
+    "default",
+    "dontAsk",
+    "manual",
+    "plan",
+];
+
+impl ServeConfig {
+    pub fn max_body_bytes(&self) -> u64 {
+        mib(self.max_body_mib)
+    }
+
+    fn validate(&self) -> Result<()> {
+        if !(self.max_body_mib.is_finite() && (0.01..=4096.0).contains(&self.max_body_mib)) {
+            return Err(anyhow!(
+                "serve.max_body_mib: {} is not a number of MiB between 0.01 and 4096",
+                self.max_body_mib
+            ));
+        }
+        if !(self.cancel_grace_s.is_finite() && (0.0..=600.0).contains(&self.cancel_grace_s)) {
+            return Err(anyhow!(
+                "serve.cancel_grace_s: must be a number of seconds from 0 to 600"
+            ));
+        }
+        if self.max_concurrent == 0 {
+            return Err(anyhow!("serve.max_concurrent: must be 1 or more"));
+        }
+        for (name, a) in &self.agents {
+            validate_alias(name).map_err(|e| anyhow!("serve.agents.{name}: {e}"))?;
+            if let Some(d) = &a.dir
+                && !(Path::new(d).is_absolute() || d.starts_with("~/"))
+            {
+                return Err(anyhow!(
+                    "serve.agents.{name}.dir: {d:?} is not an absolute path (or one starting with ~/)"
+                ));
+            }
+            if let Some(m) = &a.permission_mode
+                && !PERMISSION_MODES.contains(&m.as_str())
+            {
+                return Err(anyhow!(
+                    "serve.agents.{name}.permission_mode: {m:?} is not one of {}",
+                    PERMISSION_MODES.join(", ")
+                ));
+            }
+            if let Some(b) = a.max_budget_usd
+                && !(b.is_finite() && b > 0.0)
+            {
+                return Err(anyhow!(
+                    "serve.agents.{name}.max_budget_usd: must be a positive number of dollars"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// MiB from config as bytes; validated to 0..=4096, so the cast neither wraps nor saturates.
 fn mib(v: f64) -> u64 {
     (v.clamp(0.0, 4096.0) * 1024.0 * 1024.0) as u64
@@ -396,6 +513,7 @@ impl Config {
         }
         cfg.timing.validate()?;
         cfg.files.validate()?;
+        cfg.serve.validate()?;
         if !(cfg.headless.max_wait_s.is_finite() && cfg.headless.max_wait_s >= 0.0) {
             return Err(anyhow!(
                 "headless.max_wait_s: must be a number of seconds, 0 or more"
@@ -652,6 +770,32 @@ pub fn toml_error_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serve_agents_are_read_strictly() {
+        let c = Config::parse(
+            "[serve]\nlisten = \"0.0.0.0:8462\"\ntoken_envs = [\"T\"]\n[serve.agents.build]\ndir = \"/srv/app\"\nallowed_tools = [\"Read\", \"Bash(cargo test:*)\"]\npermission_mode = \"acceptEdits\"\nmax_budget_usd = 2.0\n",
+        )
+        .unwrap();
+        assert_eq!(c.serve.max_concurrent, 2);
+        let a = &c.serve.agents["build"];
+        assert_eq!(a.allowed_tools, ["Read", "Bash(cargo test:*)"]);
+        assert_eq!(a.permission_mode.as_deref(), Some("acceptEdits"));
+        for (bad, why) in [
+            (
+                "[serve.agents.b]\npermission_mode = \"yolo\"\n",
+                "permission_mode",
+            ),
+            ("[serve.agents.b]\ndir = \"rel/dir\"\n", "absolute"),
+            ("[serve.agents.b]\nmax_budget_usd = 0\n", "positive"),
+            ("[serve.agents.\"a b\"]\n", "serve.agents.a b"),
+            ("[serve]\nmax_concurrent = 0\n", "max_concurrent"),
+            ("[serve.agents.b]\nmodle = \"x\"\n", "modle"),
+        ] {
+            let e = Config::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn defaults_are_the_seed() {

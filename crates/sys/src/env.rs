@@ -53,6 +53,11 @@ pub fn session_mode_vars() -> (Option<String>, Option<String>) {
     )
 }
 
+/// `A2A_MOD_CLAUDE_BIN`: the Claude Code `serve` runs instead of `claude` on `PATH`.
+pub fn claude_bin() -> Option<PathBuf> {
+    os("A2A_MOD_CLAUDE_BIN").map(PathBuf::from)
+}
+
 /// `CLAUDE_CONFIG_DIR`: where Claude Code keeps its settings, when not `~/.claude`.
 pub fn claude_config_dir() -> Option<PathBuf> {
     os("CLAUDE_CONFIG_DIR").map(PathBuf::from)

@@ -225,6 +225,10 @@ pub enum Block {
 #[derive(Debug, Clone, Default)]
 pub struct Reply {
     pub blocks: Vec<Block>,
+    /// Streamed as a model types: each text block in this many deltas, this far apart.
+    pub pace: Option<(usize, Duration)>,
+    /// An API error instead of a message: the HTTP status and the error's message.
+    pub error: Option<(u16, String)>,
 }
 
 impl Reply {
@@ -234,6 +238,20 @@ impl Reply {
 
     pub fn tool_use(name: impl Into<String>, input: Value) -> Reply {
         Reply::default().and_tool_use(name, input)
+    }
+
+    /// Each text block streamed in `chunks` deltas, `gap` apart (a token stream that takes time).
+    pub fn paced(mut self, chunks: usize, gap: Duration) -> Reply {
+        self.pace = Some((chunks.max(1), gap));
+        self
+    }
+
+    /// The API refuses the request with `status` (a 4xx is not retried by Claude Code).
+    pub fn api_error(status: u16, message: impl Into<String>) -> Reply {
+        Reply {
+            error: Some((status, message.into())),
+            ..Reply::default()
+        }
     }
 
     pub fn and_text(mut self, t: impl Into<String>) -> Reply {
@@ -577,6 +595,14 @@ async fn handle(
     }
     let id = shared.ids.fetch_add(1, Ordering::Relaxed);
     match reply {
+        Some(Reply {
+            error: Some((status, message)),
+            ..
+        }) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            axum::Json(json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})),
+        )
+            .into_response(),
         Some(reply) if stream => sse_response(&reply, &model, id),
         Some(reply) => {
             (StatusCode::OK, axum::Json(message_json(&reply, &model, id))).into_response()
@@ -631,7 +657,7 @@ fn sse_events(reply: &Reply, model: &str, id: u64) -> Vec<String> {
             Block::Text(t) => {
                 out.push(ev(json!({"type": "content_block_start", "index": i,
                     "content_block": {"type": "text", "text": ""}})));
-                for chunk in chunks(t, 5) {
+                for chunk in chunks(t, reply.pace.map_or(5, |p| p.0)) {
                     out.push(ev(json!({"type": "content_block_delta", "index": i,
                         "delta": {"type": "text_delta", "text": chunk}})));
                 }
@@ -666,8 +692,14 @@ fn chunks(s: &str, n: usize) -> Vec<String> {
 
 fn sse_response(reply: &Reply, model: &str, id: u64) -> Response {
     let events = sse_events(reply, model, id);
-    let stream =
-        futures::stream::iter(events).map(|e| Ok::<_, std::convert::Infallible>(Bytes::from(e)));
+    let gap = reply.pace.map_or(Duration::ZERO, |p| p.1);
+    let stream = futures::stream::iter(events).then(move |e| async move {
+        // Paced: each delta (and the events around them) a gap after the one before.
+        if !gap.is_zero() && e.starts_with("event: content_block_delta") {
+            tokio::time::sleep(gap).await;
+        }
+        Ok::<_, std::convert::Infallible>(Bytes::from(e))
+    });
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream")

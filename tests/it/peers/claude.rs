@@ -457,6 +457,51 @@ impl Prepared {
     }
 }
 
+/// What a process that runs Claude Code itself needs (`a2a-mod serve`, which starts a headless
+/// run per task): the home with `~/.claude.json` trusting `cwd`, and the environment (the fake
+/// API, the tag that finds every process). Everything tagged is killed on drop.
+pub struct ClaudeEnv {
+    pub home: TempHome,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    tag: String,
+}
+
+impl ClaudeEnv {
+    /// `None` (after printing why) when the CLI tests cannot run here.
+    pub fn new(opts: ClaudeOpts) -> Option<ClaudeEnv> {
+        let p = Prepared::new(opts, &[])?;
+        Some(ClaudeEnv {
+            home: p.home,
+            cwd: p.cwd,
+            env: p.env,
+            tag: p.tag,
+        })
+    }
+
+    /// Sets `cmd`'s environment: nothing of the tests' own Claude Code, then ours.
+    pub fn apply(&self, cmd: &mut Command) {
+        scrub_env(cmd);
+        cmd.envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    }
+
+    /// The pids of every process started under this environment still alive.
+    pub fn processes(&self) -> Vec<u32> {
+        tagged_pids(&self.tag)
+    }
+}
+
+impl Drop for ClaudeEnv {
+    fn drop(&mut self) {
+        for pid in tagged_pids(&self.tag) {
+            // SAFETY: kill(2) on processes carrying our unique tag.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// How a headless run takes its prompt and prints its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Headless {

@@ -1,0 +1,553 @@
+//! The server's tasks: made by a send, run by an [`Executor`] one at a time per context and at
+//! most `max_concurrent` at once (the rest wait, `submitted`, in arrival order), told to streams
+//! as they change, kept in the store at each durable change so GetTask and ListTasks answer after
+//! a restart.
+//!
+//! A run is owned by the engine, not by the request that started it: a client that disconnects
+//! (a closed stream, a dropped blocking send) cancels nothing; only CancelTask stops a run.
+//! Locks are std mutexes held for synchronous work only, never across an await.
+
+use crate::task::{Msg, Report, Task, Update};
+use crate::wire::{self, A2aError, Incoming};
+use a2a_mod_core::task::TaskState;
+use a2a_mod_store::served::{ServedContext, ServedStore, ServedTask};
+use anyhow::Result;
+use futures::future::BoxFuture;
+use serde_json::Map;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{Semaphore, mpsc, watch};
+
+/// One agent: its card, and how its runs are made.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub name: String,
+    pub description: String,
+    pub dir: PathBuf,
+    pub config: a2a_mod_sys::config::ServeAgentConfig,
+}
+
+/// Which Claude Code conversation a run continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Session {
+    /// The context's first run: a conversation with this id.
+    New(String),
+    /// A follow-up: the context's conversation, resumed.
+    Resume(String),
+}
+
+impl Session {
+    pub fn id(&self) -> &str {
+        match self {
+            Session::New(s) | Session::Resume(s) => s,
+        }
+    }
+}
+
+/// One run to make.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub task_id: String,
+    pub context_id: String,
+    pub agent: Arc<Agent>,
+    pub text: String,
+    pub session: Session,
+}
+
+/// What runs a task: Claude Code (`claude.rs`), or anything else that reports the same way.
+pub trait Executor: Send + Sync + 'static {
+    /// Runs `job` to its end, sending what happens to `reports` (an [`Report::Ended`] last). When
+    /// `stop` turns true the run is stopped and the future returns; the engine ends the task
+    /// `canceled`. A future that returns without `Ended` ends it `failed`.
+    fn run(
+        &self,
+        job: Job,
+        reports: mpsc::Sender<Report>,
+        stop: watch::Receiver<bool>,
+    ) -> BoxFuture<'static, ()>;
+}
+
+/// One change as the streams tell it, with the status it had then.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub update: Update,
+    pub state: TaskState,
+    pub status_text: Option<String>,
+    pub at_ms: i64,
+}
+
+/// A task a run may still change: its state, every change in order (for the streams), and the
+/// switch that stops its run.
+pub struct Live {
+    inner: Mutex<LiveInner>,
+    /// The number of events so far; streams wait on it.
+    told: watch::Sender<usize>,
+    stop: watch::Sender<bool>,
+    owner: String,
+}
+
+struct LiveInner {
+    task: Task,
+    events: Vec<Event>,
+}
+
+impl Live {
+    pub fn snapshot(&self) -> Task {
+        lock(&self.inner).task.clone()
+    }
+
+    /// The events from `from` on, and the task as it is after them.
+    pub fn since(&self, from: usize) -> (Vec<Event>, Task) {
+        let inner = lock(&self.inner);
+        let events = inner
+            .events
+            .get(from..)
+            .map(<[Event]>::to_vec)
+            .unwrap_or_default();
+        (events, inner.task.clone())
+    }
+
+    /// A receiver of the event count, the count now and the task after those events (a stream
+    /// starts with the task, then tells the events after them).
+    pub fn watch(&self) -> (watch::Receiver<usize>, usize, Task) {
+        let inner = lock(&self.inner);
+        let rx = self.told.subscribe();
+        (rx, inner.events.len(), inner.task.clone())
+    }
+}
+
+/// A poisoned lock only means a panic elsewhere mid-update; the data is still what was written.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The engine's limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_concurrent: usize,
+    pub max_queued: usize,
+}
+
+pub struct Engine {
+    store: Mutex<ServedStore>,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+    /// One run at a time per context: a follow-up resumes the conversation the last run wrote.
+    contexts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    exec: Arc<dyn Executor>,
+    slots: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    limits: Limits,
+    /// Set by [`Engine::shutdown`]: a run stopped now ends `failed` ([`STOPPED`]), not canceled.
+    closing: AtomicBool,
+}
+
+/// The A2A error a send that cannot be taken now gets; REST says 503.
+pub const SERVER_BUSY: i64 = -32000;
+
+/// What a task a stopping server ends gets told.
+pub const STOPPED: &str =
+    "the server stopped while this task ran, and its run was stopped — send the message again";
+
+/// What a restart tells about a run it found cut short.
+pub const RESTARTED: &str =
+    "the server restarted while this task ran, and its run was stopped — send the message again";
+
+impl Engine {
+    /// Opens the store; tasks a run was changing when the server stopped end `failed`
+    /// ([`RESTARTED`]): their process is gone with the server, and resuming one silently could
+    /// repeat work its first run had done.
+    pub fn open(store: ServedStore, exec: Arc<dyn Executor>, limits: Limits) -> Result<Engine> {
+        let now = a2a_mod_sys::env::now_ms();
+        for row in store.live()? {
+            let mut t = task_of(&row)?;
+            t.apply(
+                Report::Ended {
+                    state: TaskState::Failed,
+                    words: Some(RESTARTED.into()),
+                    metadata: Map::new(),
+                },
+                now,
+            );
+            store.put(&row_of(&t, &row.owner))?;
+            tracing::info!(task = %t.id, "ended: the server restarted during its run");
+        }
+        Ok(Engine {
+            store: Mutex::new(store),
+            live: Mutex::new(HashMap::new()),
+            contexts: Mutex::new(HashMap::new()),
+            exec,
+            slots: Arc::new(Semaphore::new(limits.max_concurrent)),
+            waiting: AtomicUsize::new(0),
+            limits,
+            closing: AtomicBool::new(false),
+        })
+    }
+
+    fn persist(&self, t: &Task, owner: &str) {
+        if let Err(e) = lock(&self.store).put(&row_of(t, owner)) {
+            // The task goes on in memory; GetTask still answers while the server runs.
+            tracing::error!(task = %t.id, "cannot save the task: {e:#}");
+        }
+    }
+
+    /// A task as its owner may see it: the live one, else the stored one.
+    pub fn get(&self, owner: &str, agent: &str, id: &str) -> Result<Task, A2aError> {
+        let not_found = || A2aError::new(wire::TASK_NOT_FOUND, format!("Task not found: {id}"));
+        if let Some(l) = lock(&self.live).get(id).cloned() {
+            let t = l.snapshot();
+            return if l.owner == owner && t.agent == agent {
+                Ok(t)
+            } else {
+                Err(not_found())
+            };
+        }
+        let row = lock(&self.store).get(id).map_err(internal)?;
+        match row {
+            Some(r) if r.owner == owner && r.agent == agent => task_of(&r).map_err(internal),
+            _ => Err(not_found()),
+        }
+    }
+
+    /// The live task, if it is.
+    pub fn live(&self, id: &str) -> Option<Arc<Live>> {
+        lock(&self.live).get(id).cloned()
+    }
+
+    /// ListTasks: newest first, live ones as they are now.
+    pub fn list(
+        &self,
+        owner: &str,
+        agent: &str,
+        context: Option<&str>,
+        page: usize,
+    ) -> Result<Vec<Task>, A2aError> {
+        let rows = lock(&self.store)
+            .list(agent, owner, context, page)
+            .map_err(internal)?;
+        rows.iter()
+            .map(|r| match self.live(&r.id) {
+                Some(l) => Ok(l.snapshot()),
+                None => task_of(r).map_err(internal),
+            })
+            .collect()
+    }
+
+    /// A new task for `msg`, queued for a run; returns it as it is now (`submitted`).
+    pub fn send(
+        self: &Arc<Self>,
+        owner: &str,
+        agent: &Arc<Agent>,
+        msg: Incoming,
+    ) -> Result<Arc<Live>, A2aError> {
+        if let Some(id) = &msg.task_id {
+            return Err(self.refuse_follow_up(owner, agent, id, msg.context_id.as_deref()));
+        }
+        let now = a2a_mod_sys::env::now_ms();
+        let (context_id, session) =
+            self.context_for(owner, agent, msg.context_id.as_deref(), now)?;
+        if self.waiting.load(Ordering::SeqCst) >= self.limits.max_queued {
+            return Err(A2aError::new(
+                SERVER_BUSY,
+                format!(
+                    "Server busy: {} tasks are waiting for a run — try again later",
+                    self.limits.max_queued
+                ),
+            ));
+        }
+        let id = a2a_mod_sys::ids::uuid_v4();
+        let mut task = Task::new(&id, &context_id, &agent.name, now);
+        task.history.push(Msg {
+            message_id: msg.message_id.clone(),
+            agent: false,
+            text: msg.text.clone(),
+        });
+        self.persist(&task, owner);
+        let live = Arc::new(Live {
+            inner: Mutex::new(LiveInner {
+                task,
+                events: Vec::new(),
+            }),
+            told: watch::channel(0).0,
+            stop: watch::channel(false).0,
+            owner: owner.to_string(),
+        });
+        lock(&self.live).insert(id.clone(), live.clone());
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let job = Job {
+            task_id: id,
+            context_id,
+            agent: agent.clone(),
+            text: msg.text,
+            session,
+        };
+        let engine = self.clone();
+        let l = live.clone();
+        tokio::spawn(async move { engine.drive(l, job).await });
+        Ok(live)
+    }
+
+    /// Why a message naming a task is refused: this agent's runs never wait for input, so a task
+    /// takes no message after the one that made it.
+    fn refuse_follow_up(
+        &self,
+        owner: &str,
+        agent: &Agent,
+        id: &str,
+        context: Option<&str>,
+    ) -> A2aError {
+        let t = match self.get(owner, &agent.name, id) {
+            Ok(t) => t,
+            Err(e) => return e,
+        };
+        if context.is_some_and(|c| c != t.context_id) {
+            return A2aError::new(
+                wire::INVALID_PARAMS,
+                format!(
+                    "Invalid params: task {id} belongs to another context than {}",
+                    context.unwrap_or_default()
+                ),
+            );
+        }
+        if t.state.is_live() {
+            A2aError::new(
+                wire::UNSUPPORTED_OPERATION,
+                format!(
+                    "Unsupported operation: task {id} is still running and takes no message — wait for its end, or cancel it"
+                ),
+            )
+        } else {
+            A2aError::new(
+                wire::UNSUPPORTED_OPERATION,
+                format!(
+                    "Unsupported operation: task {id} is {} (a terminal state) — send a new message without its taskId; its contextId continues the conversation",
+                    t.state
+                ),
+            )
+        }
+    }
+
+    /// The context a message goes on in, and the Claude Code session of it.
+    fn context_for(
+        &self,
+        owner: &str,
+        agent: &Agent,
+        context: Option<&str>,
+        now: i64,
+    ) -> Result<(String, Session), A2aError> {
+        let store = lock(&self.store);
+        if let Some(c) = context {
+            match store.context(c).map_err(internal)? {
+                Some(ctx) if ctx.owner == owner && ctx.agent == agent.name => {
+                    return Ok((ctx.id, Session::Resume(ctx.session_id)));
+                }
+                Some(_) => {
+                    return Err(A2aError::new(
+                        wire::INVALID_PARAMS,
+                        format!(
+                            "Invalid params: context {c} is not one of this agent's for you — leave contextId out to start a new one"
+                        ),
+                    ));
+                }
+                None => {}
+            }
+        }
+        // A new conversation; a contextId the client chose names it (it is only ever a key).
+        let id = context.map_or_else(a2a_mod_sys::ids::uuid_v4, str::to_string);
+        let session = a2a_mod_sys::ids::uuid_v4();
+        store
+            .put_context(&ServedContext {
+                id: id.clone(),
+                agent: agent.name.clone(),
+                owner: owner.to_string(),
+                session_id: session.clone(),
+                created_ms: now,
+            })
+            .map_err(internal)?;
+        Ok((id, Session::New(session)))
+    }
+
+    /// Applies a report: the task, its stream, and the store when the change is durable.
+    fn report(&self, live: &Live, r: Report) {
+        let durable = !matches!(r, Report::Text(_));
+        let now = a2a_mod_sys::env::now_ms();
+        let mut inner = lock(&live.inner);
+        let Some(update) = inner.task.apply(r, now) else {
+            return;
+        };
+        let ev = Event {
+            update,
+            state: inner.task.state,
+            status_text: inner.task.status_text.clone(),
+            at_ms: now,
+        };
+        inner.events.push(ev);
+        let n = inner.events.len();
+        let ended = !inner.task.state.is_live();
+        let snapshot = (durable || ended).then(|| inner.task.clone());
+        drop(inner);
+        if let Some(t) = snapshot {
+            self.persist(&t, &live.owner);
+            if ended {
+                tracing::info!(task = %t.id, state = %t.state, "ended");
+            }
+        }
+        live.told.send_replace(n);
+    }
+
+    /// The task's whole run: its turn in its context and for a slot, the executor, the end.
+    async fn drive(self: Arc<Self>, live: Arc<Live>, job: Job) {
+        let mut stop = live.stop.subscribe();
+        let turn = lock(&self.contexts)
+            .entry(job.context_id.clone())
+            .or_default()
+            .clone();
+        let slots = self.slots.clone();
+        let started = tokio::select! {
+            guard = async move {
+                let g = turn.lock_owned().await;
+                let p = slots.acquire_owned().await;
+                (g, p)
+            } => Some(guard),
+            () = stopped(&mut stop) => None,
+        };
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        let Some((_turn, Ok(_slot))) = started else {
+            self.report(&live, self.stopped_end());
+            self.retire(&job);
+            return;
+        };
+        self.report(&live, Report::Started);
+        tracing::info!(task = %job.task_id, agent = %job.agent.name, session = %job.session.id(), "run started");
+        let (tx, mut rx) = mpsc::channel(256);
+        let run = self.exec.run(job.clone(), tx, live.stop.subscribe());
+        let mut run = std::pin::pin!(run);
+        let mut finished = false;
+        loop {
+            tokio::select! {
+                r = rx.recv() => match r {
+                    Some(r) => self.report(&live, r),
+                    None if finished => break,
+                    // Every sender is gone: the run is ending; wait for it.
+                    None => { (&mut run).await; break; }
+                },
+                () = &mut run, if !finished => finished = true,
+            }
+        }
+        if live.snapshot().state.is_live() {
+            let end = if *live.stop.borrow() {
+                self.stopped_end()
+            } else {
+                ended(
+                    TaskState::Failed,
+                    Some("the run ended without a result".into()),
+                )
+            };
+            self.report(&live, end);
+        }
+        self.retire(&job);
+    }
+
+    /// How a stopped run ends: canceled by its client, or failed when the server stops.
+    fn stopped_end(&self) -> Report {
+        if self.closing.load(Ordering::SeqCst) {
+            ended(TaskState::Failed, Some(STOPPED.into()))
+        } else {
+            ended(TaskState::Canceled, None)
+        }
+    }
+
+    /// Stops every run and waits (each within its executor's grace) until each task has ended.
+    pub async fn shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let live: Vec<Arc<Live>> = lock(&self.live).values().cloned().collect();
+        for l in &live {
+            l.stop.send_replace(true);
+        }
+        for l in live {
+            Engine::settled(&l).await;
+        }
+    }
+
+    /// A finished task leaves the live map (streams still reading it keep it until they end).
+    fn retire(&self, job: &Job) {
+        lock(&self.live).remove(&job.task_id);
+        let mut contexts = lock(&self.contexts);
+        if let Some(m) = contexts.get(&job.context_id)
+            && Arc::strong_count(m) == 1
+        {
+            contexts.remove(&job.context_id);
+        }
+    }
+
+    /// CancelTask: stops the run (or takes the task out of the queue) and returns the task once
+    /// it has ended.
+    pub async fn cancel(&self, owner: &str, agent: &str, id: &str) -> Result<Task, A2aError> {
+        let t = self.get(owner, agent, id)?;
+        let Some(live) = self.live(id).filter(|_| t.state.is_live()) else {
+            return Err(A2aError::new(
+                wire::TASK_NOT_CANCELABLE,
+                format!("Task cannot be canceled: it is already {}", t.state),
+            ));
+        };
+        live.stop.send_replace(true);
+        let (mut rx, ..) = live.watch();
+        // The executor's own grace bounds this: SIGTERM, then SIGKILL.
+        let _ = rx.wait_for(|_| !live.snapshot().state.is_live()).await;
+        Ok(live.snapshot())
+    }
+
+    /// Waits until the task is no longer live (a blocking send).
+    pub async fn settled(live: &Live) -> Task {
+        let (mut rx, ..) = live.watch();
+        let _ = rx.wait_for(|_| !live.snapshot().state.is_live()).await;
+        live.snapshot()
+    }
+
+    /// Tasks waiting for a run now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+}
+
+/// Returns once `stop` is true (never, if its sender is gone without it).
+pub async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+fn ended(state: TaskState, words: Option<String>) -> Report {
+    Report::Ended {
+        state,
+        words,
+        metadata: Map::new(),
+    }
+}
+
+fn internal(e: anyhow::Error) -> A2aError {
+    tracing::error!("store: {e:#}");
+    A2aError::new(
+        wire::INTERNAL_ERROR,
+        "Internal error: the task store failed",
+    )
+}
+
+fn row_of(t: &Task, owner: &str) -> ServedTask {
+    ServedTask {
+        id: t.id.clone(),
+        agent: t.agent.clone(),
+        context_id: t.context_id.clone(),
+        owner: owner.to_string(),
+        state: t.state.as_str().to_string(),
+        live: t.state.is_live(),
+        created_ms: t.created_ms,
+        updated_ms: t.updated_ms,
+        body: serde_json::to_string(t).unwrap_or_default(),
+    }
+}
+
+fn task_of(r: &ServedTask) -> Result<Task> {
+    Ok(serde_json::from_str(&r.body)?)
+}

@@ -1,0 +1,257 @@
+//! A served task as the server keeps it, and what a run reports about it. Pure: the engine
+//! applies a run's reports here and writes the result to the store and the streams.
+
+use a2a_mod_core::task::TaskState;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One message of a task's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Msg {
+    pub message_id: String,
+    /// From the agent (else from the client).
+    pub agent: bool,
+    pub text: String,
+}
+
+/// A task: what GetTask shows, and the store keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub context_id: String,
+    pub agent: String,
+    pub state: TaskState,
+    /// The status message's text (a tool in use, a failure's words).
+    pub status_text: Option<String>,
+    /// The answer: one text artifact, the run's text in the order it came.
+    pub answer: String,
+    pub history: Vec<Msg>,
+    /// Cost, turns, duration, model, session (`Report::Ended`).
+    pub metadata: Map<String, Value>,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
+
+/// What changed, as a stream tells it (the task itself says the rest).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// The state or the status message.
+    Status,
+    /// More of the answer: `append` false for its first piece.
+    Chunk { text: String, append: bool },
+}
+
+/// What a run tells the engine, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Report {
+    /// The run has started (the task leaves `submitted`).
+    Started,
+    /// More of the answer.
+    Text(String),
+    /// A step worth a status line ("Bash: cargo test").
+    Step(String),
+    /// The end: the state, the words for a failure, and what the run cost.
+    Ended {
+        state: TaskState,
+        words: Option<String>,
+        metadata: Map<String, Value>,
+    },
+}
+
+/// The most a status message holds, in characters: one line on a client's screen.
+pub const STEP_CHARS: usize = 160;
+
+/// Answers longer than this are cut (the rest of a run's text is dropped, and the task says so):
+/// a client reads the whole answer in one GetTask, and the server keeps it in memory.
+pub const MAX_ANSWER_BYTES: usize = 8 << 20;
+
+impl Task {
+    pub fn new(id: &str, context_id: &str, agent: &str, now_ms: i64) -> Task {
+        Task {
+            id: id.into(),
+            context_id: context_id.into(),
+            agent: agent.into(),
+            state: TaskState::Submitted,
+            status_text: None,
+            answer: String::new(),
+            history: Vec::new(),
+            metadata: Map::new(),
+            created_ms: now_ms,
+            updated_ms: now_ms,
+        }
+    }
+
+    pub fn artifact_id(&self) -> String {
+        format!("{}-answer", self.id)
+    }
+
+    /// Applies a run's report; returns the stream's update, or `None` when nothing shows
+    /// (a report after the end, an empty chunk).
+    pub fn apply(&mut self, r: Report, now_ms: i64) -> Option<Update> {
+        if !self.state.is_live() {
+            return None;
+        }
+        self.updated_ms = now_ms;
+        match r {
+            Report::Started => {
+                self.state = TaskState::Working;
+                Some(Update::Status)
+            }
+            Report::Text(t) => {
+                let room = MAX_ANSWER_BYTES.saturating_sub(self.answer.len());
+                let t = cut_bytes(&t, room);
+                if t.is_empty() {
+                    return None;
+                }
+                let append = !self.answer.is_empty();
+                self.answer.push_str(t);
+                Some(Update::Chunk {
+                    text: t.to_string(),
+                    append,
+                })
+            }
+            Report::Step(line) => {
+                self.state = TaskState::Working;
+                self.status_text = Some(line);
+                Some(Update::Status)
+            }
+            Report::Ended {
+                state,
+                words,
+                metadata,
+            } => {
+                self.state = state;
+                self.status_text = words;
+                self.metadata.extend(metadata);
+                if let Some(w) = &self.status_text {
+                    self.history.push(Msg {
+                        message_id: format!("{}-end", self.id),
+                        agent: true,
+                        text: w.clone(),
+                    });
+                }
+                Some(Update::Status)
+            }
+        }
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn cut_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// One line naming a tool use as a status message: the tool and what it acts on
+/// ("Bash: cargo test", "Edit: src/lib.rs"), cleaned of control sequences and cut.
+pub fn step_line(tool: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str);
+    let what = match tool {
+        "Bash" => field("command"),
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            field("file_path").or_else(|| field("notebook_path"))
+        }
+        "Grep" | "Glob" => field("pattern"),
+        "WebFetch" => field("url"),
+        "WebSearch" => field("query"),
+        "Task" | "Agent" => field("description"),
+        _ => None,
+    }
+    .or_else(|| {
+        input
+            .as_object()
+            .and_then(|o| o.values().find_map(Value::as_str))
+    });
+    let line = match what {
+        Some(w) => format!("{tool}: {w}"),
+        None => tool.to_string(),
+    };
+    a2a_mod_core::text::one_line(&line, STEP_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_step_is_one_clean_line() {
+        assert_eq!(
+            step_line(
+                "Bash",
+                &json!({"command": "cargo test", "description": "x"})
+            ),
+            "Bash: cargo test"
+        );
+        assert_eq!(
+            step_line(
+                "Edit",
+                &json!({"file_path": "src/lib.rs", "old_string": "a"})
+            ),
+            "Edit: src/lib.rs"
+        );
+        assert_eq!(
+            step_line("mcp__x__y", &json!({"n": 1, "q": "what"})),
+            "mcp__x__y: what"
+        );
+        assert_eq!(step_line("TodoWrite", &json!({"todos": []})), "TodoWrite");
+        let hostile = step_line(
+            "Bash",
+            &json!({"command": "echo \u{1b}]0;pwned\u{7}\nrm -rf x"}),
+        );
+        assert!(!hostile.chars().any(char::is_control), "{hostile:?}");
+        let long = step_line("Bash", &json!({"command": "x".repeat(1000)}));
+        assert!(long.chars().count() <= STEP_CHARS, "{}", long.len());
+    }
+
+    #[test]
+    fn a_task_takes_reports_until_it_ends() {
+        let mut t = Task::new("t", "c", "a", 1);
+        assert_eq!(t.apply(Report::Started, 2), Some(Update::Status));
+        assert_eq!(
+            t.apply(Report::Text("He".into()), 3),
+            Some(Update::Chunk {
+                text: "He".into(),
+                append: false
+            })
+        );
+        assert_eq!(
+            t.apply(Report::Text("llo".into()), 3),
+            Some(Update::Chunk {
+                text: "llo".into(),
+                append: true
+            })
+        );
+        assert_eq!(t.apply(Report::Text(String::new()), 3), None);
+        t.apply(
+            Report::Ended {
+                state: TaskState::Completed,
+                words: None,
+                metadata: Map::new(),
+            },
+            4,
+        );
+        assert_eq!(
+            (t.state, t.answer.as_str()),
+            (TaskState::Completed, "Hello")
+        );
+        assert_eq!(t.apply(Report::Text("late".into()), 5), None);
+        assert_eq!(t.answer, "Hello");
+    }
+
+    #[test]
+    fn an_answer_is_bounded_on_a_char_boundary() {
+        let mut t = Task::new("t", "c", "a", 1);
+        t.answer = "x".repeat(MAX_ANSWER_BYTES - 1);
+        t.apply(Report::Text("é".into()), 2);
+        assert_eq!(t.answer.len(), MAX_ANSWER_BYTES - 1);
+        t.apply(Report::Text("y".into()), 2);
+        assert_eq!(t.answer.len(), MAX_ANSWER_BYTES);
+    }
+}

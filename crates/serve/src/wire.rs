@@ -1,0 +1,485 @@
+//! The A2A JSON `serve` reads and writes, in the four forms clients speak (docs/a2a.md): v1 and
+//! v0.3 JSON-RPC, v1 HTTP+JSON, and the v0.3 HTTP+JSON proto-JSON (`content` for parts,
+//! `TASK_STATE_CANCELLED`, the status message as `update`). Pure: values in, values out.
+//!
+//! Lenient in what it reads (either dialect's message shape under any method, roles in either
+//! spelling), exact in what it writes.
+
+use crate::engine::Event;
+use crate::task::{Msg, Task, Update};
+use a2a_mod_core::task::TaskState;
+use serde_json::{Map, Value, json};
+
+/// The protocol version of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    V1,
+    V03,
+}
+
+/// How a request came, and so how its answer is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wire {
+    pub dialect: Dialect,
+    pub rest: bool,
+}
+
+impl Wire {
+    pub const V1_RPC: Wire = Wire {
+        dialect: Dialect::V1,
+        rest: false,
+    };
+    pub const V03_RPC: Wire = Wire {
+        dialect: Dialect::V03,
+        rest: false,
+    };
+}
+
+// JSON-RPC and A2A error codes (docs/a2a.md "Error codes").
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+pub const TASK_NOT_FOUND: i64 = -32001;
+pub const TASK_NOT_CANCELABLE: i64 = -32002;
+pub const UNSUPPORTED_OPERATION: i64 = -32004;
+pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
+
+/// An A2A error: its JSON-RPC code and words; [`A2aError::http`] gives the REST status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct A2aError {
+    pub code: i64,
+    pub message: String,
+}
+
+impl A2aError {
+    pub fn new(code: i64, message: impl Into<String>) -> A2aError {
+        A2aError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The REST status and `google.rpc` status name of the code (the SDKs' mapping).
+    pub fn http(&self) -> (u16, &'static str) {
+        match self.code {
+            TASK_NOT_FOUND => (404, "NOT_FOUND"),
+            METHOD_NOT_FOUND => (404, "NOT_FOUND"),
+            TASK_NOT_CANCELABLE | UNSUPPORTED_OPERATION => (400, "FAILED_PRECONDITION"),
+            INTERNAL_ERROR => (500, "INTERNAL"),
+            _ => (400, "INVALID_ARGUMENT"),
+        }
+    }
+
+    fn reason(&self) -> &'static str {
+        match self.code {
+            TASK_NOT_FOUND => "TASK_NOT_FOUND",
+            TASK_NOT_CANCELABLE => "TASK_NOT_CANCELABLE",
+            UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
+            CONTENT_TYPE_NOT_SUPPORTED => "CONTENT_TYPE_NOT_SUPPORTED",
+            METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
+            PARSE_ERROR => "PARSE_ERROR",
+            INTERNAL_ERROR => "INTERNAL_ERROR",
+            _ => "INVALID_PARAMS",
+        }
+    }
+
+    /// The JSON-RPC error object.
+    pub fn rpc(&self, id: &Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": self.code, "message": self.message}})
+    }
+
+    /// The REST error body (`google.rpc.Status` with an `ErrorInfo`).
+    pub fn rest(&self) -> Value {
+        let (status, name) = self.http();
+        json!({"error": {"code": status, "status": name, "message": self.message, "details": [{
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": self.reason(), "domain": "a2a-protocol.org",
+        }]}})
+    }
+}
+
+pub fn rpc_result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// What a client's message carries that a run reads.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Incoming {
+    pub message_id: String,
+    pub text: String,
+    pub task_id: Option<String>,
+    pub context_id: Option<String>,
+}
+
+/// The longest id a client may name (task, context, message): ids are keys, never paths.
+const MAX_ID: usize = 128;
+
+fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) if s.len() <= MAX_ID && a2a_mod_core::bounds::plain_id(s) => {
+            Ok(Some(s.clone()))
+        }
+        Some(_) => Err(A2aError::new(
+            INVALID_PARAMS,
+            format!(
+                "Invalid params: message.{what} must be a string of at most {MAX_ID} plain characters"
+            ),
+        )),
+    }
+}
+
+/// The message of a send, in either dialect's shape (`parts` or proto-JSON `content`; v1 parts,
+/// v0.3 `kind` parts). Text parts are joined by new lines, data parts given as JSON; a file part
+/// is refused, as this agent reads only text.
+pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
+    let bad = |why: &str| A2aError::new(INVALID_PARAMS, format!("Invalid params: {why}"));
+    let Some(obj) = m.as_object() else {
+        return Err(bad("message must be an object"));
+    };
+    // proto field names too: a2a-sdk 1.x writes v0.3 REST bodies with them (`message_id`).
+    let field = |camel: &str, snake: &str| obj.get(camel).or_else(|| obj.get(snake));
+    let message_id = field("messageId", "message_id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| bad("message.messageId is required"))?;
+    if let Some(role) = obj.get("role").and_then(Value::as_str)
+        && !matches!(role, "user" | "ROLE_USER")
+    {
+        return Err(bad(
+            "message.role must be the user's (\"ROLE_USER\" or \"user\")",
+        ));
+    }
+    let parts = obj
+        .get("parts")
+        .or_else(|| obj.get("content"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("message.parts must be an array"))?;
+    let mut texts: Vec<String> = Vec::new();
+    for p in parts {
+        let kind = p.get("kind").and_then(Value::as_str);
+        if let Some(t) = p.get("text").and_then(Value::as_str) {
+            texts.push(t.to_string());
+        } else if let Some(d) = p.get("data") {
+            // v0.3 REST wraps it once more (`{"data": {"data": …}}`).
+            let d = match (kind, d.get("data")) {
+                (None, Some(inner)) if d.as_object().is_some_and(|o| o.len() == 1) => inner,
+                _ => d,
+            };
+            texts.push(format!("Data sent with the message (JSON):\n{d}"));
+        } else if p.get("file").is_some()
+            || p.get("raw").is_some()
+            || p.get("url").is_some()
+            || kind == Some("file")
+        {
+            return Err(A2aError::new(
+                CONTENT_TYPE_NOT_SUPPORTED,
+                "Content type not supported: this agent takes text and data parts, not files",
+            ));
+        }
+    }
+    let text = texts.join("\n");
+    if text.trim().is_empty() {
+        return Err(bad("the message has no text"));
+    }
+    Ok(Incoming {
+        message_id: message_id.to_string(),
+        text,
+        task_id: checked_id(field("taskId", "task_id"), "taskId")?,
+        context_id: checked_id(field("contextId", "context_id"), "contextId")?,
+    })
+}
+
+fn state_str(w: Wire, s: TaskState) -> String {
+    match (w.dialect, w.rest, s) {
+        (Dialect::V03, false, _) => s.as_str().to_string(),
+        (Dialect::V03, true, TaskState::Canceled) => "TASK_STATE_CANCELLED".into(),
+        (_, _, TaskState::Unknown) => "TASK_STATE_UNSPECIFIED".into(),
+        _ => format!(
+            "TASK_STATE_{}",
+            s.as_str().replace('-', "_").to_ascii_uppercase()
+        ),
+    }
+}
+
+fn text_part(w: Wire, text: &str) -> Value {
+    if w == Wire::V03_RPC {
+        json!({"kind": "text", "text": text})
+    } else {
+        json!({"text": text})
+    }
+}
+
+fn message(w: Wire, t: &Task, m: &Msg) -> Value {
+    let mut v = Map::new();
+    v.insert("messageId".into(), m.message_id.clone().into());
+    let (user, agent) = if w == Wire::V03_RPC {
+        ("user", "agent")
+    } else {
+        ("ROLE_USER", "ROLE_AGENT")
+    };
+    v.insert("role".into(), if m.agent { agent } else { user }.into());
+    let parts_key = if w.dialect == Dialect::V03 && w.rest {
+        "content"
+    } else {
+        "parts"
+    };
+    v.insert(parts_key.into(), json!([text_part(w, &m.text)]));
+    v.insert("taskId".into(), t.id.clone().into());
+    v.insert("contextId".into(), t.context_id.clone().into());
+    if w == Wire::V03_RPC {
+        v.insert("kind".into(), "message".into());
+    }
+    Value::Object(v)
+}
+
+/// A task's status as it was at `at_ms`.
+fn status(w: Wire, t: &Task, state: TaskState, text: Option<&str>, at_ms: i64) -> Value {
+    let mut s = json!({
+        "state": state_str(w, state),
+        "timestamp": a2a_mod_core::clock::rfc3339(at_ms),
+    });
+    if let Some(text) = text {
+        let m = Msg {
+            message_id: format!("{}-status-{at_ms}", t.id),
+            agent: true,
+            text: text.to_string(),
+        };
+        let key = if w.dialect == Dialect::V03 && w.rest {
+            "update"
+        } else {
+            "message"
+        };
+        s[key] = message(w, t, &m);
+    }
+    s
+}
+
+fn artifact(w: Wire, t: &Task, text: &str) -> Value {
+    json!({
+        "artifactId": t.artifact_id(),
+        "name": "answer",
+        "parts": [text_part(w, text)],
+    })
+}
+
+/// A task as GetTask shows it: the last `history` messages (`None`: all of them).
+pub fn task(w: Wire, t: &Task, history: Option<usize>) -> Value {
+    let st = status(w, t, t.state, t.status_text.as_deref(), t.updated_ms);
+    let mut v = json!({"id": t.id, "contextId": t.context_id, "status": st});
+    if !t.answer.is_empty() {
+        v["artifacts"] = json!([artifact(w, t, &t.answer)]);
+    }
+    let keep = history.unwrap_or(usize::MAX).min(t.history.len());
+    if keep > 0 {
+        v["history"] = t.history[t.history.len() - keep..]
+            .iter()
+            .map(|m| message(w, t, m))
+            .collect();
+    }
+    if !t.metadata.is_empty() {
+        v["metadata"] = Value::Object(t.metadata.clone());
+    }
+    if w == Wire::V03_RPC {
+        v["kind"] = json!("task");
+    }
+    v
+}
+
+/// A send's answer (and a stream's first event): v0.3 JSON-RPC returns the task bare, the
+/// others wrap it (`{"task": …}`).
+pub fn send_result(w: Wire, task: Value) -> Value {
+    if w == Wire::V03_RPC {
+        task
+    } else {
+        json!({ "task": task })
+    }
+}
+
+/// A change of a task as a stream event: `ev` as it was when it happened, `t` the task now.
+pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
+    let (kind, key, mut body) = match &ev.update {
+        Update::Status => {
+            let st = status(w, t, ev.state, ev.status_text.as_deref(), ev.at_ms);
+            let mut b = json!({"taskId": t.id, "contextId": t.context_id, "status": st});
+            let last = !ev.state.is_live();
+            if w.dialect == Dialect::V03 {
+                b["final"] = json!(last);
+            }
+            if last && !t.metadata.is_empty() {
+                b["metadata"] = Value::Object(t.metadata.clone());
+            }
+            ("status-update", "statusUpdate", b)
+        }
+        Update::Chunk { text, append } => (
+            "artifact-update",
+            "artifactUpdate",
+            json!({
+                "taskId": t.id, "contextId": t.context_id,
+                "artifact": artifact(w, t, text),
+                "append": append, "lastChunk": false,
+            }),
+        ),
+    };
+    if w == Wire::V03_RPC {
+        body["kind"] = json!(kind);
+        body
+    } else {
+        json!({ key: body })
+    }
+}
+
+/// ListTasks' answer.
+pub fn list(w: Wire, tasks: &[Task], page: usize) -> Value {
+    json!({
+        "tasks": tasks.iter().map(|t| task(w, t, Some(0))).collect::<Vec<_>>(),
+        "nextPageToken": "", "pageSize": page, "totalSize": tasks.len(),
+    })
+}
+
+/// What the card says about one agent (`AgentCard`, v1 fields and the v0.3 ones a 0.3 client
+/// reads, in one document as the Python SDK serves it).
+pub struct CardInfo<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    /// The agent's base URL: JSON-RPC is POSTed here, REST paths hang under it.
+    pub base: &'a str,
+    pub bearer: bool,
+}
+
+pub fn card(c: &CardInfo<'_>) -> Value {
+    let rpc = format!("{}/", c.base);
+    let mut card = json!({
+        "name": c.name,
+        "description": c.description,
+        "version": env!("CARGO_PKG_VERSION"),
+        "supportedInterfaces": [
+            {"url": rpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": c.base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": rpc, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": c.base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
+        ],
+        "capabilities": {"streaming": true, "pushNotifications": false},
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{
+            "id": "claude-code",
+            "name": "Claude Code",
+            "description": c.description,
+            "tags": ["claude-code", "coding"],
+            "examples": ["Run the tests and fix what fails"],
+        }],
+        // The v0.3 fields (a 0.3 client reads these).
+        "url": rpc,
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "additionalInterfaces": [
+            {"url": rpc, "transport": "JSONRPC"},
+            {"url": c.base, "transport": "HTTP+JSON"},
+        ],
+    });
+    if c.bearer {
+        // Both spellings in one entry, so a v1 and a v0.3 parser each find theirs.
+        card["securitySchemes"] = json!({"bearer": {
+            "httpAuthSecurityScheme": {"scheme": "Bearer"},
+            "type": "http", "scheme": "bearer",
+        }});
+        card["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
+        card["security"] = json!([{"bearer": []}]);
+    }
+    card
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t() -> Task {
+        let mut t = Task::new("t1", "c1", "build", 1_000);
+        t.history.push(Msg {
+            message_id: "m1".into(),
+            agent: false,
+            text: "hi".into(),
+        });
+        t
+    }
+
+    #[test]
+    fn messages_are_read_in_every_shape() {
+        let v1 = json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a"}, {"data": {"k": 1}}]});
+        let r = read_message(&v1).unwrap();
+        assert_eq!(r.text, "a\nData sent with the message (JSON):\n{\"k\":1}");
+        let v03 = json!({"kind": "message", "messageId": "m", "role": "user", "contextId": "c",
+            "parts": [{"kind": "text", "text": "b"}]});
+        assert_eq!(read_message(&v03).unwrap().context_id.as_deref(), Some("c"));
+        let rest03 = json!({"messageId": "m", "role": "ROLE_USER", "content": [{"text": "c"}]});
+        assert_eq!(read_message(&rest03).unwrap().text, "c");
+        let proto = json!({"message_id": "m", "role": "ROLE_USER", "context_id": "k", "content": [{"text": "d"}]});
+        assert_eq!(
+            read_message(&proto).unwrap().context_id.as_deref(),
+            Some("k")
+        );
+        for (bad, code) in [
+            (
+                json!({"role": "user", "parts": [{"text": "x"}]}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"messageId": "m", "role": "agent", "parts": [{"text": "x"}]}),
+                INVALID_PARAMS,
+            ),
+            (json!({"messageId": "m", "parts": []}), INVALID_PARAMS),
+            (
+                json!({"messageId": "m", "parts": [{"text": "x"}], "taskId": "two words\u{1b}"}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"messageId": "m", "parts": [{"raw": "AAAA"}]}),
+                CONTENT_TYPE_NOT_SUPPORTED,
+            ),
+            (json!("text"), INVALID_PARAMS),
+        ] {
+            assert_eq!(read_message(&bad).unwrap_err().code, code, "{bad}");
+        }
+    }
+
+    #[test]
+    fn states_are_spelled_per_wire() {
+        let mut t = t();
+        t.state = TaskState::Canceled;
+        let rest03 = Wire {
+            dialect: Dialect::V03,
+            rest: true,
+        };
+        assert_eq!(
+            task(Wire::V1_RPC, &t, None)["status"]["state"],
+            "TASK_STATE_CANCELED"
+        );
+        assert_eq!(task(Wire::V03_RPC, &t, None)["status"]["state"], "canceled");
+        assert_eq!(
+            task(rest03, &t, None)["status"]["state"],
+            "TASK_STATE_CANCELLED"
+        );
+        assert_eq!(task(Wire::V03_RPC, &t, None)["kind"], "task");
+        assert_eq!(
+            task(rest03, &t, None)["history"][0]["content"][0]["text"],
+            "hi"
+        );
+        assert!(task(Wire::V1_RPC, &t, Some(0)).get("history").is_none());
+    }
+
+    #[test]
+    fn errors_map_to_rest_statuses() {
+        let e = A2aError::new(TASK_NOT_FOUND, "Task not found: x");
+        assert_eq!(e.rest()["error"]["code"], 404);
+        assert_eq!(e.rest()["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+        assert_eq!(
+            A2aError::new(TASK_NOT_CANCELABLE, "").http(),
+            (400, "FAILED_PRECONDITION")
+        );
+        assert_eq!(e.rpc(&json!(7))["error"]["code"], -32001);
+    }
+}

@@ -1,0 +1,272 @@
+//! The tasks `a2a-mod serve` runs for its clients: one SQLite file per server
+//! (`state/serve/<name>.db`, WAL), so GetTask and ListTasks answer after a restart and a finished
+//! result is never lost. Nothing here knows the A2A wire: a task is its key columns plus the
+//! server's own JSON (`body`), written whole at each change the server makes durable (a state,
+//! a status message, the end), never per streamed chunk.
+//!
+//! A process crash (kill -9) loses nothing committed: WAL with `synchronous = NORMAL` is
+//! durable against a crash of the process, only an OS crash may lose the last commits.
+
+use anyhow::{Context as _, Result};
+use rusqlite::{Connection, OptionalExtension as _, params};
+use std::path::Path;
+use std::time::Duration;
+
+/// Append-only, on `PRAGMA user_version` like the session store's.
+const MIGRATIONS: &[&str] = &[
+    // 1: tasks and the contexts (a context is one Claude Code conversation, resumed by each
+    // follow-up in it).
+    "CREATE TABLE tasks (
+        id          TEXT PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        context_id  TEXT NOT NULL,
+        owner       TEXT NOT NULL,
+        state       TEXT NOT NULL,
+        live        INTEGER NOT NULL,
+        created_ms  INTEGER NOT NULL,
+        updated_ms  INTEGER NOT NULL,
+        body        TEXT NOT NULL
+    );
+    CREATE INDEX tasks_context ON tasks (context_id, created_ms);
+    CREATE INDEX tasks_agent ON tasks (agent, created_ms);
+    CREATE INDEX tasks_live ON tasks (live) WHERE live = 1;
+    CREATE TABLE contexts (
+        id          TEXT PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        owner       TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        created_ms  INTEGER NOT NULL
+    );",
+];
+
+/// One served task as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedTask {
+    pub id: String,
+    pub agent: String,
+    pub context_id: String,
+    /// Who may see it: a digest naming the token that made it (never the token), or `local`.
+    pub owner: String,
+    /// The A2A state, v1 spelling without the prefix (`working`, `completed`, …).
+    pub state: String,
+    /// Whether a run may still change it (submitted or working).
+    pub live: bool,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    /// The server's JSON for the rest (messages, the answer, metadata).
+    pub body: String,
+}
+
+/// One conversation: the Claude Code session its tasks resume.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedContext {
+    pub id: String,
+    pub agent: String,
+    pub owner: String,
+    pub session_id: String,
+    pub created_ms: i64,
+}
+
+/// The server's store: one connection, used under the server's own lock.
+pub struct ServedStore {
+    conn: Connection,
+}
+
+const COLUMNS: &str = "id, agent, context_id, owner, state, live, created_ms, updated_ms, body";
+
+fn task_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<ServedTask> {
+    Ok(ServedTask {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        context_id: r.get(2)?,
+        owner: r.get(3)?,
+        state: r.get(4)?,
+        live: r.get(5)?,
+        created_ms: r.get(6)?,
+        updated_ms: r.get(7)?,
+        body: r.get(8)?,
+    })
+}
+
+impl ServedStore {
+    /// Opens (creating and migrating) the store, private to the user.
+    pub fn open(path: &Path) -> Result<ServedStore> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            a2a_mod_sys::fsx::create_private_dir(dir)
+                .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
+        }
+        a2a_mod_sys::fsx::open_private(path)
+            .with_context(|| format!("cannot open serve store \"{}\"", path.display()))?;
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open serve store \"{}\"", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .with_context(|| format!("cannot use WAL for \"{}\"", path.display()))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let done = usize::try_from(version).unwrap_or(0);
+        if done > MIGRATIONS.len() {
+            anyhow::bail!(
+                "serve store \"{}\" was written by a newer a2a-mod (schema {version}) — upgrade a2a-mod, or move the file aside",
+                path.display()
+            );
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate().skip(done) {
+            let tx = conn.unchecked_transaction()?;
+            tx.execute_batch(step)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)?;
+            tx.commit()?;
+        }
+        for p in [path.with_extension("db-wal"), path.with_extension("db-shm")] {
+            a2a_mod_sys::fsx::tighten(&p);
+        }
+        Ok(ServedStore { conn })
+    }
+
+    /// Writes the task whole (insert or replace).
+    pub fn put(&self, t: &ServedTask) -> Result<()> {
+        self.conn
+            .prepare_cached(&format!(
+                "INSERT OR REPLACE INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+            ))?
+            .execute(params![
+                t.id,
+                t.agent,
+                t.context_id,
+                t.owner,
+                t.state,
+                t.live,
+                t.created_ms,
+                t.updated_ms,
+                t.body
+            ])?;
+        Ok(())
+    }
+
+    pub fn get(&self, id: &str) -> Result<Option<ServedTask>> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?
+            .query_row([id], task_of)
+            .optional()?)
+    }
+
+    /// An agent's tasks for one owner, newest first, at most `limit`, of one context if named.
+    pub fn list(
+        &self,
+        agent: &str,
+        owner: &str,
+        context_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ServedTask>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tasks WHERE agent = ?1 AND owner = ?2
+               AND (?3 IS NULL OR context_id = ?3)
+             ORDER BY created_ms DESC, id DESC LIMIT ?4"
+        ))?;
+        let rows = st.query_map(
+            params![
+                agent,
+                owner,
+                context_id,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+            task_of,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The tasks a run was changing when the server stopped.
+    pub fn live(&self) -> Result<Vec<ServedTask>> {
+        let mut st = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE live = 1"))?;
+        let rows = st.query_map([], task_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn context(&self, id: &str) -> Result<Option<ServedContext>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT id, agent, owner, session_id, created_ms FROM contexts WHERE id = ?1",
+            )?
+            .query_row([id], |r| {
+                Ok(ServedContext {
+                    id: r.get(0)?,
+                    agent: r.get(1)?,
+                    owner: r.get(2)?,
+                    session_id: r.get(3)?,
+                    created_ms: r.get(4)?,
+                })
+            })
+            .optional()?)
+    }
+
+    pub fn put_context(&self, c: &ServedContext) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO contexts (id, agent, owner, session_id, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![c.id, c.agent, c.owner, c.session_id, c.created_ms])?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, ctx: &str, at: i64, live: bool) -> ServedTask {
+        ServedTask {
+            id: id.into(),
+            agent: "build".into(),
+            context_id: ctx.into(),
+            owner: "local".into(),
+            state: if live { "working" } else { "completed" }.into(),
+            live,
+            created_ms: at,
+            updated_ms: at,
+            body: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn tasks_and_contexts_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("serve/x.db");
+        {
+            let s = ServedStore::open(&path).unwrap();
+            s.put(&task("a", "c1", 1, false)).unwrap();
+            s.put(&task("b", "c1", 2, true)).unwrap();
+            s.put(&task("c", "c2", 3, false)).unwrap();
+            s.put_context(&ServedContext {
+                id: "c1".into(),
+                agent: "build".into(),
+                owner: "local".into(),
+                session_id: "s1".into(),
+                created_ms: 1,
+            })
+            .unwrap();
+        }
+        let s = ServedStore::open(&path).unwrap();
+        assert_eq!(s.get("b").unwrap(), Some(task("b", "c1", 2, true)));
+        assert_eq!(s.get("nope").unwrap(), None);
+        let ids = |v: Vec<ServedTask>| v.into_iter().map(|t| t.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(s.list("build", "local", None, 10).unwrap()),
+            ["c", "b", "a"]
+        );
+        assert_eq!(ids(s.list("build", "local", Some("c1"), 1).unwrap()), ["b"]);
+        assert!(s.list("build", "other", None, 10).unwrap().is_empty());
+        assert_eq!(ids(s.live().unwrap()), ["b"]);
+        assert_eq!(s.context("c1").unwrap().unwrap().session_id, "s1");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "the store is private");
+        }
+    }
+}

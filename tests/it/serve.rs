@@ -1,0 +1,768 @@
+//! `a2a-mod serve` end to end: the real Claude Code CLI behind it (each task a headless run
+//! against the scripted fake Messages API), driven by a2a-mod's own client (`worker add`, `send`,
+//! `task`, `cancel`, the monitor), by raw JSON-RPC, HTTP+JSON and SSE requests, and, in
+//! `serve_sdk.rs`, by the official SDK clients and an interactive Claude Code.
+//!
+//! Each test has its own fake model, server home (the served folder is its project dir) and
+//! client home; everything the server started is killed when the test ends.
+
+use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
+use crate::peers::claude::{ClaudeEnv, ClaudeOpts};
+use crate::util::{TempHome, append_config, bin, ok, send_json, wait_until};
+use serde_json::{Value, json};
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub(crate) const LONG: Duration = Duration::from_secs(60);
+
+/// A running `a2a-mod serve`. SIGKILLed on drop (its runs die with it: they are tagged, and on
+/// Linux get SIGTERM when serve dies).
+pub(crate) struct Serve {
+    child: Child,
+    /// Its first stdout line: the first agent's URL.
+    pub url: String,
+    /// Its second: the `worker add` line.
+    pub add: String,
+    /// Where its stderr (the log) goes.
+    pub log: std::path::PathBuf,
+}
+
+impl Serve {
+    /// Starts `a2a-mod serve --dir <project dir> <args>` in `env`'s home and reads its two lines.
+    pub(crate) fn start(env: &ClaudeEnv, args: &[&str]) -> Serve {
+        Serve::start_with(env, args, &[])
+    }
+
+    pub(crate) fn start_with(env: &ClaudeEnv, args: &[&str], vars: &[(&str, &str)]) -> Serve {
+        static STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let log = env.home.root().join(format!("serve-{n}.log"));
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .arg("--dir")
+            .arg(&env.cwd)
+            .args(args)
+            .current_dir(&env.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("serve log"));
+        env.apply(&mut cmd);
+        cmd.envs(vars.iter().copied());
+        let mut child = cmd.spawn().expect("spawn a2a-mod serve");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let line = || {
+            rx.recv_timeout(LONG).unwrap_or_else(|_| {
+                panic!(
+                    "serve printed no line within {LONG:?}; its log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            })
+        };
+        let url = line();
+        let add = line();
+        Serve {
+            child,
+            url,
+            add,
+            log: log.clone(),
+        }
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub(crate) fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// A JSON-RPC call to the agent's endpoint; the whole response body.
+    pub(crate) fn rpc(&self, method: &str, params: Value, v1: bool) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let (_, v) = http(
+            "POST",
+            &format!("{}/", self.url),
+            Some(body.to_string()),
+            &version_header(v1),
+        );
+        v
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("--- serve log ---\n{}\n--- end ---", self.log_text());
+        }
+        self.kill9();
+    }
+}
+
+fn version_header(v1: bool) -> Vec<(&'static str, String)> {
+    if v1 {
+        vec![("A2A-Version", "1.0".into())]
+    } else {
+        Vec::new()
+    }
+}
+
+/// One HTTP request (blocking); the status and the body as JSON (`Null` when not JSON).
+pub(crate) fn http(
+    method: &str,
+    url: &str,
+    body: Option<String>,
+    headers: &[(&str, String)],
+) -> (u16, Value) {
+    let (status, text) = http_text(method, url, body, headers);
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+pub(crate) fn http_text(
+    method: &str,
+    url: &str,
+    body: Option<String>,
+    headers: &[(&str, String)],
+) -> (u16, String) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = reqwest::Client::new();
+        let mut r = c.request(method.parse().unwrap(), url).timeout(LONG);
+        for (k, v) in headers {
+            r = r.header(*k, v);
+        }
+        if let Some(b) = body {
+            r = r.header("content-type", "application/json").body(b);
+        }
+        let resp = r.send().await.expect("request to serve");
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    })
+}
+
+/// The data lines of an SSE response, each as JSON, read to the stream's end.
+pub(crate) fn sse(url: &str, body: Value, headers: &[(&str, String)]) -> Vec<Value> {
+    let (status, text) = http_text("POST", url, Some(body.to_string()), headers);
+    assert_eq!(status, 200, "{text}");
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|_| panic!("not JSON: {d}")))
+        .collect()
+}
+
+/// The server side: a fake model answering `script`, and Claude Code's environment for it.
+pub(crate) fn server_env(script: Script) -> Option<(FakeModelApi, ClaudeEnv)> {
+    let model = FakeModelApi::start(script);
+    let env = ClaudeEnv::new(ClaudeOpts::new(&model))?;
+    Some((model, env))
+}
+
+/// A client home with the server added as `remote`.
+pub(crate) fn client(serve: &Serve) -> TempHome {
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "remote", &serve.url]);
+    home
+}
+
+/// The fake model's main-loop request for the user text `needle`.
+fn turn_with(model: &FakeModelApi, needle: &str) -> Recorded {
+    model.wait_for_request(needle, LONG, |r| {
+        r.is_main_loop() && r.last_user_text().contains(needle)
+    })
+}
+
+/// Every text the request carries, earlier turns included.
+fn all_text(r: &Recorded) -> String {
+    serde_json::to_string(r.messages()).unwrap_or_default()
+}
+
+/// `n` numbered words, `w000 w001 …`: an answer whose order and completeness show.
+pub(crate) fn numbered(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{i:03}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn own_client_gets_the_answer_inline_resumes_the_context_and_reads_a_failure() {
+    let script = Script::new()
+        .rule(Rule::on_user_text("first question").text("ANSWER-ONE"))
+        .rule(Rule::on_user_text("second question").reply_with(|r| {
+            let earlier = all_text(r);
+            Reply::text(
+                if earlier.contains("first question") && earlier.contains("ANSWER-ONE") {
+                    "SAW-THE-EARLIER-TURNS"
+                } else {
+                    "NO-MEMORY"
+                },
+            )
+        }))
+        .rule(
+            Rule::on_user_text("break please")
+                .reply_with(|_| Reply::api_error(400, "the model refused: boom")),
+        )
+        .fallback_text("FALLBACK");
+    let Some((model, env)) = server_env(script) else {
+        return;
+    };
+    let serve = Serve::start(&env, &["--name", "remote-box"]);
+    assert!(serve.url.ends_with("/remote-box"), "{}", serve.url);
+    assert_eq!(
+        serve.add,
+        format!("a2a-mod worker add remote-box {}", serve.url)
+    );
+    let home = client(&serve);
+
+    let first = send_json(&home, "remote", "first question", &[]);
+    assert_eq!(first["state"], "completed", "{first}");
+    assert!(
+        first["text"].as_str().unwrap().contains("ANSWER-ONE"),
+        "{first}"
+    );
+    let ctx = first["contextId"].as_str().unwrap().to_string();
+
+    let second = send_json(&home, "remote", "second question", &["--context-id", &ctx]);
+    assert_eq!(second["state"], "completed", "{second}");
+    assert!(
+        second["text"]
+            .as_str()
+            .unwrap()
+            .contains("SAW-THE-EARLIER-TURNS"),
+        "{second}"
+    );
+    // The second run resumed the first one's conversation: the model got the earlier turns.
+    let r = turn_with(&model, "second question");
+    assert!(all_text(&r).contains("ANSWER-ONE"), "{}", model.summary());
+    assert_eq!(second["contextId"], ctx.as_str());
+
+    let failed = send_json(&home, "remote", "break please", &[]);
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert!(
+        failed.to_string().contains("boom"),
+        "Claude Code's words reach the client: {failed}"
+    );
+
+    // The task's metadata: cost, turns, duration, model and the session the context resumes.
+    let t = serve.rpc("GetTask", json!({"id": first["taskId"]}), true);
+    let meta = &t["result"]["metadata"]["claudeCode"];
+    for k in ["costUsd", "numTurns", "durationMs", "model", "sessionId"] {
+        assert!(!meta[k].is_null(), "{k} missing: {t}");
+    }
+    let t2 = serve.rpc("GetTask", json!({"id": second["taskId"]}), true);
+    assert_eq!(
+        t2["result"]["metadata"]["claudeCode"]["sessionId"],
+        meta["sessionId"]
+    );
+    assert_eq!(t["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[test]
+fn a_longer_task_is_tracked_woken_and_a_cancel_stops_the_run() {
+    let answer = numbered(80);
+    let a = answer.clone();
+    let script = Script::new()
+        // About 10 s of tokens: past the 7.5 s inline window.
+        .rule(
+            Rule::on_user_text("long job")
+                .reply_with(move |_| Reply::text(a.clone()).paced(40, Duration::from_millis(250))),
+        )
+        .rule(
+            Rule::on_user_text("endless job")
+                .reply_with(|_| Reply::text(numbered(400)).paced(400, Duration::from_millis(250))),
+        )
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let serve = Serve::start(&env, &[]);
+    let home = client(&serve);
+    let watch = crate::wake::Watch::start_in(&home, "cli", &[]);
+
+    let sent = send_json(&home, "remote", "long job", &[]);
+    assert_eq!(sent["state"], "working", "{sent}");
+    assert_eq!(sent["tracked"], true, "{sent}");
+    let id = sent["taskId"].as_str().unwrap().to_string();
+    let short: String = id.chars().take(4).collect();
+    let line = watch.next_line(LONG);
+    assert_eq!(line, format!("a2a: remote task {short}… completed"));
+    let done = home.command().args(["task", &id, "--json"]).json();
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(done["text"].as_str().unwrap().trim(), answer);
+
+    let endless = send_json(&home, "remote", "endless job", &[]);
+    assert_eq!(endless["state"], "working", "{endless}");
+    let id = endless["taskId"].as_str().unwrap().to_string();
+    let runs = || {
+        env.processes()
+            .into_iter()
+            .filter(|p| *p != serve.pid())
+            .collect::<Vec<_>>()
+    };
+    assert!(!runs().is_empty(), "the run is a process of its own");
+    let canceled = home.command().args(["cancel", &id, "--json"]).json();
+    assert_eq!(canceled["state"], "canceled", "{canceled}");
+    wait_until(
+        "the canceled run's processes to exit",
+        Duration::from_secs(10),
+        || runs().is_empty(),
+    );
+    let t = serve.rpc("GetTask", json!({"id": id}), true);
+    assert_eq!(t["result"]["status"]["state"], "TASK_STATE_CANCELED", "{t}");
+}
+
+#[test]
+fn a_token_stream_arrives_whole_and_in_order_streamed_and_polled() {
+    let answer = numbered(300);
+    let a = answer.clone();
+    let script = Script::new()
+        .rule(
+            Rule::on_user_text("tokens")
+                .reply_with(move |_| Reply::text(a.clone()).paced(150, Duration::from_millis(10))),
+        )
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let serve = Serve::start(&env, &[]);
+
+    // Streamed over SSE, JSON-RPC v1: the chunks joined in order are the answer.
+    let msg = |id: &str| json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": "tokens please"}]});
+    let events = sse(
+        &format!("{}/", serve.url),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": {"message": msg("m1")}}),
+        &version_header(true),
+    );
+    let mut joined = String::new();
+    let mut chunks = 0;
+    for e in &events {
+        assert_eq!(e["id"], 7, "{e}");
+        if let Some(u) = e["result"].get("artifactUpdate") {
+            let t = u["artifact"]["parts"][0]["text"].as_str().unwrap();
+            if u["append"] == false {
+                joined.clear();
+            }
+            joined.push_str(t);
+            chunks += 1;
+        }
+    }
+    assert_eq!(joined, answer);
+    assert!(
+        chunks > 50,
+        "the answer came as the tokens did ({chunks} chunks)"
+    );
+    let last = &events.last().unwrap()["result"]["statusUpdate"]["status"]["state"];
+    assert_eq!(last, "TASK_STATE_COMPLETED", "{events:?}");
+
+    // Over HTTP+JSON's stream too (v0.3 spelling: `kind`s and `final`... not on REST).
+    let rest = sse(
+        &format!("{}/message:stream", serve.url),
+        json!({"message": msg("m2")}),
+        &version_header(true),
+    );
+    let text: String = rest
+        .iter()
+        .filter_map(|e| e["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str())
+        .collect();
+    assert_eq!(text, answer);
+
+    // Polled: a2a-mod's client with streaming off gets the same text from GetTask.
+    let home = client(&serve);
+    append_config(&home.a2a_home(), "\n[streaming]\nenabled = false\n");
+    let polled = send_json(&home, "remote", "tokens please", &[]);
+    assert_eq!(polled["state"], "completed", "{polled}");
+    assert_eq!(polled["text"].as_str().unwrap().trim(), answer);
+    // And streaming on (the card offers it): the same.
+    let home = client(&serve);
+    let streamed = send_json(&home, "remote", "tokens please", &[]);
+    assert_eq!(streamed["text"].as_str().unwrap().trim(), answer);
+}
+
+#[test]
+fn kill_9_mid_task_then_restart_loses_nothing_finished() {
+    let script = Script::new()
+        .rule(Rule::on_user_text("quick").text("QUICK-DONE"))
+        .rule(
+            Rule::on_user_text("slow job")
+                .reply_with(|_| Reply::text(numbered(200)).paced(200, Duration::from_millis(250))),
+        )
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let mut serve = Serve::start(&env, &["--listen", "127.0.0.1:0"]);
+    let msg =
+        |id: &str, t: &str| json!({"messageId": id, "role": "ROLE_USER", "parts": [{"text": t}]});
+    let done = serve.rpc("SendMessage", json!({"message": msg("m1", "quick")}), true);
+    let done_id = done["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+    let before = serve.rpc("GetTask", json!({"id": done_id}), true)["result"].clone();
+    let live = serve.rpc(
+        "SendMessage",
+        json!({"message": msg("m2", "slow job"), "configuration": {"returnImmediately": true}}),
+        true,
+    );
+    let live_id = live["result"]["task"]["id"].as_str().unwrap().to_string();
+    wait_until("the slow run to work", LONG, || {
+        let t = serve.rpc("GetTask", json!({"id": live_id}), true);
+        t["result"]["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .is_some_and(|s| s.len() > 20)
+    });
+    let serve_pid = serve.pid();
+    serve.kill9();
+    // Its run does not outlive it (it gets SIGTERM when serve dies).
+    wait_until("the orphaned run to exit", Duration::from_secs(15), || {
+        env.processes().iter().all(|p| *p == serve_pid)
+    });
+
+    let serve = Serve::start(&env, &[]);
+    let after = serve.rpc("GetTask", json!({"id": done_id}), true)["result"].clone();
+    assert_eq!(
+        after, before,
+        "a finished task answers unchanged after a restart"
+    );
+    let t =
+        serve.rpc("GetTask", json!({"id": live_id, "historyLength": 10}), true)["result"].clone();
+    assert_eq!(t["status"]["state"], "TASK_STATE_FAILED", "{t}");
+    assert!(
+        t["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the server restarted"),
+        "{t}"
+    );
+    let list = serve.rpc("ListTasks", json!({}), true)["result"]["tasks"].clone();
+    let ids: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(ids, [live_id.as_str(), done_id.as_str()]);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_nothing_else() {
+    // Off loopback without a token: refused before anything starts (no Claude Code needed).
+    let home = TempHome::new();
+    let o = home
+        .command()
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .fails();
+    assert_eq!(
+        o,
+        "a2a-mod: serve: listening on 0.0.0.0:0 needs a bearer token — set one with --token-env VAR (or serve.token_envs), or listen on 127.0.0.1"
+    );
+
+    let script = Script::new()
+        .rule(
+            Rule::on_user_text("queued")
+                .reply_with(|_| Reply::text(numbered(20)).paced(20, Duration::from_millis(100))),
+        )
+        .fallback_text("FINE");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let token = "tok-3f9a1c-very-secret-value";
+    append_config(
+        &env.home.a2a_home(),
+        "\n[serve]\nmax_concurrent = 1\nmax_body_mib = 0.05\n",
+    );
+    let serve = Serve::start_with(&env, &["--token-env", "SERVE_T"], &[("SERVE_T", token)]);
+    assert!(serve.add.ends_with("--bearer-env SERVE_T"), "{}", serve.add);
+    let url = format!("{}/", serve.url);
+    let good = vec![
+        ("Authorization", format!("Bearer {token}")),
+        ("A2A-Version", "1.0".into()),
+    ];
+    let call = |body: String, headers: &[(&str, String)]| http("POST", &url, Some(body), headers);
+    let get =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}).to_string();
+
+    // The card is public and declares the scheme; everything else needs the token.
+    let (s, card) = http(
+        "GET",
+        &format!("{}/.well-known/agent-card.json", serve.url),
+        None,
+        &[],
+    );
+    assert_eq!(s, 200);
+    assert!(card["securitySchemes"]["bearer"].is_object(), "{card}");
+    assert_eq!(card["capabilities"]["streaming"], true);
+    for bad in [
+        None,
+        Some("Bearer wrong"),
+        Some(&format!("Basic {token}")[..]),
+    ] {
+        let h: Vec<(&str, String)> = bad
+            .map(|b| ("Authorization", b.to_string()))
+            .into_iter()
+            .collect();
+        let (s, body) = call(get.clone(), &h);
+        assert_eq!(s, 401, "{bad:?}: {body}");
+    }
+    let (s, body) = call(get.clone(), &good);
+    assert_eq!(
+        (s, body["error"]["code"].as_i64()),
+        (200, Some(-32001)),
+        "{body}"
+    );
+
+    // Malformed JSON, an unknown method, an oversize body.
+    let (_, body) = call("{not json".into(), &good);
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    let (_, body) = call(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/explode"}).to_string(),
+        &good,
+    );
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+    let big = json!({"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message":
+        {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x".repeat(200_000)}]}}});
+    let (s, body) = call(big.to_string(), &good);
+    assert_eq!(s, 413, "{body}");
+    let (s, body) = http(
+        "POST",
+        &format!("{}/message:send", serve.url),
+        Some("[]".into()),
+        &good,
+    );
+    assert_eq!(
+        (s, body["error"]["code"].as_i64()),
+        (400, Some(400)),
+        "{body}"
+    );
+
+    // The concurrency limit queues, never drops: three sends, one run at a time.
+    let send = |n: usize| {
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {
+            "message": {"messageId": format!("q{n}"), "role": "ROLE_USER", "parts": [{"text": format!("queued {n}")}]},
+            "configuration": {"returnImmediately": true}}});
+        call(body.to_string(), &good).1["result"]["task"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let ids: Vec<String> = (0..3).map(send).collect();
+    let state = |id: &str| {
+        let b = json!({"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": id}});
+        call(b.to_string(), &good).1["result"]["status"]["state"]
+            .as_str()
+            .unwrap_or("?")
+            .to_string()
+    };
+    wait_until("the first to run", LONG, || {
+        state(&ids[0]) == "TASK_STATE_WORKING"
+    });
+    assert_eq!(state(&ids[2]), "TASK_STATE_SUBMITTED", "the third waits");
+    let started = Instant::now();
+    wait_until("all three to complete", LONG, || {
+        ids.iter().all(|id| state(id) == "TASK_STATE_COMPLETED")
+    });
+    eprintln!(
+        "three queued runs ended {:?} after the first ran",
+        started.elapsed()
+    );
+
+    // A cancel of a finished task; a taskId of another context; a message to a finished task.
+    let cancel =
+        json!({"jsonrpc": "2.0", "id": 4, "method": "CancelTask", "params": {"id": ids[0]}});
+    let (_, body) = call(cancel.to_string(), &good);
+    assert_eq!(body["error"]["code"], -32002, "{body}");
+    let other = json!({"jsonrpc": "2.0", "id": 5, "method": "SendMessage", "params": {"message":
+        {"messageId": "o", "role": "ROLE_USER", "parts": [{"text": "more"}], "taskId": ids[0], "contextId": "some-other-context"}}});
+    let (_, body) = call(other.to_string(), &good);
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    let again = json!({"jsonrpc": "2.0", "id": 6, "method": "message/send", "params": {"message":
+        {"kind": "message", "messageId": "a", "role": "user", "parts": [{"kind": "text", "text": "more"}], "taskId": ids[0]}}});
+    let (_, body) = call(again.to_string(), &good);
+    assert_eq!(body["error"]["code"], -32004, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("without its taskId"),
+        "{body}"
+    );
+    // REST errors carry the HTTP status.
+    let (s, body) = http("GET", &format!("{}/tasks/nope", serve.url), None, &good);
+    assert_eq!(
+        (s, body["error"]["status"].as_str()),
+        (404, Some("NOT_FOUND")),
+        "{body}"
+    );
+
+    // The token is in no log and no state file.
+    assert!(!serve.log_text().contains(token), "{}", serve.log_text());
+    for f in walk(&env.home.a2a_home()) {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(
+            !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
+            "{} holds the token",
+            f.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A stand-in `claude` (`A2A_MOD_CLAUDE_BIN`): what the real CLI prints in the cases a real run
+/// cannot be made to show on demand. It logs its arguments, one line per run.
+fn fake_claude(home: &TempHome) -> std::path::PathBuf {
+    let script = home.root().join("claude");
+    let log = home.root().join("claude-args.log");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/bin/sh
+echo "$*" >> "{log}"
+read -r line
+case "$line" in *exit-quietly*)
+    echo "boom: the disk is full" >&2; exit 3;;
+esac
+case "$*" in *--resume*)
+    sid=$(echo "$*" | sed 's/.*--resume \([^ ]*\).*/\1/')
+    echo '{{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"session_id":"'$sid'","errors":["No conversation found with session ID: '$sid'"]}}'
+    exit 1;;
+esac
+echo '{{"type":"system","subtype":"init","model":"stand-in","session_id":"s"}}'
+echo '{{"type":"assistant","message":{{"content":[{{"type":"tool_use","name":"Bash","input":{{"command":"printf \u001b]0;title\u0007 && make"}}}}]}}}}'
+echo '{{"type":"stream_event","event":{{"type":"content_block_delta","delta":{{"type":"text_delta","text":"stand-in answer"}}}}}}'
+echo '{{"type":"result","subtype":"success","is_error":false,"result":"stand-in answer","num_turns":1,"session_id":"s"}}'
+"#,
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_failure() {
+    let server = TempHome::new();
+    let dir = server.root().join("work");
+    std::fs::create_dir(&dir).unwrap();
+    let claude = fake_claude(&server);
+    let mut cmd = Command::new(bin());
+    server.apply(&mut cmd);
+    let mut child = cmd
+        .args(["serve", "--dir"])
+        .arg(&dir)
+        .env("A2A_MOD_CLAUDE_BIN", &claude)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let rpc = |method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        http(
+            "POST",
+            &format!("{url}/"),
+            Some(body.to_string()),
+            &version_header(true),
+        )
+        .1
+    };
+    let msg = |t: &str, ctx: Option<&str>| {
+        let mut m = json!({"messageId": t, "role": "ROLE_USER", "parts": [{"text": t}]});
+        if let Some(c) = ctx {
+            m["contextId"] = c.into();
+        }
+        json!({"message": m})
+    };
+    let first = rpc("SendMessage", msg("one", None))["result"]["task"].clone();
+    assert_eq!(first["status"]["state"], "TASK_STATE_COMPLETED", "{first}");
+    assert_eq!(first["artifacts"][0]["parts"][0]["text"], "stand-in answer");
+    let ctx = first["contextId"].as_str().unwrap();
+    // The stand-in has no conversation to resume: the follow-up starts it with the same id.
+    let second = rpc("SendMessage", msg("two", Some(ctx)))["result"]["task"].clone();
+    assert_eq!(
+        second["status"]["state"], "TASK_STATE_COMPLETED",
+        "{second}"
+    );
+    let runs = std::fs::read_to_string(server.root().join("claude-args.log")).unwrap();
+    let runs: Vec<&str> = runs.lines().collect();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    let session = runs[0]
+        .split("--session-id ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    assert!(runs[1].contains(&format!("--resume {session}")), "{runs:?}");
+    assert!(
+        runs[2].contains(&format!("--session-id {session}")),
+        "{runs:?}"
+    );
+    for r in &runs {
+        assert!(r.starts_with("-p --output-format stream-json --input-format stream-json --verbose --include-partial-messages"), "{r}");
+    }
+    // A tool's status line reached the task cleaned of its escape sequence.
+    let events = sse(
+        &format!("{url}/"),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": msg("three", None)}),
+        &version_header(true),
+    );
+    let steps: Vec<&str> = events
+        .iter()
+        .filter_map(|e| {
+            e["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"].as_str()
+        })
+        .collect();
+    assert!(
+        steps.iter().any(|s| s.starts_with("Bash: printf")),
+        "{events:?}"
+    );
+    assert!(
+        steps.iter().all(|s| !s.chars().any(char::is_control)),
+        "{steps:?}"
+    );
+    // A run that exits without a result: failed, with its stderr's last words.
+    let quiet = rpc("SendMessage", msg("exit-quietly", None))["result"]["task"].clone();
+    assert_eq!(quiet["status"]["state"], "TASK_STATE_FAILED", "{quiet}");
+    assert_eq!(
+        quiet["status"]["message"]["parts"][0]["text"],
+        "Claude Code exited with status 3 without a result: boom: the disk is full"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
