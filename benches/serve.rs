@@ -31,6 +31,8 @@ mod util;
 #[path = "../tests/it/workers.rs"]
 mod workers;
 
+use a2a_mod_serve::claude::Claude;
+use a2a_mod_serve::engine::{Agent, Job, Session};
 use fake::model_api::{FakeModelApi, Reply, Rule, Script};
 use futures::StreamExt as _;
 use peers::claude::{ClaudeEnv, ClaudeOpts};
@@ -171,22 +173,25 @@ fn rss_kib(pid: u32) -> u64 {
 
 /// `claude -p` as serve runs it, the prompt on stdin: (first text delta, result line).
 fn direct(env: &ClaudeEnv, prompt: &str) -> (Duration, Duration) {
+    // Exactly the command serve makes for a task (its first in a context).
+    let job = Job {
+        task_id: "bench".into(),
+        context_id: "bench".into(),
+        agent: std::sync::Arc::new(Agent {
+            name: "bench".into(),
+            description: String::new(),
+            dir: env.cwd.clone(),
+            config: Default::default(),
+        }),
+        text: prompt.into(),
+        session: Session::New(a2a_mod::testing::uuid_v4()),
+    };
     let mut cmd = Command::new(which("claude").unwrap());
-    cmd.args([
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--input-format",
-        "stream-json",
-        "--verbose",
-        "--include-partial-messages",
-        "--session-id",
-    ])
-    .arg(a2a_mod::testing::uuid_v4())
-    .current_dir(&env.cwd)
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    cmd.args(Claude::args(&job))
+        .current_dir(&env.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     env.apply(&mut cmd);
     let t = Instant::now();
     let mut child = cmd.spawn().unwrap();

@@ -341,26 +341,11 @@ fn the_per_task_cap_holds_and_says_what_is_dropped() {
     let note = r["note"].as_str().unwrap();
     assert!(note.contains("blob (file, application/octet-stream, 1048576 bytes): not saved, over the 0.50 MiB per-task cap"), "{note}");
     let dir = results(&home).join(SESSION);
-    let files: Vec<_> = walk(&dir)
+    let files: Vec<_> = crate::util::files_under(&dir)
         .into_iter()
         .filter(|p| !p.ends_with(".artifacts.json"))
         .collect();
     assert!(files.is_empty(), "{files:?}");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 /// A home whose sends are handed to the poller at once (no inline poll, no stream), so each task
@@ -540,14 +525,18 @@ fn many_artifacts_stay_within_the_hook_cap() {
     for id in &ids {
         let folder = format!("\"{}\"", root.join(id).display());
         assert!(seen.contains(&folder), "{folder} never named in {seen}");
-        assert_eq!(walk(&root.join(id)).len(), 61, "60 files and the list");
+        assert_eq!(
+            crate::util::files_under(&root.join(id)).len(),
+            61,
+            "60 files and the list"
+        );
     }
 }
 
 /// Sets the modification time of everything under `dir` (and `dir`) `back` into the past.
 fn age(dir: &Path, back: Duration) {
     let t = SystemTime::now() - back;
-    let mut all = walk(dir);
+    let mut all = crate::util::files_under(dir);
     let mut dirs = vec![dir.to_path_buf()];
     for p in &all {
         let mut d = p.parent();
@@ -597,7 +586,7 @@ fn prune_removes_old_sessions_results_never_a_live_one() {
     age(&home.a2a_home().join("state"), month);
     // The recent session was touched a moment ago.
     let now = SystemTime::now();
-    for p in walk(&results(&home).join("recent")) {
+    for p in crate::util::files_under(&results(&home).join("recent")) {
         std::fs::File::open(&p)
             .unwrap()
             .set_times(std::fs::FileTimes::new().set_modified(now))
@@ -654,7 +643,7 @@ fn prune_and_saving_refuse_a_symlinked_results_folder() {
     std::fs::rename(results(&home), &moved).unwrap();
     std::os::unix::fs::symlink(&moved, results(&home)).unwrap();
     let files = |d: &Path| {
-        let mut f = walk(d);
+        let mut f = crate::util::files_under(d);
         f.sort();
         f
     };

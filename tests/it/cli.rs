@@ -243,7 +243,7 @@ fn oauth_token_expiry() {
         "after the 401: {after:?} (all: {events:?})"
     );
     // The secret never lands in the session store or the log.
-    for f in walk(&home.a2a_home()) {
+    for f in crate::util::files_under(&home.a2a_home()) {
         let bytes = std::fs::read(&f).unwrap_or_default();
         assert!(
             !String::from_utf8_lossy(&bytes).contains("s3cret"),
@@ -251,19 +251,6 @@ fn oauth_token_expiry() {
             f.display()
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

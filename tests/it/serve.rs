@@ -35,13 +35,17 @@ impl Serve {
     }
 
     pub(crate) fn start_with(env: &ClaudeEnv, args: &[&str], vars: &[(&str, &str)]) -> Serve {
+        let dir = env.cwd.to_str().expect("utf-8 project dir");
+        Serve::spawn(env, &[&["--dir", dir], args].concat(), vars)
+    }
+
+    /// `a2a-mod serve <args>` exactly (no `--dir`: the config's agents).
+    pub(crate) fn spawn(env: &ClaudeEnv, args: &[&str], vars: &[(&str, &str)]) -> Serve {
         static STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let log = env.home.root().join(format!("serve-{n}.log"));
         let mut cmd = Command::new(bin());
         cmd.arg("serve")
-            .arg("--dir")
-            .arg(&env.cwd)
             .args(args)
             .current_dir(&env.cwd)
             .stdin(Stdio::null())
@@ -487,7 +491,7 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
     let token = "tok-3f9a1c-very-secret-value";
     append_config(
         &env.home.a2a_home(),
-        "\n[serve]\nmax_concurrent = 1\nmax_body_mib = 0.05\n",
+        "\n[serve]\nmax_concurrent = 1\nmax_queued = 2\nmax_body_mib = 0.05\n",
     );
     let serve = Serve::start_with(&env, &["--token-env", "SERVE_T"], &[("SERVE_T", token)]);
     assert!(serve.add.ends_with("--bearer-env SERVE_T"), "{}", serve.add);
@@ -553,17 +557,15 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
         "{body}"
     );
 
-    // The concurrency limit queues, never drops: three sends, one run at a time.
+    // The concurrency limit queues, never drops: one run at a time, two waiting, a fourth
+    // refused while the queue is full (max_queued = 2), and every queued one runs.
     let send = |n: usize| {
         let body = json!({"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {
             "message": {"messageId": format!("q{n}"), "role": "ROLE_USER", "parts": [{"text": format!("queued {n}")}]},
             "configuration": {"returnImmediately": true}}});
-        call(body.to_string(), &good).1["result"]["task"]["id"]
-            .as_str()
-            .unwrap()
-            .to_string()
+        call(body.to_string(), &good).1
     };
-    let ids: Vec<String> = (0..3).map(send).collect();
+    let id_of = |v: Value| v["result"]["task"]["id"].as_str().unwrap().to_string();
     let state = |id: &str| {
         let b = json!({"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": id}});
         call(b.to_string(), &good).1["result"]["status"]["state"]
@@ -571,10 +573,34 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
             .unwrap_or("?")
             .to_string()
     };
+    let first = id_of(send(0));
     wait_until("the first to run", LONG, || {
-        state(&ids[0]) == "TASK_STATE_WORKING"
+        state(&first) == "TASK_STATE_WORKING"
     });
+    let ids = [first, id_of(send(1)), id_of(send(2))];
+    // A message to a task that still runs is refused, never queued into its conversation.
+    let more = json!({"jsonrpc": "2.0", "id": 8, "method": "SendMessage", "params": {"message":
+        {"messageId": "more", "role": "ROLE_USER", "parts": [{"text": "and another thing"}], "taskId": ids[0]}}});
+    let (_, body) = call(more.to_string(), &good);
+    assert_eq!(body["error"]["code"], -32004, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("still running"),
+        "{body}"
+    );
+    assert_eq!(state(&ids[1]), "TASK_STATE_SUBMITTED", "the second waits");
     assert_eq!(state(&ids[2]), "TASK_STATE_SUBMITTED", "the third waits");
+    let busy = send(3);
+    assert_eq!(busy["error"]["code"], -32000, "{busy}");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("try again later"),
+        "{busy}"
+    );
     let started = Instant::now();
     wait_until("all three to complete", LONG, || {
         ids.iter().all(|id| state(id) == "TASK_STATE_COMPLETED")
@@ -614,7 +640,7 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
 
     // The token is in no log and no state file.
     assert!(!serve.log_text().contains(token), "{}", serve.log_text());
-    for f in walk(&env.home.a2a_home()) {
+    for f in crate::util::files_under(&env.home.a2a_home()) {
         let bytes = std::fs::read(&f).unwrap_or_default();
         assert!(
             !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
@@ -622,19 +648,6 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
             f.display()
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// A stand-in `claude` (`A2A_MOD_CLAUDE_BIN`): what the real CLI prints in the cases a real run
@@ -765,4 +778,107 @@ fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_f
     );
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Agents from `config.toml`: each its own card and path, its runs in its own folder with its own
+/// allowed tools; a tool its settings do not allow is denied (nothing bypassed), and the run goes
+/// on without it.
+#[test]
+fn config_agents_run_in_their_folders_with_their_own_tools() {
+    let script = Script::new()
+        .rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
+            let t = &r.tool_results()[0];
+            Reply::text(if t.is_error {
+                "TOOL-REFUSED"
+            } else {
+                "TOOL-RAN"
+            })
+        }))
+        .rule(
+            Rule::on_user_text("make the file")
+                .tool_use("Bash", json!({"command": "touch created.txt"})),
+        )
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let (app, docs) = (env.cwd.join("app"), env.cwd.join("docs"));
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::create_dir_all(&docs).unwrap();
+    append_config(
+        &env.home.a2a_home(),
+        &format!(
+            "\n[serve.agents.build]\ndir = {:?}\ndescription = \"Builds the app\"\nallowed_tools = [\"Read\", \"Bash(touch:*)\"]\n[serve.agents.docs]\ndir = {:?}\n",
+            app.display().to_string(),
+            docs.display().to_string()
+        ),
+    );
+    let serve = Serve::spawn(&env, &[], &[]);
+    assert!(serve.url.ends_with("/build"), "{}", serve.url);
+    let origin = serve.url.trim_end_matches("/build").to_string();
+    let card = |path: &str| {
+        http(
+            "GET",
+            &format!("{origin}{path}/.well-known/agent-card.json"),
+            None,
+            &[],
+        )
+        .1
+    };
+    assert_eq!(card("/build")["description"], "Builds the app");
+    assert_eq!(card("/docs")["name"], "docs");
+    assert_eq!(
+        card("")["name"],
+        "build",
+        "the first agent is also at the root"
+    );
+    assert_eq!(
+        card("/docs")["supportedInterfaces"][0]["url"].as_str(),
+        Some(format!("{origin}/docs/").as_str())
+    );
+
+    let run = |agent: &str| {
+        sse(
+            &format!("{origin}/{agent}/"),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message":
+                {"kind": "message", "messageId": agent, "role": "user", "parts": [{"kind": "text", "text": "make the file"}]}}}),
+            &[],
+        )
+    };
+    let events = run("build");
+    let steps: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["result"]["status"]["message"]["parts"][0]["text"].as_str())
+        .collect();
+    assert!(steps.contains(&"Bash: touch created.txt"), "{events:?}");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (
+            last["result"]["kind"].as_str(),
+            last["result"]["final"].as_bool()
+        ),
+        (Some("status-update"), Some(true)),
+        "{last}"
+    );
+    assert_eq!(last["result"]["status"]["state"], "completed", "{last}");
+    let text: String = events
+        .iter()
+        .filter_map(|e| e["result"]["artifact"]["parts"][0]["text"].as_str())
+        .collect();
+    assert_eq!(text, "TOOL-RAN");
+    assert!(
+        app.join("created.txt").exists(),
+        "the run works in the agent's folder"
+    );
+
+    let events = run("docs");
+    let text: String = events
+        .iter()
+        .filter_map(|e| e["result"]["artifact"]["parts"][0]["text"].as_str())
+        .collect();
+    assert_eq!(text, "TOOL-REFUSED", "{events:?}");
+    assert!(
+        !docs.join("created.txt").exists(),
+        "nothing bypassed where nothing was allowed"
+    );
 }

@@ -244,9 +244,6 @@ impl Engine {
         if let Some(id) = &msg.task_id {
             return Err(self.refuse_follow_up(owner, agent, id, msg.context_id.as_deref()));
         }
-        let now = a2a_mod_sys::env::now_ms();
-        let (context_id, session) =
-            self.context_for(owner, agent, msg.context_id.as_deref(), now)?;
         if self.waiting.load(Ordering::SeqCst) >= self.limits.max_queued {
             return Err(A2aError::new(
                 SERVER_BUSY,
@@ -256,6 +253,9 @@ impl Engine {
                 ),
             ));
         }
+        let now = a2a_mod_sys::env::now_ms();
+        let (context_id, session) =
+            self.context_for(owner, agent, msg.context_id.as_deref(), now)?;
         let id = a2a_mod_sys::ids::uuid_v4();
         let mut task = Task::new(&id, &context_id, &agent.name, now);
         task.history.push(Msg {
