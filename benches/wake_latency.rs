@@ -92,17 +92,31 @@ fn main() {
         bin().display()
     );
     let only = std::env::var("A2A_MOD_BENCH_ONLY").unwrap_or_default();
+    // The Python a2a-sdk peer over each binding: the same server, JSON-RPC against HTTP+JSON
+    // (`--rest-only`: a card offering only REST), so the two streams are compared like for like.
     let kinds = [
-        ("streaming", &["--streaming", "on"][..], Tasks::Lone),
-        ("polling-only", &[][..], Tasks::Lone),
-        ("together", &["--streaming", "on"][..], Tasks::Together),
+        (
+            "streaming",
+            Kind::Fake,
+            &["--streaming", "on"][..],
+            Tasks::Lone,
+        ),
+        ("polling-only", Kind::Fake, &[][..], Tasks::Lone),
+        (
+            "together",
+            Kind::Fake,
+            &["--streaming", "on"][..],
+            Tasks::Together,
+        ),
+        ("py-jsonrpc", Kind::PyV1, &[][..], Tasks::Lone),
+        ("py-rest", Kind::PyV1, &["--rest-only"][..], Tasks::Lone),
     ];
     let handles: Vec<_> = kinds
         .iter()
         .filter(|(name, ..)| only.is_empty() || only.split(',').any(|o| o.trim() == *name))
-        .map(|(name, args, tasks)| {
-            let (name, args, tasks) = (*name, args.to_vec(), *tasks);
-            std::thread::spawn(move || (name, measure(name, &args, tasks, runs)))
+        .map(|(name, kind, args, tasks)| {
+            let (name, kind, args, tasks) = (*name, *kind, args.to_vec(), *tasks);
+            std::thread::spawn(move || (name, measure(name, kind, &args, tasks, runs)))
         })
         .collect();
     let mut results = Vec::new();
@@ -143,7 +157,8 @@ fn main() {
     }
     println!(
         "goals: streaming p50 ≤ 450 ms (a lone task wakes without the batching settle), \
-         p95 ≤ 1500 ms; polling-only p95 ≤ 6500 ms; together: one wake-up for both"
+         p95 ≤ 1500 ms; polling-only p95 ≤ 6500 ms; together: one wake-up for both; \
+         py-rest within py-jsonrpc (HTTP+JSON streams as JSON-RPC does)"
     );
 }
 
@@ -237,9 +252,15 @@ fn script(tasks: Tasks, ends: Ends) -> Script {
 }
 
 /// All runs for one worker kind; `None` when the CLI cannot start.
-fn measure(name: &str, worker_args: &[&str], tasks: Tasks, runs: usize) -> Option<Vec<Sample>> {
+fn measure(
+    name: &str,
+    kind: Kind,
+    worker_args: &[&str],
+    tasks: Tasks,
+    runs: usize,
+) -> Option<Vec<Sample>> {
     let home = TempHome::new();
-    let worker = Peer::start(Kind::Fake, worker_args)?;
+    let worker = Peer::start(kind, worker_args)?;
     ok(&home, &["worker", "add", "fake", &worker.url]);
     let ends = Ends::default();
     let model = FakeModelApi::start(script(tasks, ends.clone()));

@@ -276,7 +276,13 @@ async fn stream(
                 let v = if live {
                     v
                 } else {
-                    whole(worker, v, s.partial(), open_timeout).await
+                    worker
+                        .whole(
+                            v,
+                            s.partial().then(|| s.seen_chunks()),
+                            Instant::now() + open_timeout,
+                        )
+                        .await
                 };
                 keep.save(&worker.alias, &v).await;
                 send(Told::Event(v));
@@ -294,27 +300,6 @@ async fn stream(
             None => return Close::Dropped("the worker closed the stream".into()),
         }
     }
-}
-
-/// A streamed ending with its whole answer. A subscription that joined mid-stream
-/// (`TaskStream::partial`: a2a-sdk 0.3's `tasks/resubscribe` sends no task first) saw only the
-/// chunks after it joined; the worker's own snapshot holds them all, as one text by the text
-/// rule. An ending that says nothing of its answer is looked for in the history
-/// (`Worker::filled`).
-async fn whole(worker: &Worker, v: TaskView, partial: bool, timeout: Duration) -> TaskView {
-    let deadline = Instant::now() + timeout;
-    if partial {
-        match worker.get_task(&v.task_id, deadline).await {
-            Ok(snap) if snap.state == v.state => return snap,
-            Ok(_) => {}
-            Err(e) => tracing::debug!(
-                "poller: no snapshot of {} task {} after a partial stream: {e}",
-                worker.alias,
-                v.task_id
-            ),
-        }
-    }
-    worker.filled(v, deadline).await
 }
 
 async fn ended_or_refused(

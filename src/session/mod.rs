@@ -12,7 +12,7 @@ use crate::results::note;
 use a2a_mod_a2a::{A2aError, Started, TaskView, Worker};
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
-use a2a_mod_core::task::TaskState;
+use a2a_mod_core::task::{EndReason, TaskState};
 use a2a_mod_core::{inline, schedule};
 use a2a_mod_store::{SessionPaths, Store, TaskRecord};
 use a2a_mod_sys::config::Config;
@@ -449,7 +449,7 @@ impl Session {
                     }
                     worker_error(alias, &worker.config.url, &e)
                 })?;
-                (v, Some(s))
+                (v, Some(*s))
             }
         };
         let mut view = view;
@@ -490,8 +490,11 @@ impl Session {
                     worker: alias,
                     task_id: &view.task_id,
                     context_id: view.context_id.as_deref(),
+                    // An answer goes on the asked task's row; taken up on a new task, that
+                    // task's row carries the answer sent.
                     message: previous
                         .as_ref()
+                        .filter(|p| p.task_id == view.task_id)
                         .map_or(shown_message.as_str(), |p| p.message.as_str()),
                     state: view.state,
                     result: view.text.as_deref(),
@@ -560,7 +563,8 @@ impl Session {
                 tokio::select! {
                     _ = tokio::time::sleep_until(sent_at + at) => break,
                     r = next_event(&mut stream) => {
-                        let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
+                        let partial = partial_of(&stream);
+                        let r = filled(&worker, r, partial, budget.request_deadline(self.poll_timeout())).await;
                         if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
                             return Ok((o, None));
                         }
@@ -583,7 +587,8 @@ impl Session {
                 tokio::select! {
                     p = &mut poll => break p,
                     r = next_event(&mut stream) => {
-                        let r = filled(&worker, r, budget.request_deadline(self.poll_timeout())).await;
+                        let partial = partial_of(&stream);
+                        let r = filled(&worker, r, partial, budget.request_deadline(self.poll_timeout())).await;
                         if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
                             return Ok((o, None));
                         }
@@ -691,7 +696,8 @@ impl Session {
                         // own subscription never told an ending this soon either.
                         tokio::time::sleep_until(handed_at + HAND_OVER_SETTLE).await;
                         let deadline = Instant::now() + timing.poll_timeout();
-                        let v = h.worker.filled(v, deadline).await;
+                        let partial = h.stream.partial().then(|| h.stream.seen_chunks().to_vec());
+                        let v = h.worker.whole(v, partial.as_deref(), deadline).await;
                         keep.save(&alias, &v).await;
                         v
                     } else {
@@ -780,6 +786,9 @@ impl Session {
     }
 
     fn seen(&self, rec: &TaskRecord, view: &TaskView) -> Result<Outcome> {
+        if rec.end_reason.as_deref() == Some(EndReason::Moved.as_str()) && view.state.is_waiting() {
+            return self.moved(rec, view);
+        }
         let now = now_ms();
         let next = now + self.config.timing.poll_interval().as_millis() as i64;
         let seen = a2a_mod_core::task::Seen {
@@ -794,6 +803,41 @@ impl Session {
             crate::poller::ensure(&self.ctx, &self.id);
         }
         Ok(self.outcome(view, &rec.worker, live))
+    }
+
+    /// A question whose answer the worker took up on a new task (it ignores `taskId`): the
+    /// worker may show it waiting for good, but it waits for nothing; say where the answer went,
+    /// never how to answer it again.
+    fn moved(&self, rec: &TaskRecord, view: &TaskView) -> Result<Outcome> {
+        // The task that took the answer: the next one sent to that worker in the same context.
+        let to = self
+            .tasks()?
+            .into_iter()
+            .filter(|t| t.seq > rec.seq && t.worker == rec.worker)
+            .find(|t| t.context_id.is_some() && t.context_id == rec.context_id);
+        let where_ = match &to {
+            Some(t) => format!(
+                "its answer went to task {}; use the task tool on that one",
+                fence::shown(&t.task_id)
+            ),
+            None => "its answer went to a new task of the same conversation".to_string(),
+        };
+        Ok(Outcome {
+            note: format!(
+                "{} task {} waits for nothing: {where_} (the worker still shows this one {}).",
+                rec.worker,
+                fence::shown(&rec.task_id),
+                view.state
+            ),
+            worker: rec.worker.clone(),
+            task_id: rec.task_id.clone(),
+            context_id: view.context_id.clone(),
+            state: view.state,
+            text: None,
+            question: None,
+            tracked: false,
+            artifacts: Vec::new(),
+        })
     }
 
     fn find(&self, task_id: &str) -> Result<TaskRecord> {
@@ -817,12 +861,24 @@ impl Session {
 async fn filled(
     worker: &Worker,
     r: Option<Result<TaskView, A2aError>>,
+    partial: Option<Vec<String>>,
     deadline: Instant,
 ) -> Option<Result<TaskView, A2aError>> {
     match r {
-        Some(Ok(v)) if !v.state.is_live() => Some(Ok(worker.filled(v, deadline).await)),
+        Some(Ok(v)) if !v.state.is_live() => {
+            Some(Ok(worker.whole(v, partial.as_deref(), deadline).await))
+        }
         other => other,
     }
+}
+
+/// The chunks a stream that joined mid-way read ([`Worker::whole`]), copied out: a stream is not
+/// shared across an await.
+fn partial_of(stream: &Option<a2a_mod_a2a::TaskStream>) -> Option<Vec<String>> {
+    stream
+        .as_ref()
+        .filter(|s| s.partial())
+        .map(|s| s.seen_chunks().to_vec())
 }
 
 /// How long after the hand-over [`Session::follow_on`] holds back a streamed ending: longer than
@@ -883,7 +939,17 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
                 .to_string()
         }
         A2aError::NotCancelable => "it has already ended".to_string(),
-        A2aError::ExtensionRequired(_) => format!(
+        A2aError::ExtensionRequired { required, .. } if !required.is_empty() => format!(
+            "its card marks {} required: add {} with `a2a-mod worker add {alias} {url} {}`",
+            required.join(", "),
+            if required.len() == 1 { "it" } else { "them" },
+            required
+                .iter()
+                .map(|u| format!("--extension {u}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        A2aError::ExtensionRequired { .. } => format!(
             "add the extension's URI (`a2a-mod worker show {alias}` lists the card's) with `a2a-mod worker add {alias} {url} --extension URI`"
         ),
         A2aError::Credentials(_) => {
@@ -966,4 +1032,32 @@ pub fn task_list(all: Vec<TaskRecord>, now: i64, which: Listing) -> Vec<Listed> 
             task: t,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The extension to add is named when the card says which; a meaning gets one hint, whatever
+    /// the binding the error came by (the client reads REST reasons as the JSON-RPC codes).
+    #[test]
+    fn hints_name_what_to_do() {
+        let e = A2aError::ExtensionRequired {
+            said: "Extension support required".into(),
+            required: vec!["https://ext.example/needed/v1".into()],
+        };
+        assert_eq!(
+            worker_error("w", "http://h:1", &e).to_string(),
+            "worker \"w\": the worker requires an A2A extension a2a-mod was not told to use: \"Extension support required\" — its card marks https://ext.example/needed/v1 required: add it with `a2a-mod worker add w http://h:1 --extension https://ext.example/needed/v1`"
+        );
+        let ended = A2aError::Rpc {
+            code: -32004,
+            message: "Task t1 is in terminal state".into(),
+        };
+        assert!(
+            worker_error("w", "http://h:1", &ended)
+                .to_string()
+                .contains("send a new message without its taskId")
+        );
+    }
 }

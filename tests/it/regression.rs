@@ -254,6 +254,43 @@ fn a_question_answered_on_a_new_task_waits_no_more() {
         .stdin(r#"{"session_id":"r17m"}"#)
         .ok();
     assert!(!line.contains("waiting"), "{line:?}");
+    // Asked about later (the worker still shows it input-required): where its answer went,
+    // never an invitation to answer it again.
+    let old = home
+        .command()
+        .args(["task", &asked, "--session", "r17m", "--json"])
+        .json();
+    let note = old["note"].as_str().unwrap();
+    assert!(
+        note.contains("waits for nothing") && note.contains(a["taskId"].as_str().unwrap()),
+        "{old}"
+    );
+    assert!(
+        !note.contains("needs input") && !note.contains("To answer"),
+        "{old}"
+    );
+    assert!(
+        old.get("question").is_none() && old["tracked"] == false,
+        "{old}"
+    );
+    // Each row carries its own message: the new task's is the answer sent.
+    let rows: Value =
+        serde_json::from_str(&ok(&home, &["tasks", "--session", "r17m", "--json"])).unwrap();
+    let message_of = |id: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task_id"] == id)
+            .map(|t| t["message"].clone())
+    };
+    assert_eq!(
+        message_of(&asked),
+        Some(Value::from("ask-elsewhere which colour?"))
+    );
+    assert_eq!(
+        message_of(a["taskId"].as_str().unwrap()),
+        Some(Value::from("blue"))
+    );
 }
 
 /// Results from real frameworks: some servers cancel a task when the `message/stream` request that created it

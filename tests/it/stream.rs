@@ -18,10 +18,6 @@ fn now_ms() -> i64 {
 /// inline window's next poll after a 2 s end is at 3.5 s, 1.5 s later.
 const STREAMED_MS: i64 = 1_400;
 
-fn is_stream_send(method: &str) -> bool {
-    matches!(method, "SendStreamingMessage" | "message/stream")
-}
-
 /// A 2 s task comes back as the worker ends it, through the stream, not at the next poll.
 fn two_seconds(kind: Kind, extra: &[&str]) {
     let Some(peer) = Peer::start(kind, extra) else {
@@ -40,7 +36,7 @@ fn two_seconds(kind: Kind, extra: &[&str]) {
     let events = peer.events();
     let sent = events
         .iter()
-        .find(|e| is_stream_send(&e.method))
+        .find(|e| e.is_stream_send())
         .unwrap_or_else(|| panic!("a stream send, saw {events:?}"));
     let ended = sent.at_ms + 2000;
     let late = returned - ended;
@@ -107,7 +103,7 @@ fn quick(kind: Kind, extra: &[&str]) {
         peer.events()
     );
     assert!(
-        peer.events().iter().any(|e| is_stream_send(&e.method)),
+        peer.events().iter().any(|e| e.is_stream_send()),
         "{:?}",
         peer.events()
     );
@@ -183,8 +179,16 @@ fn fault_stream_that_never_sends_an_event() {
     let err = crate::workers::stderr(&out);
     assert!(err.contains("no answer within"), "{err}");
     wait_until("the worker logs the stream call", 5 * SECOND, || {
-        peer.events().iter().any(|e| is_stream_send(&e.method))
+        peer.events()
+            .iter()
+            .any(|e| matches!(e.method.as_str(), "SendStreamingMessage" | "message/stream"))
     });
+}
+
+/// A worker whose card offers only HTTP+JSON streams over it (`message:stream`).
+#[test]
+fn a_2s_task_returns_as_it_ends_python_rest_only() {
+    two_seconds(Kind::PyV1, &["--rest-only"]);
 }
 
 #[test]
@@ -218,7 +222,7 @@ async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
     let sent = w
         .events()
         .into_iter()
-        .find(|e| is_stream_send(&e.method))
+        .find(|e| e.method == "SendStreamingMessage")
         .expect("a stream send");
     let late = returned - (sent.at_ms + 2000);
     eprintln!("mcp: returned {late} ms after the worker ended the task");

@@ -54,7 +54,7 @@ fn announced_once(home: &TempHome, session: &str, id: &str) {
 fn subscribes(events: &[Event], id: Option<&str>) -> Vec<i64> {
     events
         .iter()
-        .filter(|e| matches!(e.method.as_str(), "SubscribeToTask" | "tasks/resubscribe"))
+        .filter(|e| e.is_subscribe())
         .filter(|e| id.is_none() || e.task_id.as_deref() == id)
         .map(|e| e.at_ms)
         .collect()
@@ -247,6 +247,13 @@ fn a_background_task_ends_through_the_poller_stream_fake_v03() {
 #[test]
 fn a_background_task_ends_through_the_poller_stream_python() {
     background_end(Kind::PyV1, &[])
+}
+
+/// The same over HTTP+JSON: a worker whose card offers only it is subscribed to
+/// (`tasks/{id}:subscribe`), not polled.
+#[test]
+fn a_background_task_ends_through_the_poller_stream_python_rest_only() {
+    background_end(Kind::PyV1, &["--rest-only"])
 }
 
 /// A short inline window and a 2 s cadence: the fault tests are about what polling still does.

@@ -61,15 +61,28 @@ fn null_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u16, D::Error>
     Ok(Option::<u16>::deserialize(d)?.unwrap_or(0))
 }
 
+/// The Python peer logs an HTTP+JSON request as `VERB /rest/…` (`--rest`, `--rest-only`).
 impl Event {
     pub fn is_send(&self) -> bool {
+        matches!(self.method.as_str(), "SendMessage" | "message/send")
+            || self.method.ends_with("/message:send")
+            || self.is_stream_send()
+    }
+    pub fn is_stream_send(&self) -> bool {
         matches!(
             self.method.as_str(),
-            "SendMessage" | "message/send" | "SendStreamingMessage" | "message/stream"
-        )
+            "SendStreamingMessage" | "message/stream"
+        ) || self.method.ends_with("/message:stream")
     }
     pub fn is_get(&self) -> bool {
         matches!(self.method.as_str(), "GetTask" | "tasks/get")
+            || (self.method.starts_with("GET ") && self.method.contains("/tasks/"))
+    }
+    pub fn is_subscribe(&self) -> bool {
+        matches!(
+            self.method.as_str(),
+            "SubscribeToTask" | "tasks/resubscribe"
+        ) || self.method.ends_with(":subscribe")
     }
 }
 

@@ -30,6 +30,8 @@ Cancel works on any live task (slow, silent, ask, auth).
 
 `--rest` also serves HTTP+JSON under `/rest` (1.x: v1.0 at `/rest/message:send`, ... and v0.3
 at `/rest/v1/message:send`, ...; 0.3.x: v0.3 only) and lists it in the card after JSON-RPC.
+`--rest-only` (1.x) serves the same and lists only the HTTP+JSON interfaces in the card: a worker
+whose clients must use the REST binding.
 
 An ASGI layer in front of the SDK app (`RpcGate`) does what the SDK cannot: the bearer
 check, OAuth2 client-credentials tokens (`--oauth-ttl`: `POST /oauth/token`, declared in the
@@ -421,9 +423,9 @@ class ScriptedExecutor(AgentExecutor):
 # --- the agent card ---------------------------------------------------------------------
 
 
-def build_card(base_url: str, auth: str | None, rest: bool = False) -> Any:
+def build_card(base_url: str, auth: str | None, rest: bool = False, rest_only: bool = False) -> Any:
     """The card; `auth` is None, "bearer" or "oauth" (client credentials at TOKEN_PATH);
-    `rest` adds the HTTP+JSON interfaces after the JSON-RPC ones."""
+    `rest` adds the HTTP+JSON interfaces after the JSON-RPC ones, `rest_only` lists only those."""
     flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
     skill = AgentSkill(
         id="script",
@@ -444,8 +446,10 @@ def build_card(base_url: str, auth: str | None, rest: bool = False) -> Any:
         card = AgentCard(
             **common,
             supported_interfaces=[
-                AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="1.0"),
-                AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="0.3"),
+                *(
+                    AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version=v)
+                    for v in (() if rest_only else ("1.0", "0.3"))
+                ),
                 *(
                     AgentInterface(url=base_url + REST_PATH, protocol_binding="HTTP+JSON", protocol_version=v)
                     for v in (("1.0", "0.3") if rest else ())
@@ -496,8 +500,10 @@ def build_card(base_url: str, auth: str | None, rest: bool = False) -> Any:
     )
 
 
-def build_sdk_app(base_url: str, auth: str | None, silent_ids: set[str], rest: bool = False) -> Any:
-    card = build_card(base_url, auth, rest)
+def build_sdk_app(
+    base_url: str, auth: str | None, silent_ids: set[str], rest: bool = False, rest_only: bool = False
+) -> Any:
+    card = build_card(base_url, auth, rest, rest_only)
     handler = DefaultRequestHandler(
         agent_executor=ScriptedExecutor(silent_ids),
         task_store=InMemoryTaskStore(),
@@ -890,11 +896,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "and list it in the card",
     )
     p.add_argument(
+        "--rest-only",
+        action="store_true",
+        help="serve HTTP+JSON as --rest does, and list only it in the card (a2a-sdk 1.x)",
+    )
+    p.add_argument(
         "--exit-on-stdin-eof",
         action="store_true",
         help="shut down when stdin reaches EOF",
     )
     args = p.parse_args(argv)
+    if args.rest_only:
+        if SDK_MAJOR < 1:
+            p.error("--rest-only needs a2a-sdk 1.x")
+        args.rest = True
     if args.bearer_env:
         if args.bearer:
             p.error("give --bearer or --bearer-env, not both")
@@ -942,7 +957,7 @@ def main(argv: list[str]) -> int:
     auth = "bearer" if args.bearer else "oauth" if args.oauth_ttl else None
     tokens = TokenIssuer(args.oauth_ttl, args.oauth_claimed_ttl) if args.oauth_ttl else None
     app = RpcGate(
-        build_sdk_app(base_url, auth, silent_ids, args.rest),
+        build_sdk_app(base_url, auth, silent_ids, args.rest, args.rest_only),
         bearer=args.bearer,
         tokens=tokens,
         log_path=args.log,

@@ -103,8 +103,8 @@ impl Workers {
 
 /// How a streamed send began.
 pub enum Started {
-    /// The worker streams the task: its events follow.
-    Stream(TaskStream),
+    /// The worker streams the task: its events follow (boxed: a stream is large beside a view).
+    Stream(Box<TaskStream>),
     /// The worker does not stream (or declined): the plain send's answer.
     Plain(TaskView),
 }
@@ -254,6 +254,36 @@ impl Worker {
         }
     }
 
+    /// A streamed ending with its whole answer, the one rule wherever the chunks came from: a
+    /// stream that joined mid-way (`partial`: `Some` with the chunks it read of the artifact it
+    /// joined, [`TaskStream::seen_chunks`]) is completed from the worker's snapshot, the chunks it
+    /// read itself winning over the snapshot's copy of them ([`stream::rejoin`]); an ending that
+    /// says nothing of its answer is looked for in the history ([`Worker::filled`]).
+    pub async fn whole(
+        &self,
+        v: TaskView,
+        partial: Option<&[String]>,
+        deadline: Instant,
+    ) -> TaskView {
+        if let Some(seen) = partial {
+            match self.get_task(&v.task_id, deadline).await {
+                Ok(mut snap) if snap.state == v.state => {
+                    if let Some(t) = snap.text.as_deref().and_then(|t| stream::rejoin(t, seen)) {
+                        snap.text = Some(t);
+                    }
+                    return snap;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(
+                    worker = %self.alias,
+                    "no snapshot of task {} after a partial stream: {e}",
+                    v.task_id
+                ),
+            }
+        }
+        self.filled(v, deadline).await
+    }
+
     pub async fn cancel(&self, task_id: &str, deadline: Instant) -> Result<TaskView, A2aError> {
         self.call(Op::Cancel { id: task_id }, deadline).await
     }
@@ -357,7 +387,7 @@ impl Worker {
         }
     }
 
-    /// Whether this worker's card offers streaming over JSON-RPC, and it has not refused it.
+    /// Whether this worker's card offers streaming (either binding), and it has not refused it.
     pub async fn streams(&self, deadline: Instant) -> bool {
         if self.lock().no_stream.off(Instant::now()) {
             return false;
@@ -385,7 +415,7 @@ impl Worker {
             == Some(&serde_json::Value::Bool(true));
         let (ep, _) = self.endpoints(card);
         let refused = unless_refused && self.lock().no_stream.off(Instant::now());
-        (claims && !refused && ep.binding == Binding::JsonRpc).then_some(ep)
+        (claims && !refused).then_some(ep)
     }
 
     /// `send`, streamed when the worker streams (`SendStreamingMessage` / `message/stream`). A
@@ -420,7 +450,10 @@ impl Worker {
             message_id: &message_id,
         };
         match self.open_stream(op, deadline).await {
-            Ok(Followed::Stream(s)) => Ok(Started::Stream(*s)),
+            Ok(Followed::Stream(s)) => Ok(Started::Stream(s)),
+            // The worker refused this message itself (a task that ended, a part it does not
+            // take): the same message sent again plainly would only be refused again.
+            Ok(Followed::Declined(why)) if why.is_refusal() => Err(why),
             // Nothing was accepted: the same message, by its id, goes out as a plain send.
             Ok(Followed::NotStreaming | Followed::Declined(_)) => {
                 self.call(op.plain(), deadline).await.map(Started::Plain)
@@ -450,7 +483,7 @@ impl Worker {
             .await
     }
 
-    /// Whether the card (as already fetched, no request made) offers streaming over JSON-RPC.
+    /// Whether the card (as already fetched, no request made) offers streaming.
     pub fn claims_streaming(&self) -> bool {
         let card = self.lock().card.clone();
         card.is_some_and(|c| self.stream_endpoint_of(&c, false).is_some())
@@ -486,18 +519,28 @@ impl Worker {
             return Ok(Followed::NotStreaming);
         };
         let cred = self.creds(&card, &budget).await?;
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": stream::jsonrpc_method(&op, ep.dialect),
-            "params": stream::jsonrpc_params(&op, &ep),
-        });
-        let mut req = self
-            .http
-            .post(&ep.url)
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .json(&body);
+        let (mut req, rpc_id) = match ep.binding {
+            Binding::JsonRpc => {
+                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                let body = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "method": stream::jsonrpc_method(&op, ep.dialect),
+                    "params": stream::jsonrpc_params(&op, &ep),
+                });
+                (self.http.post(&ep.url).json(&body), Some(id))
+            }
+            Binding::Rest => {
+                let (url, body) = stream::rest_request(&op, &ep);
+                let req = self
+                    .http
+                    .post(url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/a2a+json")
+                    .body(body.to_string());
+                (req, None)
+            }
+        };
+        req = req.header(reqwest::header::ACCEPT, "text/event-stream");
         req = self.protocol_headers(req, ep.dialect);
         if let Some(c) = &cred {
             req = c.on(req)?;
@@ -518,7 +561,7 @@ impl Worker {
         };
         match budget
             .run(async {
-                Ok(TaskStream::open(resp, id, &ep.url, known, names_task, &budget).await)
+                Ok(TaskStream::open(resp, rpc_id, &ep.url, known, names_task, &budget).await)
             })
             .await?
         {
@@ -528,6 +571,7 @@ impl Worker {
                 Ok(Followed::NotStreaming)
             }
             Err(Refusal::Declined(why)) => {
+                let why = self.named_extensions(&card, why);
                 if let (A2aError::Auth { .. }, Some(c)) = (&why, &cred) {
                     self.tokens.forget(c).await;
                 }
@@ -738,7 +782,7 @@ impl Worker {
         budget: &Budget,
     ) -> Result<TaskView, Fail> {
         let (ans, id) = self.answer(card, ep, op, budget).await?;
-        let view = parsed(ep, op, &result_of(ep, op, &ans, id)?)?;
+        let view = parsed(ep, op, &self.classified(card, ep, op, &ans, id)?)?;
         Ok(TaskView {
             spills: ans.spills(),
             ..view
@@ -754,7 +798,47 @@ impl Worker {
         budget: &Budget,
     ) -> Result<serde_json::Value, Fail> {
         let (ans, id) = self.answer(card, ep, op, budget).await?;
-        result_of(ep, op, &ans, id)
+        self.classified(card, ep, op, &ans, id)
+    }
+
+    /// [`result_of`], an "extension required" refusal naming what the card requires.
+    fn classified(
+        &self,
+        card: &Card,
+        ep: &Endpoint,
+        op: &Op<'_>,
+        ans: &Answer,
+        id: u64,
+    ) -> Result<serde_json::Value, Fail> {
+        result_of(ep, op, ans, id).map_err(|f| match f {
+            Fail::A2a(e) => Fail::A2a(self.named_extensions(card, e)),
+            other => other,
+        })
+    }
+
+    /// An "extension required" refusal with the card's required extensions a2a-mod does not
+    /// send, each one a clean plain URI: what to add, when the worker's words do not say.
+    fn named_extensions(&self, card: &Card, e: A2aError) -> A2aError {
+        let A2aError::ExtensionRequired { said, .. } = e else {
+            return e;
+        };
+        let required = card
+            .raw
+            .get("capabilities")
+            .and_then(|c| c.get("extensions"))
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|x| x.get("required") == Some(&serde_json::Value::Bool(true)))
+            .filter_map(|x| x.get("uri").and_then(serde_json::Value::as_str))
+            .filter(|u| {
+                a2a_mod_sys::config::validate_extension(u).is_ok()
+                    && !self.config.extensions.iter().any(|have| have == u)
+            })
+            .map(str::to_string)
+            .take(4)
+            .collect();
+        A2aError::ExtensionRequired { said, required }
     }
 
     /// [`Worker::exchange`]'s request and its 401/403 retry: the worker's answer, whatever it
@@ -972,8 +1056,9 @@ fn rest_result(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<serde_json::V
                 || (matches!(op, Op::Cancel { .. }) && st == "FAILED_PRECONDITION")
             {
                 Err(A2aError::NotCancelable.into())
-            } else if reason == "EXTENSION_SUPPORT_REQUIRED" {
-                Err(A2aError::ExtensionRequired(message).into())
+            } else if let Some(code) = wire::code_of_reason(&reason) {
+                // The same error as over JSON-RPC, so the same hint.
+                Err(A2aError::from_rpc(code, message).into())
             } else {
                 Err(A2aError::Rpc {
                     code: i64::from(status),

@@ -30,9 +30,11 @@ pub enum A2aError {
     #[error("the task can no longer be canceled")]
     NotCancelable,
     /// JSON-RPC -32008 / REST `EXTENSION_SUPPORT_REQUIRED`: the worker serves only clients that
-    /// use an extension a2a-mod was not asked to; the worker's words, one clean bounded line.
-    #[error("the worker requires an A2A extension a2a-mod was not told to use: \"{0}\"")]
-    ExtensionRequired(String),
+    /// use an extension a2a-mod was not asked to; the worker's words, one clean bounded line, and
+    /// the URIs its card marks required that a2a-mod does not send (what to add, when the
+    /// worker's words do not name it).
+    #[error("the worker requires an A2A extension a2a-mod was not told to use: \"{said}\"")]
+    ExtensionRequired { said: String, required: Vec<String> },
     /// The agent answered a valid request with an error of its own (JSON-RPC or REST): its words,
     /// already one clean bounded line (`wire::parse_jsonrpc`).
     #[error("the worker answered: \"{message}\" (error {code})")]
@@ -65,11 +67,26 @@ pub enum A2aError {
 impl A2aError {
     /// A JSON-RPC error answer as the callers branch on it: the A2A codes they act on, any other
     /// as `Rpc`. One table for plain calls and streams.
+    /// The worker took the request and refused it, an A2A error of its own about it (not a
+    /// refusal of our credentials, a busy server or a broken answer).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            A2aError::Rpc { .. }
+                | A2aError::TaskNotFound
+                | A2aError::NotCancelable
+                | A2aError::ExtensionRequired { .. }
+        )
+    }
+
     pub(crate) fn from_rpc(code: i64, message: String) -> A2aError {
         match code {
             -32001 => A2aError::TaskNotFound,
             -32002 => A2aError::NotCancelable,
-            -32008 => A2aError::ExtensionRequired(message),
+            -32008 => A2aError::ExtensionRequired {
+                said: message,
+                required: Vec::new(),
+            },
             _ => A2aError::Rpc { code, message },
         }
     }

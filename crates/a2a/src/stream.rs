@@ -6,8 +6,8 @@
 //! event longer than [`MAX_BODY`], like every other answer), the event shapes of v1
 //! (`{task|message|statusUpdate|artifactUpdate}`) and v0.3 (`kind`), and the task assembled from
 //! them (status updates replace the status; artifact updates with `append` extend the artifact's
-//! parts in order). SSE framing is `sse-stream`'s. Only the JSON-RPC binding streams; a REST-only
-//! worker is polled.
+//! parts in order). SSE framing is `sse-stream`'s. Both bindings stream: JSON-RPC's events are
+//! JSON-RPC results, HTTP+JSON's (`message:stream`, `tasks/{id}:subscribe`) the bare event.
 //!
 //! A stream is never trusted to be complete: it may stall, drop or lie, and callers keep polling
 //! whenever it has told nothing newer (`core::inline`), or beside it (the poller's subscriptions,
@@ -86,6 +86,28 @@ pub(crate) fn jsonrpc_params(op: &StreamOp, ep: &Endpoint) -> Value {
                 obj.insert("tenant".into(), t.clone().into());
             }
             p
+        }
+    }
+}
+
+/// The HTTP+JSON stream call: its URL and body (`POST {base}/message:stream` with the send's body
+/// less the non-blocking flag, `POST {base}/tasks/{id}:subscribe`; v0.3 under `/v1`).
+pub(crate) fn rest_request(op: &StreamOp, ep: &Endpoint) -> (String, Value) {
+    let (_, url, body) = wire::rest_request(&op.plain(), ep);
+    match op {
+        StreamOp::Send { .. } => {
+            let mut body = body.unwrap_or_else(|| json!({}));
+            if let Some(c) = body.get_mut("configuration").and_then(Value::as_object_mut) {
+                c.remove("returnImmediately");
+                c.remove("blocking");
+            }
+            let url = url.trim_end_matches(":send").to_string() + ":stream";
+            (url, body)
+        }
+        // The GetTask URL less its query, plus the verb.
+        StreamOp::Subscribe { .. } => {
+            let path = url.split('?').next().unwrap_or_default();
+            (format!("{path}:subscribe"), json!({}))
         }
     }
 }
@@ -174,6 +196,10 @@ pub(crate) struct Assembly {
     /// joined mid-stream with no task first, as a2a-sdk 0.3's `tasks/resubscribe`): the text
     /// it assembles lacks the chunks before, so its ending is checked against a snapshot.
     pub partial: bool,
+    /// The artifact that began unseen (`partial`), and every text chunk of it this stream read,
+    /// in order: what [`rejoin`] holds a worker's snapshot to.
+    unseen: Option<Value>,
+    pub seen_chunks: Vec<String>,
     /// The worker said no more events come (v0.3 `final`, or an ending state).
     pub done: bool,
 }
@@ -250,9 +276,22 @@ impl Assembly {
                 if self.size > MAX_BODY {
                     return Err("streamed artifacts larger than 4 MiB".into());
                 }
+                let id = art.get("artifactId").cloned();
+                let text: String = art
+                    .get("parts")
+                    .or_else(|| art.get("content"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect();
                 let task = self.skeleton(u)?;
                 if add_artifact(task, art, append) == Added::AppendedToUnseen {
                     self.partial = true;
+                    self.unseen = id.clone();
+                }
+                if self.partial && id.is_some() && id == self.unseen {
+                    self.seen_chunks.push(text);
                 }
             }
             Event::Other => return Ok(Folded::Nothing),
@@ -305,6 +344,41 @@ impl Assembly {
                 .as_ref()
                 .and_then(wire_state)
                 .is_some_and(|s| !a2a_mod_core::task::TaskState::from_wire(s).is_live())
+    }
+
+    /// The task failed and nothing it sent says why (no status message, no message on the way,
+    /// no artifact): some servers give the reason only in a trailing SSE `error` event.
+    fn wordless_failure(&self) -> bool {
+        let Some(task) = &self.task else {
+            return false;
+        };
+        let failed = wire_state(task).is_some_and(|s| {
+            a2a_mod_core::task::TaskState::from_wire(s) == a2a_mod_core::task::TaskState::Failed
+        });
+        let said = task
+            .get("status")
+            .and_then(|s| s.get("message").or_else(|| s.get("update")))
+            .is_some_and(Value::is_object);
+        let made = task
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        failed && !said && !made && self.said.is_none()
+    }
+
+    /// A failure's reason, from a trailing error event, as the status message.
+    fn fail_words(&mut self, why: &str) {
+        if let Some(status) = self
+            .task
+            .as_mut()
+            .and_then(|t| t.get_mut("status"))
+            .and_then(Value::as_object_mut)
+        {
+            status.insert(
+                "message".into(),
+                json!({"messageId": "stream-error", "role": "agent", "parts": [{"text": why}]}),
+            );
+        }
     }
 
     /// The task an update is about, made from the update's ids if no Task event came first.
@@ -413,6 +487,26 @@ fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: 
     Added::Other
 }
 
+/// The answer of a task this client read part of as a stream that joined mid-way: the worker's
+/// snapshot holds the chunks before it joined, and the stream's own `seen` chunks (in order) win
+/// over the snapshot's copy of them, which a2a-sdk 0.3 stores twice after a resubscribe (each
+/// chunk repeated). `None` when the snapshot does not end with those chunks, once or each twice
+/// (it is then taken as the worker has it).
+pub fn rejoin(snapshot: &str, seen: &[String]) -> Option<String> {
+    if seen.is_empty() {
+        return None;
+    }
+    let ours: String = seen.concat();
+    let doubled: String = seen.iter().flat_map(|c| [c.as_str(), c.as_str()]).collect();
+    if let Some(head) = snapshot.strip_suffix(doubled.as_str()) {
+        return Some(format!("{head}{ours}"));
+    }
+    snapshot.ends_with(&ours).then(|| snapshot.to_string())
+}
+
+/// How long a failure that said nothing waits for a trailing `error` event with its reason.
+const TRAILING_ERROR: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// What [`add_artifact`] did, as the assembly's completeness needs it.
 #[derive(Debug, PartialEq, Eq)]
 enum Added {
@@ -428,7 +522,8 @@ type Sses = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>
 pub struct TaskStream {
     events: Sses,
     asm: Assembly,
-    rpc_id: u64,
+    /// The JSON-RPC id the events answer; `None` over HTTP+JSON (bare events).
+    rpc_id: Option<u64>,
     url: String,
     /// The task the stream must be about, once known (a subscription's from the start).
     task_id: Option<String>,
@@ -471,7 +566,7 @@ impl TaskStream {
     /// Reads the stream's response head: an event stream, or a refusal (read whole, bounded).
     pub(crate) async fn open(
         resp: reqwest::Response,
-        rpc_id: u64,
+        rpc_id: Option<u64>,
         url: &str,
         task_id: Option<&str>,
         names_task: bool,
@@ -508,7 +603,8 @@ impl TaskStream {
         let declined = |e| Refusal::Declined(e);
         match status {
             401 | 403 => return Err(declined(super::auth::refusal(None, status))),
-            404 | 405 | 501 => {
+            // Over HTTP+JSON a 404 may be an A2A error about the task: its body tells.
+            404 | 405 | 501 if rpc_id.is_some() => {
                 return Err(unsupported(A2aError::Protocol(format!(
                     "{url} answered the stream call with HTTP {status}"
                 ))));
@@ -516,9 +612,11 @@ impl TaskStream {
             _ => {}
         }
         let body = read_bounded(resp, budget).await.map_err(declined)?;
-        let rpc = serde_json::from_slice::<Value>(&body)
-            .ok()
-            .and_then(|v| wire::parse_jsonrpc(&v, rpc_id).ok());
+        let json = serde_json::from_slice::<Value>(&body).ok();
+        let Some(rpc_id) = rpc_id else {
+            return Err(rest_refusal(url, status, json.as_ref(), names_task));
+        };
+        let rpc = json.and_then(|v| wire::parse_jsonrpc(&v, rpc_id).ok());
         match rpc {
             // Method not found, invalid request (an old server), unsupported operation. On a
             // call about a task (a subscription, a follow-up message) -32004 is also what an
@@ -545,6 +643,12 @@ impl TaskStream {
     /// (`Assembly::partial`): its text is then not the whole answer.
     pub fn partial(&self) -> bool {
         self.asm.partial
+    }
+
+    /// The chunks of the artifact this stream joined mid-way, as it read them (none when it saw
+    /// the whole task): [`crate::Worker::whole`] holds the worker's snapshot to them.
+    pub fn seen_chunks(&self) -> &[String] {
+        &self.asm.seen_chunks
     }
 
     /// The task after the next change; `None` when the stream is over. An `Err` also ends it
@@ -597,6 +701,9 @@ impl TaskStream {
         if !std::mem::take(&mut self.untold) {
             return None;
         }
+        if self.asm.wordless_failure() && self.last_word.is_none() {
+            self.trailing_error().await;
+        }
         self.told_at = Some(tokio::time::Instant::now());
         let view = match self.asm.view() {
             Ok(Some(v)) => v,
@@ -615,6 +722,30 @@ impl TaskStream {
             self.ended = true;
         }
         Some(told)
+    }
+
+    /// A failure that said nothing: waits briefly for an `error` event after it, whose reason
+    /// becomes the failure's words (AG2 sends the FAILED state, then `event: error` with why).
+    async fn trailing_error(&mut self) {
+        let Ok(Some(Ok(sse))) = tokio::time::timeout(TRAILING_ERROR, self.events.next()).await
+        else {
+            return;
+        };
+        let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
+            return;
+        };
+        let v: Value = serde_json::from_str(&data).unwrap_or(Value::String(data.clone()));
+        let err = v.get("error").unwrap_or(&v);
+        let why = err
+            .get("message")
+            .or_else(|| err.get("detail"))
+            .and_then(Value::as_str)
+            .or_else(|| err.as_str());
+        if (sse.event.as_deref() == Some("error") || v.get("error").is_some())
+            && let Some(why) = why.map(|w| a2a_mod_core::text::one_line(w, 500))
+        {
+            self.asm.fail_words(&why);
+        }
     }
 
     fn bad(&self, why: &str) -> A2aError {
@@ -652,7 +783,17 @@ impl TaskStream {
     fn fold(&mut self, data: &str) -> Result<Folded, A2aError> {
         let v: Value =
             serde_json::from_str(data).map_err(|_| self.bad("something that is not JSON"))?;
-        let r = match wire::parse_jsonrpc(&v, self.rpc_id) {
+        let Some(rpc_id) = self.rpc_id else {
+            // HTTP+JSON: the event itself, or an error in the REST error shape.
+            if let Some((_, _, message)) = wire::parse_rest_error(&v) {
+                return Err(A2aError::Protocol(format!(
+                    "{} streamed an error: {message}",
+                    self.url
+                )));
+            }
+            return self.asm.apply(&v).map_err(|why| self.bad(&why));
+        };
+        let r = match wire::parse_jsonrpc(&v, rpc_id) {
             Ok(RpcAnswer::Result(r)) => r,
             Ok(RpcAnswer::Error { code, message }) => {
                 return Err(A2aError::from_rpc(code, message));
@@ -684,6 +825,37 @@ impl TaskStream {
     }
 }
 
+/// Why an HTTP+JSON stream call was not answered with a stream: a missing route (404 without an
+/// A2A error, 405, 501) or "unsupported operation" on a new message means the worker does not
+/// stream; anything else (a task error, a refused credential, a busy server) the plain call meets
+/// and reports.
+fn rest_refusal(url: &str, status: u16, body: Option<&Value>, names_task: bool) -> Refusal {
+    let a2a = body.and_then(wire::parse_rest_error);
+    let why = match &a2a {
+        Some((_, reason, message)) => match wire::code_of_reason(reason) {
+            Some(code) => A2aError::from_rpc(code, message.clone()),
+            None => A2aError::Rpc {
+                code: i64::from(status),
+                message: message.clone(),
+            },
+        },
+        None => A2aError::Protocol(format!("{url} answered the stream call with HTTP {status}")),
+    };
+    let reason = a2a.as_ref().map(|(_, reason, _)| reason.as_str());
+    let unsupported = match status {
+        405 | 501 => true,
+        // A route missing, or a new message's stream unknown; a task the worker does not know
+        // is the plain call's to report.
+        404 => a2a.is_none() || !names_task,
+        _ => !names_task && matches!(reason, Some("UNSUPPORTED_OPERATION" | "METHOD_NOT_FOUND")),
+    };
+    if unsupported {
+        Refusal::Unsupported(why)
+    } else {
+        Refusal::Declined(why)
+    }
+}
+
 async fn read_bounded(mut resp: reqwest::Response, budget: &Budget) -> Result<Vec<u8>, A2aError> {
     budget
         .run(async {
@@ -701,6 +873,31 @@ async fn read_bounded(mut resp: reqwest::Response, budget: &Budget) -> Result<Ve
             Ok(body)
         })
         .await
+}
+
+#[cfg(test)]
+mod rejoin_tests {
+    use super::rejoin;
+
+    fn v(c: &[&str]) -> Vec<String> {
+        c.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_chunks_read_win_over_a_snapshot_that_repeats_them() {
+        let seen = v(&["t014 ", "t015 ", "t016 "]);
+        // a2a-sdk 0.3.26 after a resubscribe: each later chunk stored twice.
+        let doubled = "t000 t013 t014 t014 t015 t015 t016 t016 ";
+        assert_eq!(
+            rejoin(doubled, &seen).as_deref(),
+            Some("t000 t013 t014 t015 t016 ")
+        );
+        let right = "t000 t013 t014 t015 t016 ";
+        assert_eq!(rejoin(right, &seen).as_deref(), Some(right));
+        // A snapshot that does not end with what was read is the worker's own.
+        assert_eq!(rejoin("something else", &seen), None);
+        assert_eq!(rejoin("x", &[]), None);
+    }
 }
 
 #[cfg(test)]
@@ -814,7 +1011,7 @@ mod tests {
         TaskStream {
             events: Box::pin(futures::stream::iter(events)),
             asm: Assembly::default(),
-            rpc_id: 1,
+            rpc_id: Some(1),
             url: "http://w".into(),
             task_id: None,
             ended: false,
@@ -981,7 +1178,7 @@ mod fake_tests {
             let Started::Stream(s) = started(&worker, "slow 0.3 the thing").await else {
                 panic!("a streaming worker streams");
             };
-            let vs = all(s).await;
+            let vs = all(*s).await;
             // Each artifact chunk is one more view of the working task.
             let st = states(&vs);
             assert_eq!(st.first(), Some(&Submitted), "{st:?}");
@@ -998,7 +1195,7 @@ mod fake_tests {
         let Started::Stream(s) = started(&worker, "hello there").await else {
             panic!("streamed");
         };
-        let vs = all(s).await;
+        let vs = all(*s).await;
         let last = vs.last().unwrap().as_ref().unwrap();
         assert_eq!(
             (last.state, last.text.as_deref()),
@@ -1007,7 +1204,7 @@ mod fake_tests {
         let Started::Stream(s) = started(&worker, "ask which one?").await else {
             panic!("streamed");
         };
-        let vs = all(s).await;
+        let vs = all(*s).await;
         let last = vs.last().unwrap().as_ref().unwrap();
         assert_eq!(
             (last.state, last.question.as_deref()),
@@ -1060,13 +1257,13 @@ mod fake_tests {
         let Started::Stream(s) = started(&worker, "slow 5 x").await else {
             panic!("streamed");
         };
-        assert_eq!(states(&all(s).await), [TaskState::Submitted]);
+        assert_eq!(states(&all(*s).await), [TaskState::Submitted]);
 
         let (_w, worker) = fake(StreamMode::Garbage, false).await;
         let Started::Stream(s) = started(&worker, "slow 5 x").await else {
             panic!("streamed");
         };
-        let vs = all(s).await;
+        let vs = all(*s).await;
         assert_eq!(vs.len(), 2);
         assert!(
             matches!(&vs[1], Err(A2aError::Protocol(m)) if m.contains("not JSON")),

@@ -1156,9 +1156,10 @@ async fn extensions_and_tenant_go_with_every_request() {
     }
     assert_eq!(
         w.cancel("t1", soon()).await,
-        Err(A2aError::ExtensionRequired(
-            "needs https://ext.example/trace/v1".into()
-        ))
+        Err(A2aError::ExtensionRequired {
+            said: "needs https://ext.example/trace/v1".into(),
+            required: Vec::new(),
+        })
     );
     let rpcs: Vec<Req> = fake
         .requests()
@@ -1489,4 +1490,249 @@ mod answers {
             }
         }
     }
+}
+
+/// A worker that offers only HTTP+JSON streams too: `message:stream` and
+/// `tasks/{id}:subscribe` (v0.3 under `/v1`), its events bare (no JSON-RPC envelope), chunks
+/// appended in order; a stream route it lacks (404) makes plain calls from then on.
+#[tokio::test]
+async fn an_http_json_worker_streams_sends_and_subscriptions() {
+    fn sse(events: &[Value]) -> Reply {
+        let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        Reply::Raw(200, "text/event-stream", body.into_bytes())
+    }
+    let chunk = |text: &str, append: bool| {
+        json!({"artifactUpdate": {"taskId": "t1", "contextId": "c1", "append": append,
+            "artifact": {"artifactId": "a", "parts": [{"text": text}]}}})
+    };
+    let done = json!({"statusUpdate": {"taskId": "t1", "contextId": "c1",
+        "status": {"state": "TASK_STATE_COMPLETED"}}});
+    let (c1, c2, d1) = (chunk("Hel", false), chunk("lo", true), done.clone());
+    let fake = serve(move |r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/.well-known/agent-card.json") => Reply::Json(200, json!({
+            "name": "Rest", "capabilities": {"streaming": true}, "supportedInterfaces": [
+                {"url": format!("{}/api", r.base), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]
+        })),
+        ("POST", "/api/message:stream") => sse(&[
+            json!({"task": v1_task("t1", "TASK_STATE_SUBMITTED")}),
+            c1.clone(),
+            c2.clone(),
+            d1.clone(),
+        ]),
+        ("POST", "/api/tasks/t1:subscribe") => sse(&[
+            json!({"task": v1_task("t1", "TASK_STATE_WORKING")}),
+            json!({"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                "status": {"state": "TASK_STATE_FAILED"}}}),
+        ]),
+        ("POST", "/api/tasks/gone:subscribe") => Reply::Raw(404, "application/a2a+json",
+            json!({"error": {"code": 404, "status": "NOT_FOUND", "message": "no task gone",
+                "details": [{"reason": "TASK_NOT_FOUND"}]}}).to_string().into_bytes()),
+        _ => not_found(),
+    })
+    .await;
+    let w = fake.worker();
+    let Started::Stream(mut s) = w.send_streamed("x", None, None, soon()).await.unwrap() else {
+        panic!("not streamed")
+    };
+    let mut last = None;
+    while let Some(v) = s.next().await {
+        last = Some(v.unwrap());
+    }
+    let last = last.unwrap();
+    assert_eq!(
+        (last.state, last.text.as_deref()),
+        (TaskState::Completed, Some("Hello"))
+    );
+    let mut sub = w
+        .subscribe("t1", soon())
+        .await
+        .unwrap()
+        .expect("a subscription");
+    let mut states = Vec::new();
+    while let Some(v) = sub.next().await {
+        states.push(v.unwrap().state);
+    }
+    assert_eq!(states.last(), Some(&TaskState::Failed));
+    // A task the worker does not know is the plain call's to report; streaming stays on.
+    assert!(matches!(
+        w.follow("gone", soon()).await,
+        Ok(super::Followed::Declined(_))
+    ));
+    assert!(w.claims_streaming());
+    let reqs = fake.requests();
+    let stream = reqs
+        .iter()
+        .find(|r| r.path == "/api/message:stream")
+        .unwrap();
+    assert_eq!(stream.body["message"]["parts"][0]["text"], "x");
+    assert!(
+        stream.body["configuration"]
+            .get("returnImmediately")
+            .is_none(),
+        "{:?}",
+        stream.body
+    );
+    assert_eq!(
+        stream.header("content-type").as_deref(),
+        Some("application/a2a+json")
+    );
+    assert_eq!(
+        stream.header("accept").as_deref(),
+        Some("text/event-stream")
+    );
+    assert!(
+        reqs.iter().all(|r| !r.path.ends_with(":send")),
+        "no plain send: {reqs:?}"
+    );
+}
+
+/// A REST worker without the stream route (HTTP 404, no A2A error) gets the plain send, and plain
+/// calls after.
+#[tokio::test]
+async fn an_http_json_worker_without_the_stream_route_is_polled() {
+    let fake = serve(|r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/.well-known/agent-card.json") => Reply::Json(200, json!({
+            "name": "Rest", "capabilities": {"streaming": true}, "supportedInterfaces": [
+                {"url": format!("{}/api", r.base), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]
+        })),
+        ("POST", "/api/message:send") => Reply::Raw(200, "application/json",
+            json!({"task": v1_task("t1", "TASK_STATE_WORKING")}).to_string().into_bytes()),
+        _ => not_found(),
+    })
+    .await;
+    let w = fake.worker();
+    assert!(matches!(
+        w.send_streamed("x", None, None, soon()).await,
+        Ok(Started::Plain(_))
+    ));
+    assert!(!w.streams(soon()).await);
+    assert_eq!(fake.count(|r| r.path == "/api/message:stream"), 1);
+}
+
+/// A stream that ends FAILED with nothing said, then an SSE `error` event with the reason (as
+/// AG2 does): the reason is the failure's words. A failure that says why keeps its own words.
+#[tokio::test]
+async fn a_trailing_error_event_gives_a_silent_failure_its_reason() {
+    let fake = serve(|r| {
+        if r.path == "/.well-known/agent-card.json" {
+            let mut c = v1_card(&r.base);
+            c["capabilities"] = json!({"streaming": true});
+            return Reply::Json(200, c);
+        }
+        let id = &r.body["id"];
+        let ev = |result: Value| {
+            format!(
+                "data: {}\n\n",
+                json!({"jsonrpc": "2.0", "id": id, "result": result})
+            )
+        };
+        let said = r.body["params"]["message"]["parts"][0]["text"] == "says why";
+        let mut failed = json!({"statusUpdate": {"taskId": "t1", "contextId": "c1",
+            "status": {"state": "TASK_STATE_FAILED"}}});
+        if said {
+            failed["statusUpdate"]["status"]["message"] =
+                json!({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "quota gone"}]});
+        }
+        let body = ev(json!({"task": v1_task("t1", "TASK_STATE_WORKING")}))
+            + &ev(failed)
+            + "event: error\ndata: {\"error\": {\"message\": \"disk full\"}}\n\n";
+        Reply::Raw(200, "text/event-stream", body.into_bytes())
+    })
+    .await;
+    let w = fake.worker();
+    for (msg, words) in [("silent", "disk full"), ("says why", "quota gone")] {
+        let Started::Stream(mut s) = w.send_streamed(msg, None, None, soon()).await.unwrap() else {
+            panic!("not streamed")
+        };
+        let mut last = None;
+        while let Some(v) = s.next().await {
+            last = Some(v.unwrap());
+        }
+        let last = last.unwrap();
+        assert_eq!(last.state, TaskState::Failed);
+        assert_eq!(last.text.as_deref(), Some(words), "{last:?}");
+    }
+}
+
+/// One meaning, one error: a follow-up to a task that ended is -32004 over JSON-RPC and HTTP 400
+/// `UNSUPPORTED_OPERATION` over HTTP+JSON, and both read as the same `A2aError` (so the same
+/// hint); refused on a streaming call, the message is not sent again as a plain one.
+#[tokio::test]
+async fn an_ended_tasks_follow_up_is_one_error_over_both_bindings_and_not_sent_twice() {
+    let terminal = "Task t1 is in terminal state: TASK_STATE_COMPLETED";
+    let rpc = serve(move |r| match (r.path.as_str(), r.rpc_method()) {
+        ("/.well-known/agent-card.json", _) => {
+            let mut c = v1_card(&r.base);
+            c["capabilities"] = json!({"streaming": true});
+            Reply::Json(200, c)
+        }
+        _ => rpc_err(r, -32004, terminal),
+    })
+    .await;
+    let rest = serve(move |r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/.well-known/agent-card.json") => Reply::Json(200, json!({
+            "name": "Rest", "capabilities": {"streaming": true}, "supportedInterfaces": [
+                {"url": format!("{}/api", r.base), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]
+        })),
+        _ => Reply::Raw(400, "application/a2a+json", json!({"error": {"code": 400,
+            "status": "FAILED_PRECONDITION", "message": terminal,
+            "details": [{"reason": "UNSUPPORTED_OPERATION"}]}}).to_string().into_bytes()),
+    })
+    .await;
+    let want = A2aError::Rpc {
+        code: -32004,
+        message: terminal.into(),
+    };
+    for fake in [&rpc, &rest] {
+        let w = fake.worker();
+        assert_eq!(
+            w.send("more", Some("t1"), None, soon()).await,
+            Err(want.clone())
+        );
+        match w.send_streamed("more", Some("t1"), None, soon()).await {
+            Err(e) => assert_eq!(e, want),
+            Ok(_) => panic!("a refused follow-up is an error"),
+        }
+    }
+    // The streaming follow-up went out once, never again as a plain send.
+    assert_eq!(rpc.count(|r| r.rpc_method() == "SendStreamingMessage"), 1);
+    assert_eq!(
+        rpc.count(|r| r.rpc_method() == "SendMessage"),
+        1,
+        "only the plain send above"
+    );
+    assert_eq!(rest.count(|r| r.path.ends_with("message:stream")), 1);
+    assert_eq!(
+        rest.count(|r| r.path.ends_with("message:send")),
+        1,
+        "only the plain send above"
+    );
+}
+
+/// A worker that answers -32008 without naming the extension, its card marking one required that
+/// a2a-mod does not send: the error names it (and only the ones not sent, each a plain URI).
+#[tokio::test]
+async fn a_required_extension_is_named_from_the_card() {
+    let fake = serve(|r| match (r.path.as_str(), r.rpc_method()) {
+        ("/.well-known/agent-card.json", _) => {
+            let mut c = v1_card(&r.base);
+            c["capabilities"] = json!({"extensions": [
+                {"uri": "https://ext.example/needed/v1", "required": true},
+                {"uri": "https://ext.example/sent/v1", "required": true},
+                {"uri": "urn:optional", "required": false},
+                {"uri": "urn:bad \u{1b}[2J", "required": true},
+            ]});
+            Reply::Json(200, c)
+        }
+        _ => rpc_err(r, -32008, "Extension support required"),
+    })
+    .await;
+    let w = fake.worker_with(|c| c.extensions = vec!["https://ext.example/sent/v1".into()]);
+    assert_eq!(
+        w.send("x", None, None, soon()).await,
+        Err(A2aError::ExtensionRequired {
+            said: "Extension support required".into(),
+            required: vec!["https://ext.example/needed/v1".into()],
+        })
+    );
 }

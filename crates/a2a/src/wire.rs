@@ -722,6 +722,24 @@ pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, Malformed> 
 
 /// A REST error body (`{"error":{code,status,message,details:[{reason}]}}`), as
 /// (status, reason, message).
+/// The JSON-RPC code of an A2A error as HTTP+JSON names it (`google.rpc.ErrorInfo.reason`), so
+/// an error means one thing, and gets one hint, over both bindings.
+pub(crate) fn code_of_reason(reason: &str) -> Option<i64> {
+    Some(match reason {
+        "TASK_NOT_FOUND" => -32001,
+        "TASK_NOT_CANCELABLE" => -32002,
+        "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
+        "UNSUPPORTED_OPERATION" => -32004,
+        "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
+        "INVALID_AGENT_RESPONSE" => -32006,
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => -32007,
+        "EXTENSION_SUPPORT_REQUIRED" => -32008,
+        "VERSION_NOT_SUPPORTED" => -32009,
+        "INVALID_PARAMS" => -32602,
+        _ => return None,
+    })
+}
+
 pub(crate) fn parse_rest_error(v: &Value) -> Option<(String, String, String)> {
     let e = v.get("error").filter(|e| e.is_object())?;
     let status = e
