@@ -8,7 +8,7 @@ use crate::claude_wake::{Rig, RigOpts, assert_wake, is_wake, send_on};
 use crate::fake::model_api::{Reply, Rule, Script};
 use crate::peers::claude::SEND;
 use crate::serve::{LONG, Serve, numbered, server_env};
-use crate::util::{append_config, skip, which};
+use crate::util::{append_config, skip};
 use crate::workers::{peers_dir, repo};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -46,14 +46,7 @@ impl Sdk {
                 (py, repo().join("tests/peers/client.py"))
             }
             Sdk::Js => {
-                let Some(node) = which("node") else {
-                    skip("JS client: node not on PATH — install Node.js >= 20");
-                    return None;
-                };
-                if !peers_dir().join("js/node_modules/@a2a-js/sdk").exists() {
-                    skip("JS client: @a2a-js/sdk not set up — run tests/peers/setup.sh");
-                    return None;
-                }
+                let node = crate::workers::js_peers()?;
                 (node, repo().join("tests/peers/js/client.mjs"))
             }
         };

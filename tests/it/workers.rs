@@ -104,6 +104,31 @@ pub fn peers_dir() -> PathBuf {
         .unwrap_or_else(|| repo().join("target/peers"))
 }
 
+/// The `node` that runs the JS peers (as setup.sh reads it: `A2A_PEERS_NODE`, a path or a name
+/// looked up on PATH), once `@a2a-js/sdk` is set up; `None` after a SKIPPED line otherwise.
+pub fn js_peers() -> Option<PathBuf> {
+    let node = match std::env::var_os("A2A_PEERS_NODE") {
+        Some(v) if Path::new(&v).components().count() > 1 => Some(PathBuf::from(v)),
+        Some(v) => crate::util::which(&v.to_string_lossy()),
+        None => crate::util::which("node"),
+    };
+    let Some(node) = node.filter(|n| n.exists()) else {
+        skip(
+            "Node.js not found (node on PATH or A2A_PEERS_NODE) — install Node.js >= 20, then run tests/peers/setup.sh",
+        );
+        return None;
+    };
+    let sdk = peers_dir().join("js/node_modules/@a2a-js/sdk");
+    if !sdk.exists() {
+        skip(&format!(
+            "@a2a-js/sdk peer not set up ({} missing) — run tests/peers/setup.sh",
+            sdk.display()
+        ));
+        return None;
+    }
+    Some(node)
+}
+
 impl Peer {
     /// Starts a worker of `kind`; `None` (after a SKIPPED line) when its runtime is missing.
     pub fn start(kind: Kind, extra: &[&str]) -> Option<Peer> {
@@ -136,27 +161,8 @@ impl Peer {
                 c
             }
             Kind::Js => {
-                // As setup.sh reads it: a path, or a name looked up on PATH.
-                let node = match std::env::var_os("A2A_PEERS_NODE") {
-                    Some(v) if Path::new(&v).components().count() > 1 => Some(PathBuf::from(v)),
-                    Some(v) => crate::util::which(&v.to_string_lossy()),
-                    None => crate::util::which("node"),
-                };
-                let Some(node) = node.filter(|n| n.exists()) else {
-                    skip(
-                        "Node.js not found (node on PATH or A2A_PEERS_NODE) — install Node.js >= 20, then run tests/peers/setup.sh",
-                    );
-                    return None;
-                };
+                let node = js_peers()?;
                 let modules = peers_dir().join("js");
-                let sdk = modules.join("node_modules/@a2a-js/sdk");
-                if !sdk.exists() {
-                    skip(&format!(
-                        "@a2a-js/sdk peer not set up ({} missing) — run tests/peers/setup.sh",
-                        sdk.display()
-                    ));
-                    return None;
-                }
                 let mut c = TestCommand::program(node);
                 c.arg(repo().join("tests/peers/js/worker.mjs"))
                     .arg("--modules")
