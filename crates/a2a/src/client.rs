@@ -257,7 +257,7 @@ impl Worker {
     /// A streamed ending with its whole answer, the one rule wherever the chunks came from: a
     /// stream that joined mid-way (`partial`: `Some` with the chunks it read of the artifact it
     /// joined, [`TaskStream::seen_chunks`]) is completed from the worker's snapshot, the chunks it
-    /// read itself winning over the snapshot's copy of them ([`stream::rejoin`]); an ending that
+    /// read itself winning over the snapshot's copy of them (`stream::rejoin`); an ending that
     /// says nothing of its answer is looked for in the history ([`Worker::filled`]).
     pub async fn whole(
         &self,
