@@ -120,7 +120,13 @@ pub fn router(server: Arc<Server>) -> axum::Router {
 }
 
 /// Names no agent may have: the first segments of the routes served at the root.
-pub const RESERVED: [&str; 4] = ["v1", "tasks", "message:send", "message:stream"];
+pub const RESERVED: [&str; 5] = [
+    ".well-known",
+    "v1",
+    "tasks",
+    "message:send",
+    "message:stream",
+];
 
 async fn handle(
     axum::extract::State(sv): axum::extract::State<Arc<Server>>,
