@@ -630,6 +630,60 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
             .contains("without its taskId"),
         "{body}"
     );
+    // Hostile names: ids with control sequences, spaces or no end are refused, and nothing a
+    // client named comes back with a control character in it; a plain id that reads like a path
+    // is only ever a key.
+    let hostile = "x\u{1b}]0;pwned\u{7} \u{1b}[2J";
+    let rpc = |method: &str, params: Value| {
+        let b = json!({"jsonrpc": "2.0", "id": 10, "method": method, "params": params});
+        call(b.to_string(), &good).1
+    };
+    let m = |extra: Value| {
+        let mut msg = json!({"messageId": "h", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+        for (k, v) in extra.as_object().unwrap() {
+            msg[k] = v.clone();
+        }
+        json!({"message": msg, "configuration": {"returnImmediately": true}})
+    };
+    for (method, params) in [
+        ("GetTask", json!({"id": hostile})),
+        ("CancelTask", json!({"id": "y".repeat(10_000)})),
+        ("ListTasks", json!({"contextId": hostile})),
+        ("SendMessage", m(json!({"contextId": hostile}))),
+        ("SendMessage", m(json!({"messageId": hostile}))),
+        ("SendMessage", m(json!({"taskId": hostile}))),
+    ] {
+        let body = rpc(method, params);
+        assert_eq!(body["error"]["code"], -32602, "{method}: {body}");
+        let words = body["error"]["message"].as_str().unwrap();
+        assert!(
+            !words.chars().any(char::is_control) && words.len() < 200,
+            "{words:?}"
+        );
+    }
+    let body = rpc(&format!("tasks/{hostile}"), json!({}));
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+    assert!(
+        !body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .any(char::is_control),
+        "{body}"
+    );
+    let pathlike = rpc(
+        "SendMessage",
+        m(json!({"contextId": "../../../../tmp/a2a-mod-it-escape"})),
+    );
+    let pathlike_id = pathlike["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_until("the path-like context's task to end", LONG, || {
+        state(&pathlike_id) == "TASK_STATE_COMPLETED"
+    });
+    assert!(!std::path::Path::new("/tmp/a2a-mod-it-escape").exists());
+
     // REST errors carry the HTTP status.
     let (s, body) = http("GET", &format!("{}/tasks/nope", serve.url), None, &good);
     assert_eq!(

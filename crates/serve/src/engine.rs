@@ -98,7 +98,14 @@ impl Live {
         lock(&self.inner).task.clone()
     }
 
-    /// The events from `from` on, and the task as it is after them.
+    /// Whether a run may still change the task (read without copying it).
+    pub fn is_live(&self) -> bool {
+        lock(&self.inner).task.state.is_live()
+    }
+
+    /// The events from `from` on, and the task after them without its answer and history (what
+    /// an event names of it: ids, metadata), so a token stream costs its chunks, not a copy of
+    /// the text so far per batch.
     pub fn since(&self, from: usize) -> (Vec<Event>, Task) {
         let inner = lock(&self.inner);
         let events = inner
@@ -106,7 +113,7 @@ impl Live {
             .get(from..)
             .map(<[Event]>::to_vec)
             .unwrap_or_default();
-        (events, inner.task.clone())
+        (events, inner.task.head())
     }
 
     /// A receiver of the event count, the count now and the task after those events (a stream
@@ -376,10 +383,15 @@ impl Engine {
         let Some(update) = inner.task.apply(r, now) else {
             return;
         };
+        // A chunk's event tells no status: no copy of the status line per token.
+        let status_text = match update {
+            Update::Status => inner.task.status_text.clone(),
+            Update::Chunk { .. } => None,
+        };
         let ev = Event {
             update,
             state: inner.task.state,
-            status_text: inner.task.status_text.clone(),
+            status_text,
             at_ms: now,
         };
         inner.events.push(ev);
@@ -435,7 +447,7 @@ impl Engine {
                 () = &mut run, if !finished => finished = true,
             }
         }
-        if live.snapshot().state.is_live() {
+        if live.is_live() {
             let end = if *live.stop.borrow() {
                 self.stopped_end()
             } else {
@@ -492,22 +504,15 @@ impl Engine {
             ));
         };
         live.stop.send_replace(true);
-        let (mut rx, ..) = live.watch();
         // The executor's own grace bounds this: SIGTERM, then SIGKILL.
-        let _ = rx.wait_for(|_| !live.snapshot().state.is_live()).await;
-        Ok(live.snapshot())
+        Ok(Engine::settled(&live).await)
     }
 
-    /// Waits until the task is no longer live (a blocking send).
+    /// Waits until the task is no longer live (a blocking send, a cancel, a shutdown).
     pub async fn settled(live: &Live) -> Task {
-        let (mut rx, ..) = live.watch();
-        let _ = rx.wait_for(|_| !live.snapshot().state.is_live()).await;
+        let mut rx = live.told.subscribe();
+        let _ = rx.wait_for(|_| !live.is_live()).await;
         live.snapshot()
-    }
-
-    /// Tasks waiting for a run now.
-    pub fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::SeqCst)
     }
 }
 

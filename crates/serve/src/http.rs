@@ -423,17 +423,12 @@ impl Req<'_> {
         let engine = &self.sv.engine;
         let agent = &self.agent.name;
         let id = || {
-            params
-                .get("id")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .ok_or_else(|| {
-                    A2aError::new(
-                        wire::INVALID_PARAMS,
-                        "Invalid params: params.id (the task id) is required",
-                    )
-                })
+            wire::checked_id(params.get("id"), "params.id")?.ok_or_else(|| {
+                A2aError::new(
+                    wire::INVALID_PARAMS,
+                    "Invalid params: params.id (the task id) is required",
+                )
+            })
         };
         match op {
             Op::Send | Op::Stream => {
@@ -502,9 +497,8 @@ impl Req<'_> {
                     .get("pageSize")
                     .and_then(Value::as_u64)
                     .map_or(50, |n| n.clamp(1, 100) as usize);
-                let context = params.get("contextId").and_then(Value::as_str);
-                engine
-                    .list(self.owner, agent, context, page)
+                wire::checked_id(params.get("contextId"), "params.contextId")
+                    .and_then(|context| engine.list(self.owner, agent, context.as_deref(), page))
                     .map(|ts| wire::list(w, &ts, page))
                     .into()
             }

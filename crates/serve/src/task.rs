@@ -81,6 +81,22 @@ impl Task {
         }
     }
 
+    /// The task less its answer and history: what a stream event names of it.
+    pub fn head(&self) -> Task {
+        Task {
+            id: self.id.clone(),
+            context_id: self.context_id.clone(),
+            agent: self.agent.clone(),
+            state: self.state,
+            status_text: self.status_text.clone(),
+            answer: String::new(),
+            history: Vec::new(),
+            metadata: self.metadata.clone(),
+            created_ms: self.created_ms,
+            updated_ms: self.updated_ms,
+        }
+    }
+
     pub fn artifact_id(&self) -> String {
         format!("{}-answer", self.id)
     }

@@ -116,7 +116,9 @@ pub struct Incoming {
 /// The longest id a client may name (task, context, message): ids are keys, never paths.
 const MAX_ID: usize = 128;
 
-fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aError> {
+/// An id a client names (a task, a context, a message): a key only, never a path, and echoed in
+/// answers and errors, so it must be a bounded plain id (no spaces, controls, quotes).
+pub fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.is_empty() => Ok(None),
@@ -125,9 +127,7 @@ fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aError>
         }
         Some(_) => Err(A2aError::new(
             INVALID_PARAMS,
-            format!(
-                "Invalid params: message.{what} must be a string of at most {MAX_ID} plain characters"
-            ),
+            format!("Invalid params: {what} must be a string of at most {MAX_ID} plain characters"),
         )),
     }
 }
@@ -142,9 +142,7 @@ pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
     };
     // proto field names too: a2a-sdk 1.x writes v0.3 REST bodies with them (`message_id`).
     let field = |camel: &str, snake: &str| obj.get(camel).or_else(|| obj.get(snake));
-    let message_id = field("messageId", "message_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
+    let message_id = checked_id(field("messageId", "message_id"), "message.messageId")?
         .ok_or_else(|| bad("message.messageId is required"))?;
     if let Some(role) = obj.get("role").and_then(Value::as_str)
         && !matches!(role, "user" | "ROLE_USER")
@@ -186,10 +184,10 @@ pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
         return Err(bad("the message has no text"));
     }
     Ok(Incoming {
-        message_id: message_id.to_string(),
+        message_id,
         text,
-        task_id: checked_id(field("taskId", "task_id"), "taskId")?,
-        context_id: checked_id(field("contextId", "context_id"), "contextId")?,
+        task_id: checked_id(field("taskId", "task_id"), "message.taskId")?,
+        context_id: checked_id(field("contextId", "context_id"), "message.contextId")?,
     })
 }
 
