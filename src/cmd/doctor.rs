@@ -172,13 +172,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
         });
     }
     for (name, a) in &serve.agents {
-        let dir =
-            a.dir.as_deref().map(
-                |d| match (d.strip_prefix("~/"), a2a_mod_sys::env::home_dir()) {
-                    (Some(rest), Some(home)) => home.join(rest),
-                    _ => PathBuf::from(d),
-                },
-            );
+        let dir = a.dir_path();
         let mode = a.permission_mode.as_deref().unwrap_or("default");
         checks.push(match &dir {
             Some(d) if !d.is_dir() => fail(

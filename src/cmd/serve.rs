@@ -149,10 +149,7 @@ fn plan(
             args.agent.contains(name)
         };
         if wanted {
-            let dir = a
-                .dir
-                .as_deref()
-                .map_or_else(|| cwd.to_path_buf(), expand_home);
+            let dir = a.dir_path().unwrap_or_else(|| cwd.to_path_buf());
             agents.push(agent(name, &dir, a.clone())?);
         }
     }
@@ -245,13 +242,6 @@ fn default_name(dir: &Path) -> String {
         "claude".into()
     } else {
         name
-    }
-}
-
-fn expand_home(d: &str) -> PathBuf {
-    match (d.strip_prefix("~/"), a2a_mod_sys::env::home_dir()) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ => PathBuf::from(d),
     }
 }
 

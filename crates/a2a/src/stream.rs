@@ -277,22 +277,20 @@ impl Assembly {
                     return Err("streamed artifacts larger than 4 MiB".into());
                 }
                 let id = art.get("artifactId").cloned();
-                let text: String = art
-                    .get("parts")
-                    .or_else(|| art.get("content"))
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect();
+                let the_joined = self.partial.then(|| id == self.unseen);
                 let task = self.skeleton(u)?;
+                // Only the chunks of an artifact joined mid-way are kept apart (for `rejoin`): an
+                // append to the one joined, or to one never seen begin; a whole stream keeps none.
+                let keep = append
+                    && id.is_some()
+                    && the_joined.unwrap_or_else(|| !has_artifact(task, id.as_ref()));
+                let text = keep.then(|| chunk_text(&art));
                 if add_artifact(task, art, append) == Added::AppendedToUnseen {
                     self.partial = true;
-                    self.unseen = id.clone();
+                    // The first one joined: `rejoin` holds the snapshot to one run of chunks.
+                    self.unseen = self.unseen.take().or(id);
                 }
-                if self.partial && id.is_some() && id == self.unseen {
-                    self.seen_chunks.push(text);
-                }
+                self.seen_chunks.extend(text);
             }
             Event::Other => return Ok(Folded::Nothing),
         }
@@ -427,6 +425,24 @@ fn wire_state(task: &Map<String, Value>) -> Option<&str> {
         .and_then(|s| s.get("state"))
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
+}
+
+/// Whether the task already has the artifact of this id.
+fn has_artifact(task: &Map<String, Value>, id: Option<&Value>) -> bool {
+    task.get("artifacts")
+        .and_then(Value::as_array)
+        .is_some_and(|l| l.iter().any(|a| a.get("artifactId") == id))
+}
+
+/// The text an artifact update carries (its text parts joined).
+fn chunk_text(art: &Map<String, Value>) -> String {
+    art.get("parts")
+        .or_else(|| art.get("content"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect()
 }
 
 /// An artifact update: `append` adds its parts to the artifact of the same id (in the order the
@@ -897,6 +913,30 @@ mod rejoin_tests {
         // A snapshot that does not end with what was read is the worker's own.
         assert_eq!(rejoin("something else", &seen), None);
         assert_eq!(rejoin("x", &[]), None);
+    }
+
+    /// Only a stream that joined an artifact mid-way keeps its chunks apart: those of the first
+    /// artifact it joined.
+    #[test]
+    fn the_chunks_kept_are_those_of_the_artifact_joined() {
+        use super::Assembly;
+        use serde_json::json;
+        let chunk = |id: &str, t: &str, append: bool| {
+            json!({"artifactUpdate": {"taskId": "t", "contextId": "c", "append": append,
+                "artifact": {"artifactId": id, "parts": [{"text": t}]}}})
+        };
+        let mut whole = Assembly::default();
+        whole.apply(&json!({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}})).unwrap();
+        for (t, append) in [("a", false), ("b", true), ("c", true)] {
+            whole.apply(&chunk("x", t, append)).unwrap();
+        }
+        assert!(!whole.partial && whole.seen_chunks.is_empty());
+        let mut joined = Assembly::default();
+        for (id, t) in [("x", "t5 "), ("y", "other"), ("x", "t6 ")] {
+            joined.apply(&chunk(id, t, true)).unwrap();
+        }
+        assert!(joined.partial);
+        assert_eq!(joined.seen_chunks, ["t5 ", "t6 "]);
     }
 }
 

@@ -91,12 +91,7 @@ fn task_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<ServedTask> {
 impl ServedStore {
     /// Opens (creating and migrating) the store, private to the user.
     pub fn open(path: &Path) -> Result<ServedStore> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            a2a_mod_sys::fsx::create_private_dir(dir)
-                .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
-        }
-        a2a_mod_sys::fsx::open_private(path)
-            .with_context(|| format!("cannot open serve store \"{}\"", path.display()))?;
+        crate::store::make_private(path, "serve store")?;
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open serve store \"{}\"", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
@@ -116,9 +111,6 @@ impl ServedStore {
             tx.execute_batch(step)?;
             tx.pragma_update(None, "user_version", i as i64 + 1)?;
             tx.commit()?;
-        }
-        for p in [path.with_extension("db-wal"), path.with_extension("db-shm")] {
-            a2a_mod_sys::fsx::tighten(&p);
         }
         Ok(ServedStore { conn })
     }

@@ -340,8 +340,8 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
 /// mode, so creating the db 0600 first makes all three private. Files and folders an older
 /// a2a-mod (or a loose umask) left readable are tightened: the sessions folder, the state folder
 /// holding it, the db, its WAL, shared memory and snapshot. Writers only: the hot path's
-/// read-only open never chmods.
-fn make_private(db: &Path) -> Result<()> {
+/// read-only open never chmods. `what` names the store in an error (session or serve store).
+pub(crate) fn make_private(db: &Path, what: &str) -> Result<()> {
     if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
         a2a_mod_sys::fsx::create_private_dir(dir)
             .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
@@ -353,7 +353,7 @@ fn make_private(db: &Path) -> Result<()> {
         }
     }
     a2a_mod_sys::fsx::open_private(db)
-        .with_context(|| format!("cannot open session store \"{}\"", db.display()))?;
+        .with_context(|| format!("cannot open {what} \"{}\"", db.display()))?;
     for p in snapshot::companions(db) {
         a2a_mod_sys::fsx::tighten(&p);
     }
@@ -834,7 +834,7 @@ impl Reader {
 impl Store {
     /// Opens (creating and migrating) a session's store for writing.
     pub fn open(path: &Path) -> Result<Store> {
-        make_private(path)?;
+        make_private(path, "session store")?;
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
         Store::prepare(conn, path).map_err(|e| explain(e, path))

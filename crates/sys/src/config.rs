@@ -394,6 +394,17 @@ pub struct ServeAgentConfig {
     pub append_system_prompt: Option<String>,
 }
 
+impl ServeAgentConfig {
+    /// `dir` as a path, `~/` read as the home directory; `None` when unset (serve's own folder).
+    pub fn dir_path(&self) -> Option<std::path::PathBuf> {
+        let d = self.dir.as_deref()?;
+        Some(match (d.strip_prefix("~/"), crate::env::home_dir()) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => std::path::PathBuf::from(d),
+        })
+    }
+}
+
 /// Claude Code's permission modes (`claude --help`, 2.1.332), and `default`: no
 /// `--permission-mode` at all, so Claude Code's own default holds.
 pub const PERMISSION_MODES: [&str; 7] = [
