@@ -714,6 +714,7 @@ fn fake_claude(home: &TempHome) -> std::path::PathBuf {
         format!(
             r#"#!/bin/sh
 echo "$*" >> "{log}"
+env >> "{log}.env"
 read -r line
 case "$line" in *exit-quietly*)
     echo "boom: the disk is full" >&2; exit 3;;
@@ -739,6 +740,7 @@ echo '{{"type":"result","subtype":"success","is_error":false,"result":"stand-in 
 
 #[test]
 fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_failure() {
+    const TOKEN: &str = "stand-in-token-7c1e";
     let server = TempHome::new();
     let dir = server.root().join("work");
     std::fs::create_dir(&dir).unwrap();
@@ -749,6 +751,11 @@ fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_f
         .args(["serve", "--dir"])
         .arg(&dir)
         .env("A2A_MOD_CLAUDE_BIN", &claude)
+        .args(["--token-env", "STAND_IN_TOKEN"])
+        .env("STAND_IN_TOKEN", TOKEN)
+        // What a serve started from inside a Claude Code session inherits.
+        .env("CLAUDECODE", "1")
+        .env("CLAUDE_CODE_ENTRYPOINT", "cli")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -760,13 +767,9 @@ fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_f
         .unwrap();
     let rpc = |method: &str, params: Value| {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        http(
-            "POST",
-            &format!("{url}/"),
-            Some(body.to_string()),
-            &version_header(true),
-        )
-        .1
+        let mut h = version_header(true);
+        h.push(("Authorization", format!("Bearer {TOKEN}")));
+        http("POST", &format!("{url}/"), Some(body.to_string()), &h).1
     };
     let msg = |t: &str, ctx: Option<&str>| {
         let mut m = json!({"messageId": t, "role": "ROLE_USER", "parts": [{"text": t}]});
@@ -788,6 +791,20 @@ fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_f
     let runs = std::fs::read_to_string(server.root().join("claude-args.log")).unwrap();
     let runs: Vec<&str> = runs.lines().collect();
     assert_eq!(runs.len(), 3, "{runs:?}");
+    // A run inherits serve's environment without serve's token or another session's marks.
+    let env = std::fs::read_to_string(server.root().join("claude-args.log.env")).unwrap();
+    assert!(
+        env.contains("A2A_MOD_HOME="),
+        "the environment is inherited: {env}"
+    );
+    for gone in [
+        TOKEN,
+        "STAND_IN_TOKEN",
+        "CLAUDECODE=",
+        "CLAUDE_CODE_ENTRYPOINT=",
+    ] {
+        assert!(!env.contains(gone), "{gone} reached the run");
+    }
     let session = runs[0]
         .split("--session-id ")
         .nth(1)
@@ -807,7 +824,7 @@ fn a_follow_up_with_no_conversation_to_resume_starts_it_and_a_silent_exit_is_a_f
     let events = sse(
         &format!("{url}/"),
         json!({"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": msg("three", None)}),
-        &version_header(true),
+        &[("Authorization", format!("Bearer {TOKEN}"))],
     );
     let steps: Vec<&str> = events
         .iter()
