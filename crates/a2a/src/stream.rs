@@ -192,13 +192,18 @@ pub(crate) struct Assembly {
     /// a message event): the stream's history, where an agent that ends with nothing left its
     /// answer (`wire::parse_task` reads it as the last agent message).
     said: Option<Value>,
-    /// Chunks were appended to an artifact this stream never saw begin (a subscription that
-    /// joined mid-stream with no task first, as a2a-sdk 0.3's `tasks/resubscribe`): the text
-    /// it assembles lacks the chunks before, so its ending is checked against a snapshot.
+    /// This stream joined an artifact mid-way, so the text it assembles is not to be trusted
+    /// alone and its ending is checked against a snapshot: chunks were appended to an artifact
+    /// it never saw begin (a subscription with no task first, as a2a-sdk 0.3's
+    /// `tasks/resubscribe`: the chunks before are missing), or to one it first saw in a task
+    /// snapshot (a2a-sdk 1.x's `SubscribeToTask` taps the events before it reads the task, so
+    /// a chunk landing between the two is in the snapshot and comes again as an event).
     pub partial: bool,
-    /// The artifact that began unseen (`partial`), and every text chunk of it this stream read,
-    /// in order: what [`rejoin`] holds a worker's snapshot to.
+    /// The artifact joined mid-way (`partial`), and every text chunk of it this stream read
+    /// after joining, in order: what [`rejoin`] holds a worker's snapshot to.
     unseen: Option<Value>,
+    /// The ids of the artifacts the last whole task of the stream carried.
+    snapshot_ids: Vec<Value>,
     pub seen_chunks: Vec<String>,
     /// The worker said no more events come (v0.3 `final`, or an ending state).
     pub done: bool,
@@ -231,6 +236,7 @@ impl Assembly {
                     .filter_map(Value::as_object)
                     .map(carried)
                     .sum();
+                self.snapshot_ids = artifact_ids(&obj);
                 self.task = Some(obj);
             }
             Event::Message(m) => {
@@ -277,6 +283,13 @@ impl Assembly {
                     return Err("streamed artifacts larger than 4 MiB".into());
                 }
                 let id = art.get("artifactId").cloned();
+                if append
+                    && !self.partial
+                    && id.as_ref().is_some_and(|i| self.snapshot_ids.contains(i))
+                {
+                    self.partial = true;
+                    self.unseen = id.clone();
+                }
                 let the_joined = self.partial.then(|| id == self.unseen);
                 let task = self.skeleton(u)?;
                 // Only the chunks of an artifact joined mid-way are kept apart (for `rejoin`): an
@@ -425,6 +438,16 @@ fn wire_state(task: &Map<String, Value>) -> Option<&str> {
         .and_then(|s| s.get("state"))
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
+}
+
+/// The ids of a task's artifacts.
+fn artifact_ids(task: &Map<String, Value>) -> Vec<Value> {
+    task.get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.get("artifactId").cloned())
+        .collect()
 }
 
 /// Whether the task already has the artifact of this id.
@@ -937,6 +960,57 @@ mod rejoin_tests {
         }
         assert!(joined.partial);
         assert_eq!(joined.seen_chunks, ["t5 ", "t6 "]);
+    }
+
+    /// a2a-sdk 1.3's `SubscribeToTask` taps the events before it reads the task: a chunk that
+    /// lands in between is in the snapshot and comes again as an event (seen against
+    /// agent-framework-a2a's streaming executor, about one subscription in four under load). The
+    /// stream counts as joined mid-way, and the worker's own copy, which holds each chunk once,
+    /// is what the ending takes.
+    #[test]
+    fn a_chunk_in_the_snapshot_and_again_as_an_event_is_told_once() {
+        use super::{Assembly, Folded};
+        use serde_json::json;
+        let mut sub = Assembly::default();
+        sub.apply(
+            &json!({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"},
+            "artifacts": [{"artifactId": "x", "parts": [{"text": "t000 "}, {"text": "t001 "}]}]}}),
+        )
+        .unwrap();
+        for t in ["t001 ", "t002 "] {
+            sub.apply(
+                &json!({"artifactUpdate": {"taskId": "t", "contextId": "c", "append": true,
+                "artifact": {"artifactId": "x", "parts": [{"text": t}]}}}),
+            )
+            .unwrap();
+        }
+        let end = sub
+            .apply(&json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_COMPLETED"}}}))
+            .unwrap();
+        assert_eq!(end, Folded::Changed);
+        let assembled = sub.view().unwrap().unwrap().text.unwrap();
+        assert_eq!(
+            assembled, "t000 t001 t001 t002 ",
+            "what the events alone say"
+        );
+        assert!(sub.partial, "joined mid-way");
+        assert_eq!(sub.seen_chunks, ["t001 ", "t002 "]);
+        let stored = "t000 t001 t002 ";
+        assert_eq!(rejoin(stored, &sub.seen_chunks).as_deref(), Some(stored));
+
+        // A stream that saw the artifact begin keeps nothing apart and needs no snapshot.
+        let mut send = Assembly::default();
+        send.apply(&json!({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}))
+            .unwrap();
+        for (t, append) in [("t000 ", false), ("t001 ", true)] {
+            send.apply(
+                &json!({"artifactUpdate": {"taskId": "t", "contextId": "c", "append": append,
+                "artifact": {"artifactId": "x", "parts": [{"text": t}]}}}),
+            )
+            .unwrap();
+        }
+        assert!(!send.partial && send.seen_chunks.is_empty());
     }
 }
 
