@@ -160,6 +160,14 @@ pub struct SendArgs {
     pub session: SessionArg,
     #[arg(long)]
     pub json: bool,
+    /// Close the worker's stream when the command ends instead of reading it to the task's end
+    /// from a background process (the poller then follows the task; a worker that cancels a
+    /// task whose stream disconnects cancels it)
+    #[arg(long)]
+    pub no_keep: bool,
+    /// The send itself, run by `send` in a child that outlives it (src/cmd/send.rs)
+    #[arg(long, hide = true, conflicts_with = "no_keep")]
+    pub keeper: bool,
 }
 
 #[derive(Debug, Args)]

@@ -375,8 +375,8 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The same token stream sent from the command line, whose `send` closes its stream at the end
-/// of the window: the poller's own subscription follows the task from there, joining it
+/// The same token stream sent from the command line with `--no-keep`, whose stream closes at the
+/// end of the window: the poller's own subscription follows the task from there, joining it
 /// mid-stream. Where it joins with no task first, its ending is the worker's snapshot, so no
 /// chunk is lost; a2a-sdk 0.3.26's snapshot then holds every chunk after the re-subscription
 /// twice (a framework bug), and the chunks the subscription read itself win over that copy.
@@ -386,7 +386,7 @@ fn hex(b: &[u8]) -> String {
 /// every server.
 fn cli_token_stream(h: &TempHome, _: Quirks) {
     let session = "fw-cli-tokens";
-    let r = send(h, session, "tokens 300 10");
+    let r = run(h, session, &["send", "fake", "tokens 300 10", "--no-keep"]);
     assert_eq!(r["tracked"], true, "{r}");
     let id = r["taskId"].as_str().unwrap();
     let t = ended(h, session, id);

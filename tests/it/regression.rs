@@ -332,6 +332,79 @@ async fn the_stream_that_made_a_task_stays_open_after_the_window() {
     drop(m);
 }
 
+/// Results from real frameworks: `a2a-mod send` from a shell closed its stream as the command
+/// exited, and Mastra, which cancels a task whose creating stream disconnects, ended a task
+/// `canceled` that nobody had cancelled. The command's send now runs in a child that keeps the
+/// stream after the command has printed and exited (`send --keeper`): the command's output ends
+/// with the window, the task runs to its end, and neither a cancel nor a second stream reaches
+/// the worker. Ending the command during the window (Ctrl-C) hands the task over the same way.
+#[test]
+fn a_cli_send_keeps_its_stream_after_the_command_exits() {
+    use crate::util::{ended_row, task_row};
+    let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on", "--cancel-on-disconnect"])
+    else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    let out = home
+        .command()
+        .session("r31k")
+        .args(["send", "w", "slow 9 the end", "--json"])
+        .ok();
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["tracked"], true, "{r}");
+    let id = r["taskId"].as_str().unwrap().to_string();
+    let row = task_row(&home.a2a_home(), "r31k", &id).unwrap();
+    assert!(
+        row.ended_ms.is_none(),
+        "the command's output ended with the window, not the task: {row:?}"
+    );
+    let t = ended_row(&home.a2a_home(), "r31k", &id, 30 * SECOND);
+    assert_eq!(t.state.as_str(), "completed", "{t:?}");
+    assert_eq!(t.result.as_deref(), Some("done: the end"), "{t:?}");
+
+    // Ctrl-C in the window: the command ends at once, printing nothing; the task goes on.
+    let sends = |p: &Peer| {
+        p.events()
+            .iter()
+            .filter(|e| e.method == "SendStreamingMessage")
+            .count()
+    };
+    let child = home
+        .command()
+        .session("r31c")
+        .args(["send", "w", "slow 6 interrupted", "--json"])
+        .spawn();
+    wait_until("the worker to get the send", 20 * SECOND, || {
+        sends(&peer) == 2
+    });
+    // SAFETY: kill(2) on the command this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), None, "ended by the signal: {o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+    let tracked = || -> Option<String> {
+        let rows: Value =
+            serde_json::from_str(&ok(&home, &["tasks", "--session", "r31c", "--json"])).ok()?;
+        Some(rows.get(0)?["task_id"].as_str()?.to_string())
+    };
+    wait_until("the task to be tracked", 20 * SECOND, || {
+        tracked().is_some()
+    });
+    let id = tracked().unwrap();
+    let t = ended_row(&home.a2a_home(), "r31c", &id, 30 * SECOND);
+    assert_eq!(t.state.as_str(), "completed", "{t:?}");
+    assert_eq!(t.result.as_deref(), Some("done: interrupted"), "{t:?}");
+
+    let others: Vec<_> = peer
+        .events()
+        .into_iter()
+        .filter(|e| e.method == "CancelTask" || e.method == "SubscribeToTask")
+        .collect();
+    assert!(others.is_empty(), "no cancel, no second stream: {others:?}");
+}
+
 /// Results from real frameworks: a hook hands Claude at most a dozen results; the rest wait for the next hook,
 /// but the context did not say more were coming, so Claude could take them for lost. Now the
 /// first hook says how many wait and that they come next.

@@ -18,13 +18,15 @@ fn sid(tag: &str) -> String {
     format!("it-stream-poller-{tag}-{}", std::process::id())
 }
 
-/// `send --json` in `session`; the task must be left tracked (live after the inline window).
+/// `send --json --no-keep` in `session` (its stream closes with the command, so the poller's
+/// subscription is what follows the task); the task must be left tracked (live after the inline
+/// window).
 #[track_caller]
 fn send_tracked(home: &TempHome, session: &str, alias: &str, message: &str) -> String {
     let mut cmd: TestCommand = home.command();
     let out = cmd
         .session(session)
-        .args(["send", alias, message, "--json"])
+        .args(["send", alias, message, "--json", "--no-keep"])
         .ok();
     let r: Value = serde_json::from_str(&out).expect("send --json prints JSON");
     assert_eq!(r["tracked"], true, "{r}");
