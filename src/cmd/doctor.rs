@@ -174,17 +174,27 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
     for (name, a) in &serve.agents {
         let dir = a.dir_path();
         let mode = a.permission_mode.as_deref().unwrap_or("default");
+        let runs = match &a.exec {
+            Some(cmd) => format!("runs {}", cmd.join(" ")),
+            None => format!("permission mode {mode}"),
+        };
+        if let Some(program) = a.exec.as_ref().and_then(|c| c.first())
+            && !program.contains('/')
+            && super::install::which(program).is_none()
+        {
+            checks.push(fail(
+                format!("serve: agent {name}: {program} is not on PATH"),
+                &format!("install it, or name it by its path in serve.agents.{name}.exec"),
+            ));
+        }
         checks.push(match &dir {
             Some(d) if !d.is_dir() => fail(
                 format!("serve: agent {name}: {} is not a folder", d.display()),
                 &format!("create it, or fix serve.agents.{name}.dir"),
             ),
-            Some(d) => pass(format!(
-                "serve: agent {name}: {} (permission mode {mode})",
-                d.display()
-            )),
+            Some(d) => pass(format!("serve: agent {name}: {} ({runs})", d.display())),
             None => pass(format!(
-                "serve: agent {name}: the folder serve starts in (permission mode {mode})"
+                "serve: agent {name}: the folder serve starts in ({runs})"
             )),
         });
     }

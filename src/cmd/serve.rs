@@ -25,7 +25,12 @@ impl Run for ServeArgs {
             &std::env::current_dir()?,
             a2a_mod_sys::env::secret,
         )?;
-        let bin = claude_bin()?;
+        // Only Claude Code agents need it: a server of `exec` agents runs without it.
+        let bin = if plan.agents.iter().any(|a| a.config.exec.is_none()) {
+            claude_bin()?
+        } else {
+            PathBuf::from("claude")
+        };
         let dir = ctx.state_dir.join("serve");
         a2a_mod_sys::fsx::create_private_dir(&dir)
             .with_context(|| format!("serve: cannot create {}", dir.display()))?;
@@ -207,10 +212,21 @@ fn agent(name: &str, dir: &Path, config: ServeAgentConfig) -> Result<Agent> {
                 a2a_mod_sys::config::quote_path(dir)
             )
         })?;
+    if let Some(program) = config.exec.as_ref().and_then(|c| c.first())
+        && !program.contains('/')
+        && super::install::which(program).is_none()
+    {
+        bail!(
+            "serve: agent \"{name}\" runs {program:?}, which is not on PATH — install it, or name it by its path in exec"
+        );
+    }
     let description = config
         .description
         .clone()
-        .unwrap_or_else(|| format!("Claude Code working in {}", dir.display()));
+        .unwrap_or_else(|| match &config.exec {
+            Some(c) => format!("{} working in {}", c.join(" "), dir.display()),
+            None => format!("Claude Code working in {}", dir.display()),
+        });
     Ok(Agent {
         name: name.to_string(),
         description,

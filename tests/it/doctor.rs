@@ -233,7 +233,9 @@ fn doctor_checks_the_serve_config() {
     crate::util::append_config(
         &home.a2a_home(),
         &format!(
-            "[serve]\nlisten = \"127.0.0.1:{port}\"\ntoken_envs = [\"SERVE_SET\", \"SERVE_UNSET\"]\n[serve.agents.build]\ndir = {:?}\npermission_mode = \"acceptEdits\"\n[serve.agents.gone]\ndir = \"/nonexistent/a2a-mod-serve\"\n",
+            "[serve]\nlisten = \"127.0.0.1:{port}\"\ntoken_envs = [\"SERVE_SET\", \"SERVE_UNSET\"]\n[serve.agents.build]\ndir = {:?}\npermission_mode = \"acceptEdits\"\n[serve.agents.gone]\ndir = \"/nonexistent/a2a-mod-serve\"\n[serve.agents.script]\ndir = {:?}\nexec = [\"/bin/sh\", \"triage.sh\"]\n[serve.agents.nocli]\ndir = {:?}\nexec = [\"a2a-mod-no-such-cli\", \"-p\"]\n",
+            dir.display().to_string(),
+            dir.display().to_string(),
             dir.display().to_string()
         ),
     );
@@ -247,6 +249,8 @@ fn doctor_checks_the_serve_config() {
     for want in [
         format!("✓ serve: agent build: {} (permission mode acceptEdits)", dir.display()),
         "✕ serve: agent gone: /nonexistent/a2a-mod-serve is not a folder — create it, or fix serve.agents.gone.dir".to_string(),
+        format!("✓ serve: agent script: {} (runs /bin/sh triage.sh)", dir.display()),
+        "✕ serve: agent nocli: a2a-mod-no-such-cli is not on PATH — install it, or name it by its path in serve.agents.nocli.exec".to_string(),
         "✓ serve: token variable SERVE_SET is set".to_string(),
         "✕ serve: token variable SERVE_UNSET is not set — export it before `a2a-mod serve`, or drop it from serve.token_envs".to_string(),
         format!("✓ serve: 127.0.0.1:{port} is free to listen on"),

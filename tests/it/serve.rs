@@ -953,3 +953,113 @@ fn config_agents_run_in_their_folders_with_their_own_tools() {
         "nothing bypassed where nothing was allowed"
     );
 }
+
+/// Any command as a worker (`exec = [...]` in `[serve.agents.<name>]`): a script's lines reach
+/// the client as the answer's chunks while it runs, whole and in order, over SSE and through
+/// a2a-mod's own client; a failing one ends `failed` with its exit status and the last lines of
+/// its stderr; a cancel stops it, and what it started with it (its process group).
+#[test]
+fn an_exec_agent_streams_its_lines_fails_with_its_stderr_and_is_canceled() {
+    let Some((_model, env)) = server_env(Script::new()) else {
+        return;
+    };
+    std::fs::write(
+        env.cwd.join("agent.sh"),
+        r#"read -r verb n
+case "$verb" in
+  lines) i=0; while [ "$i" -lt "$n" ]; do echo "line $i"; i=$((i+1)); sleep 0.05; done ;;
+  fail) echo "working on it"; echo "first cause" >&2; echo "disk full" >&2; exit 3 ;;
+  hang) echo "started"; sleep 300 & echo $! > sleeper.pid; wait ;;
+esac
+"#,
+    )
+    .unwrap();
+    append_config(
+        &env.home.a2a_home(),
+        &format!(
+            "\n[serve.agents.sh]\ndir = {:?}\nexec = [\"/bin/sh\", \"agent.sh\"]\n",
+            env.cwd.display().to_string()
+        ),
+    );
+    let serve = Serve::spawn(&env, &[], &[]);
+    let card = http(
+        "GET",
+        &format!("{}/.well-known/agent-card.json", serve.url),
+        None,
+        &[],
+    )
+    .1;
+    assert!(
+        card["description"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("/bin/sh agent.sh working in "),
+        "{card}"
+    );
+    let stream = json!({"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message":
+        {"kind": "message", "messageId": "m1", "role": "user", "parts": [{"kind": "text", "text": "lines 40"}]}}});
+    let events = sse(&format!("{}/", serve.url), stream, &[]);
+    let chunks: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["result"]["artifact"]["parts"][0]["text"].as_str())
+        .collect();
+    let want: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    assert!(chunks.len() > 1, "told as the lines came: {events:?}");
+    assert_eq!(chunks.concat(), want);
+    let last = events.last().unwrap();
+    assert_eq!(last["result"]["status"]["state"], "completed", "{last}");
+
+    let home = client(&serve);
+    let r = send_json(&home, "remote", "lines 5", &[]);
+    assert_eq!(r["state"], "completed", "{r}");
+    assert_eq!(
+        r["text"].as_str().map(str::trim_end),
+        Some("line 0\nline 1\nline 2\nline 3\nline 4"),
+        "{r}"
+    );
+    let r = send_json(&home, "remote", "fail now", &[]);
+    assert_eq!(r["state"], "failed", "{r}");
+    let why = "/bin/sh exited with status 3: first cause / disk full";
+    assert_eq!(
+        r["text"].as_str(),
+        Some(format!("working on it\n\n{why}").as_str()),
+        "what it printed, then why it failed: {r}"
+    );
+    let t = serve.rpc("tasks/get", json!({"id": r["taskId"]}), false);
+    assert_eq!(
+        t["result"]["status"]["message"]["parts"][0]["text"], why,
+        "{t}"
+    );
+
+    let (_, sent) = http(
+        "POST",
+        &format!("{}/", serve.url),
+        Some(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "message/send", "params": {
+                "message": {"kind": "message", "messageId": "h", "role": "user",
+                    "parts": [{"kind": "text", "text": "hang"}]},
+                "configuration": {"blocking": false}}})
+            .to_string(),
+        ),
+        &[],
+    );
+    let id = sent["result"]["id"].as_str().expect("a task").to_string();
+    let pid_file = env.cwd.join("sleeper.pid");
+    wait_until("the command to start its child", LONG, || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|p| p.trim().parse::<i32>().is_ok())
+    });
+    let sleeper: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let c = serve.rpc("tasks/cancel", json!({"id": id}), false);
+    assert_eq!(c["result"]["status"]["state"], "canceled", "{c}");
+    // Gone, or a zombie nobody has reaped yet (its parent died first).
+    wait_until("the command's child to be stopped", LONG, || {
+        std::fs::read_to_string(format!("/proc/{sleeper}/stat")).map_or(true, |s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    });
+}

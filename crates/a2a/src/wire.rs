@@ -393,7 +393,15 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
             .or_else(|| last_agent_message(t))
     };
     let text = if !artifacts.is_empty() {
-        Some(artifacts.join("\n\n"))
+        let mut text = artifacts.join("\n\n");
+        // A failure's reason comes after what the run produced before it failed (a command's
+        // output, then its stderr): without it the failure says nothing of why.
+        if let Some(why) = status_msg.as_deref().filter(|_| state == TaskState::Failed)
+            && !text.contains(why)
+        {
+            text = format!("{}\n\n{why}", text.trim_end());
+        }
+        Some(text)
     } else if status_msg.is_some() {
         status_msg.clone()
     } else {
@@ -767,6 +775,26 @@ pub(crate) fn parse_rest_error(v: &Value) -> Option<(String, String, String)> {
 #[cfg(test)]
 mod artifact_tests {
     use super::*;
+
+    /// A run that printed some of its work and then failed: its output, then why it failed.
+    #[test]
+    fn a_failure_with_output_keeps_its_reason() {
+        let t = json!({"id": "t", "status": {"state": "TASK_STATE_FAILED", "message": {"role": "ROLE_AGENT",
+            "parts": [{"text": "exited with status 3: disk full"}]}},
+            "artifacts": [{"artifactId": "a", "parts": [{"text": "working on it\n"}]}]});
+        let v = parse_task_result(&t).unwrap();
+        assert_eq!(
+            v.text.as_deref(),
+            Some("working on it\n\nexited with status 3: disk full")
+        );
+        // A completed task's status message is no part of its answer.
+        let t = json!({"id": "t", "status": {"state": "TASK_STATE_COMPLETED", "message": {"role": "ROLE_AGENT",
+            "parts": [{"text": "done"}]}}, "artifacts": [{"artifactId": "a", "parts": [{"text": "answer"}]}]});
+        assert_eq!(
+            parse_task_result(&t).unwrap().text.as_deref(),
+            Some("answer")
+        );
+    }
 
     #[test]
     fn parts_of_both_dialects_are_kept() {

@@ -88,9 +88,17 @@ impl Claude {
     }
 
     fn command(&self, job: &Job) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(&self.bin);
-        cmd.args(Self::args(job))
-            .current_dir(&job.agent.dir)
+        let mut cmd = self.process(self.bin.as_os_str(), job);
+        cmd.args(Self::args(job));
+        cmd
+    }
+
+    /// A run's process, whatever it runs: in the agent's dir, its stdio piped, its own process
+    /// group (a cancel signals the group), without serve's tokens or Claude Code's own session
+    /// variables, and on Linux signalled when serve dies.
+    pub(crate) fn process(&self, program: &std::ffi::OsStr, job: &Job) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.current_dir(&job.agent.dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -120,6 +128,11 @@ impl Executor for Claude {
         stop: watch::Receiver<bool>,
     ) -> BoxFuture<'static, ()> {
         let me = self.clone();
+        if let Some(argv) = job.agent.config.exec.clone() {
+            return Box::pin(
+                async move { crate::exec::run(&me, &argv, &job, &reports, stop).await },
+            );
+        }
         Box::pin(async move {
             let mut job = job;
             let mut outcome = run(me.command(&job), &job, &reports, stop.clone(), me.grace).await;
@@ -178,23 +191,7 @@ async fn run(
     let pid = child.id();
     let mut stdin = child.stdin.take();
     let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let tail = tokio::spawn(async move {
-        let mut tail = Vec::new();
-        if let Some(mut e) = stderr {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = e.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                tail.extend_from_slice(&buf[..n]);
-                if tail.len() > 2 * STDERR_TAIL {
-                    tail.drain(..tail.len() - STDERR_TAIL);
-                }
-            }
-        }
-        tail
-    });
+    let tail = stderr_tail(child.stderr.take());
     let prompt = json!({"type": "user", "message": {"role": "user", "content": job.text}});
     if let Some(i) = stdin.as_mut() {
         let mut line = prompt.to_string();
@@ -251,6 +248,41 @@ async fn run(
     if got_result {
         return Ok(());
     }
+    Err(RunEnd::Failed(
+        failure("Claude Code", status, " without a result", tail).await,
+    ))
+}
+
+/// What a run's stderr ends with, kept while it runs (the last [`STDERR_TAIL`] bytes or so).
+pub(crate) fn stderr_tail(
+    stderr: Option<tokio::process::ChildStderr>,
+) -> tokio::task::JoinHandle<Vec<u8>> {
+    tokio::spawn(async move {
+        let mut tail = Vec::new();
+        if let Some(mut e) = stderr {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = e.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
+            }
+        }
+        tail
+    })
+}
+
+/// A failed run's words: `<who> exited with status N<what>: <the last lines of its stderr>`,
+/// cleaned, one line.
+pub(crate) async fn failure(
+    who: &str,
+    status: Option<std::process::ExitStatus>,
+    what: &str,
+    tail: tokio::task::JoinHandle<Vec<u8>>,
+) -> String {
     let tail = tail.await.unwrap_or_default();
     let tail = a2a_mod_core::text::sanitize_lines(String::from_utf8_lossy(&tail).trim());
     let last: Vec<&str> = tail
@@ -265,15 +297,19 @@ async fn run(
         Some(c) => format!("exited with status {c}"),
         None => "stopped".to_string(),
     };
-    Err(RunEnd::Failed(if last.is_empty() {
-        format!("Claude Code {how} without a result")
+    if last.is_empty() {
+        format!("{who} {how}{what}")
     } else {
-        format!("Claude Code {how} without a result: {}", last.join(" / "))
-    }))
+        format!("{who} {how}{what}: {}", last.join(" / "))
+    }
 }
 
 /// SIGTERM to the run's process group, then SIGKILL after `grace`.
-async fn stop_group(pid: Option<u32>, child: &mut tokio::process::Child, grace: Duration) {
+pub(crate) async fn stop_group(
+    pid: Option<u32>,
+    child: &mut tokio::process::Child,
+    grace: Duration,
+) {
     let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
         let _ = child.kill().await;
         return;
@@ -299,7 +335,7 @@ async fn stop_group(pid: Option<u32>, child: &mut tokio::process::Child, grace: 
 
 /// Reads one line into `line` (without its `\n`); `Ok(false)` at the end. A line longer than
 /// [`MAX_LINE`] is read past and comes back empty.
-async fn next_line(
+pub(crate) async fn next_line(
     r: &mut (impl AsyncBufRead + Unpin),
     line: &mut Vec<u8>,
 ) -> std::io::Result<bool> {

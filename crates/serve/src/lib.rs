@@ -4,10 +4,11 @@
 //! - [`wire`]: the A2A JSON in its four forms, pure;
 //! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store;
 //! - [`task`]: a task and what a run reports, pure;
-//! - [`claude`]: the Claude Code executor.
+//! - [`claude`]: the Claude Code executor; `exec.rs`, an agent's own command in its place.
 
 pub mod claude;
 pub mod engine;
+mod exec;
 pub mod http;
 pub mod task;
 pub mod wire;

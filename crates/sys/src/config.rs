@@ -374,12 +374,16 @@ impl Default for ServeConfig {
     }
 }
 
-/// `[serve.agents.<name>]`: one agent, one card, its tasks Claude Code runs in `dir`.
+/// `[serve.agents.<name>]`: one agent, one card, its tasks Claude Code runs in `dir` (or, with
+/// `exec`, a command of the user's).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServeAgentConfig {
     /// Where its runs work (absolute, or `~/…`); default: serve's working directory.
     pub dir: Option<String>,
+    /// A command run per task instead of Claude Code (the program, then its arguments): the
+    /// message on its stdin, its stdout the answer (`codex exec`, `gemini -p`, a script).
+    pub exec: Option<Vec<String>>,
     pub description: Option<String>,
     /// `--model` of each run.
     pub model: Option<String>,
@@ -460,6 +464,25 @@ impl ServeConfig {
                 return Err(anyhow!(
                     "serve.agents.{name}.max_budget_usd: must be a positive number of dollars"
                 ));
+            }
+            if let Some(cmd) = &a.exec {
+                if cmd.first().is_none_or(|p| p.trim().is_empty()) {
+                    return Err(anyhow!(
+                        "serve.agents.{name}.exec: name the command, e.g. exec = [\"codex\", \"exec\"]"
+                    ));
+                }
+                let claude_only = [
+                    ("model", a.model.is_some()),
+                    ("allowed_tools", !a.allowed_tools.is_empty()),
+                    ("permission_mode", a.permission_mode.is_some()),
+                    ("max_budget_usd", a.max_budget_usd.is_some()),
+                    ("append_system_prompt", a.append_system_prompt.is_some()),
+                ];
+                if let Some((key, _)) = claude_only.iter().find(|(_, set)| *set) {
+                    return Err(anyhow!(
+                        "serve.agents.{name}: {key} is for Claude Code runs, and exec runs a command of its own — drop one of them"
+                    ));
+                }
             }
         }
         Ok(())
@@ -802,6 +825,11 @@ mod tests {
             ("[serve.agents.\"a b\"]\n", "serve.agents.a b"),
             ("[serve]\nmax_concurrent = 0\n", "max_concurrent"),
             ("[serve.agents.b]\nmodle = \"x\"\n", "modle"),
+            ("[serve.agents.b]\nexec = []\n", "name the command"),
+            (
+                "[serve.agents.b]\nexec = [\"sh\"]\nmodel = \"x\"\n",
+                "model is for Claude Code runs",
+            ),
         ] {
             let e = Config::parse(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
