@@ -1063,3 +1063,126 @@ esac
         })
     });
 }
+
+/// Files in: the file parts of a message reach the run's inbox whole (sha256), under names serve
+/// chooses inside `.a2a-inbox/<task>/`, and are named to the run in its prompt; hostile names
+/// (a path out, an absolute path, `..`, escapes, 300 characters) stay labels inside it, and
+/// nothing is written anywhere else. Sent by a2a-mod's own client (`send --file`) and by raw
+/// JSON-RPC; the run is an `exec` script that hashes what its prompt names.
+#[test]
+fn files_sent_in_reach_the_runs_inbox_whole_and_stay_inside_it() {
+    use sha2::Digest as _;
+    let Some((_model, env)) = server_env(Script::new()) else {
+        return;
+    };
+    std::fs::write(
+        env.cwd.join("inbox.sh"),
+        "cat | grep '^- ' | while read -r dash path rest; do\n  echo \"$path $(sha256sum \"$path\" | cut -d' ' -f1)\"\ndone\n",
+    )
+    .unwrap();
+    append_config(
+        &env.home.a2a_home(),
+        &format!(
+            "\n[serve.agents.files]\ndir = {:?}\nexec = [\"/bin/sh\", \"inbox.sh\"]\n",
+            env.cwd.display().to_string()
+        ),
+    );
+    let before = crate::util::files_under(&env.cwd);
+    let serve = Serve::spawn(&env, &[], &[]);
+    let hex = |b: &[u8]| -> String {
+        sha2::Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    // What the run saw: each file's path and hash, one line each.
+    let seen = |text: &str| -> Vec<(String, String)> {
+        text.lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(p, h)| (p.to_string(), h.to_string()))
+            .collect()
+    };
+
+    let project = tempfile::tempdir().unwrap();
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    std::fs::write(project.path().join("a.bin"), &bytes).unwrap();
+    let home = client(&serve);
+    let r = home
+        .command()
+        .env("CLAUDE_PROJECT_DIR", project.path())
+        .args(["send", "remote", "hash these", "--file", "a.bin", "--json"])
+        .json();
+    assert_eq!(r["state"], "completed", "{r}");
+    let task = r["taskId"].as_str().unwrap();
+    assert_eq!(
+        seen(r["text"].as_str().unwrap()),
+        [(format!(".a2a-inbox/{task}/1-a.bin"), hex(&bytes))],
+        "{r}"
+    );
+
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let hostile = [
+        "../../escape.txt",
+        "/etc/passwd",
+        "..",
+        "a\nb\u{1b}[31m.txt",
+        &"x".repeat(300),
+    ];
+    let mut parts = vec![json!({"kind": "text", "text": "hash these"})];
+    for (i, name) in hostile.iter().enumerate() {
+        parts.push(
+            json!({"kind": "file", "file": {"name": name, "mimeType": "text/plain",
+            "bytes": b64(format!("file {i}").as_bytes())}}),
+        );
+    }
+    let (_, sent) = http(
+        "POST",
+        &format!("{}/", serve.url),
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message":
+                {"kind": "message", "messageId": "hostile", "role": "user", "parts": parts}}})
+            .to_string(),
+        ),
+        &[],
+    );
+    let t = &sent["result"];
+    assert_eq!(t["status"]["state"], "completed", "{sent}");
+    let id = t["id"].as_str().unwrap();
+    let text = t["artifacts"][0]["parts"][0]["text"].as_str().unwrap();
+    let got = seen(text);
+    let want: Vec<(String, String)> = [
+        "escape.txt".to_string(),
+        "passwd".into(),
+        "file".into(),
+        "a_b__31m.txt".into(),
+        "x".repeat(80),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, label)| {
+        (
+            format!(".a2a-inbox/{id}/{}-{label}", i + 1),
+            hex(format!("file {i}").as_bytes()),
+        )
+    })
+    .collect();
+    assert_eq!(got, want, "{text}");
+
+    let new: Vec<_> = crate::util::files_under(&env.cwd)
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert_eq!(new.len(), 6, "{new:?}");
+    for p in &new {
+        let rel = p.strip_prefix(&env.cwd).unwrap();
+        assert!(
+            rel.starts_with(".a2a-inbox"),
+            "written outside the inbox: {p:?}"
+        );
+        let mode =
+            std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions());
+        assert_eq!(mode & 0o077, 0, "private to the user: {p:?}");
+    }
+    assert!(!env.cwd.parent().unwrap().join("escape.txt").exists());
+}

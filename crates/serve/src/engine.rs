@@ -264,6 +264,13 @@ impl Engine {
         let (context_id, session) =
             self.context_for(owner, agent, msg.context_id.as_deref(), now)?;
         let id = a2a_mod_sys::ids::uuid_v4();
+        let files = crate::inbox::save(&agent.dir, &id, &msg.files).map_err(|e| {
+            tracing::warn!(task = %id, "cannot save the message's files: {e:#}");
+            A2aError::new(
+                wire::INTERNAL_ERROR,
+                "Internal error: the message's files could not be saved in the agent's folder — tell its operator",
+            )
+        })?;
         let mut task = Task::new(&id, &context_id, &agent.name, now);
         task.history.push(Msg {
             message_id: msg.message_id.clone(),
@@ -286,7 +293,11 @@ impl Engine {
             task_id: id,
             context_id,
             agent: agent.clone(),
-            text: msg.text,
+            text: if msg.text.trim().is_empty() {
+                files.trim_start().to_string()
+            } else {
+                msg.text + &files
+            },
             session,
         };
         let engine = self.clone();

@@ -4,12 +4,14 @@
 //! - [`wire`]: the A2A JSON in its four forms, pure;
 //! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store;
 //! - [`task`]: a task and what a run reports, pure;
+//! - [`inbox`]: the files a message brings, written where the run finds them;
 //! - [`claude`]: the Claude Code executor; `exec.rs`, an agent's own command in its place.
 
 pub mod claude;
 pub mod engine;
 mod exec;
 pub mod http;
+pub mod inbox;
 pub mod task;
 pub mod wire;
 

@@ -111,7 +111,30 @@ pub struct Incoming {
     pub text: String,
     pub task_id: Option<String>,
     pub context_id: Option<String>,
+    /// The message's file parts, decoded (the run finds them in its inbox, `engine::inbox`).
+    pub files: Vec<InFile>,
 }
+
+/// A file a client sent: its bytes, and what it says of them, cleaned. Its name is a label only:
+/// the file is saved under a name serve chooses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFile {
+    /// The sender's file name, reduced to `[A-Za-z0-9._-]`, without a leading dot or dash, at
+    /// most [`MAX_LABEL`] characters; `file` when nothing is left.
+    pub label: String,
+    /// The media type, when it is one (`type/subtype` of token characters).
+    pub media_type: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// The most a file of a message may hold, decoded.
+pub const MAX_FILE_BYTES: usize = 10 << 20;
+/// The most the files of one message may hold together, decoded.
+pub const MAX_FILES_BYTES: usize = 32 << 20;
+/// The most files one message may carry.
+pub const MAX_FILES: usize = 32;
+/// The longest label kept of a sender's file name.
+pub const MAX_LABEL: usize = 80;
 
 /// The longest id a client may name (task, context, message): ids are keys, never paths.
 const MAX_ID: usize = 128;
@@ -133,8 +156,9 @@ pub fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aEr
 }
 
 /// The message of a send, in either dialect's shape (`parts` or proto-JSON `content`; v1 parts,
-/// v0.3 `kind` parts). Text parts are joined by new lines, data parts given as JSON; a file part
-/// is refused, as this agent reads only text.
+/// v0.3 `kind` parts). Text parts are joined by new lines, data parts given as JSON, file parts
+/// with their bytes decoded and bounded ([`MAX_FILE_BYTES`], [`MAX_FILES_BYTES`], [`MAX_FILES`]);
+/// a file by URL is refused (serve fetches nothing a client names).
 pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
     let bad = |why: &str| A2aError::new(INVALID_PARAMS, format!("Invalid params: {why}"));
     let Some(obj) = m.as_object() else {
@@ -157,6 +181,8 @@ pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
         .and_then(Value::as_array)
         .ok_or_else(|| bad("message.parts must be an array"))?;
     let mut texts: Vec<String> = Vec::new();
+    let mut files: Vec<InFile> = Vec::new();
+    let mut files_bytes = 0usize;
     for p in parts {
         let kind = p.get("kind").and_then(Value::as_str);
         if let Some(t) = p.get("text").and_then(Value::as_str) {
@@ -173,14 +199,32 @@ pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
             || p.get("url").is_some()
             || kind == Some("file")
         {
-            return Err(A2aError::new(
-                CONTENT_TYPE_NOT_SUPPORTED,
-                "Content type not supported: this agent takes text and data parts, not files",
-            ));
+            let n = files.len() + 1;
+            if n > MAX_FILES {
+                return Err(bad(&format!(
+                    "a message carries at most {MAX_FILES} files — send the rest in another"
+                )));
+            }
+            let f = file_part(p).map_err(|why| bad(&format!("file part {n}: {why}")))?;
+            if f.bytes.len() > MAX_FILE_BYTES {
+                return Err(bad(&format!(
+                    "file part {n} holds {} bytes, over the {} MiB a file may hold — send it smaller, or split it",
+                    f.bytes.len(),
+                    MAX_FILE_BYTES >> 20
+                )));
+            }
+            files_bytes += f.bytes.len();
+            if files_bytes > MAX_FILES_BYTES {
+                return Err(bad(&format!(
+                    "the files hold over the {} MiB one message may carry — send them in several",
+                    MAX_FILES_BYTES >> 20
+                )));
+            }
+            files.push(f);
         }
     }
     let text = texts.join("\n");
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && files.is_empty() {
         return Err(bad("the message has no text"));
     }
     Ok(Incoming {
@@ -188,7 +232,78 @@ pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
         text,
         task_id: checked_id(field("taskId", "task_id"), "message.taskId")?,
         context_id: checked_id(field("contextId", "context_id"), "message.contextId")?,
+        files,
     })
+}
+
+/// A file part of either dialect: v1 (`raw`, `filename`, `mediaType`), v0.3 (`file` with
+/// `bytes`, `name`, `mimeType`), proto-JSON (`file` with `fileWithBytes`, `mime_type`…). `Err`
+/// says what is wrong with it.
+fn file_part(p: &Value) -> Result<InFile, String> {
+    let f = p.get("file").filter(|f| f.is_object()).unwrap_or(p);
+    let get = |keys: &[&str]| keys.iter().find_map(|k| f.get(*k).and_then(Value::as_str));
+    if get(&["url", "uri", "fileWithUri", "file_with_uri"]).is_some() {
+        return Err("a file by URL is not fetched — send its bytes".into());
+    }
+    let b64 = get(&["raw", "bytes", "fileWithBytes", "file_with_bytes"])
+        .ok_or("it has no bytes — send them base64 in `raw` (v1) or `file.bytes` (v0.3)")?;
+    use base64::Engine as _;
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    // Decoding holds at most 3/4 of the base64 as bytes; the body bound limits the base64.
+    let bytes = engine
+        .decode(b64.trim())
+        .map_err(|_| "its bytes are not base64".to_string())?;
+    Ok(InFile {
+        label: label(get(&["filename", "name"])),
+        media_type: get(&["mediaType", "mimeType", "mime_type", "media_type"])
+            .filter(|m| is_media_type(m))
+            .map(str::to_string),
+        bytes,
+    })
+}
+
+/// A sender's file name as a label: its last path part, each character outside
+/// `[A-Za-z0-9._-]` an `_`, no leading dot or dash, at most [`MAX_LABEL`] characters.
+pub fn label(name: Option<&str>) -> String {
+    let last = name
+        .unwrap_or_default()
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default();
+    let cleaned: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned: String = cleaned
+        .trim_start_matches(['.', '-'])
+        .chars()
+        .take(MAX_LABEL)
+        .collect();
+    if cleaned.is_empty() {
+        "file".into()
+    } else {
+        cleaned
+    }
+}
+
+/// `type/subtype` of RFC 7230 token characters, bounded.
+fn is_media_type(m: &str) -> bool {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    m.len() <= 127 && m.split_once('/').is_some_and(|(a, b)| token(a) && token(b))
 }
 
 fn state_str(w: Wire, s: TaskState) -> String {
@@ -361,7 +476,7 @@ pub fn card(c: &CardInfo<'_>) -> Value {
             {"url": c.base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
         ],
         "capabilities": {"streaming": true, "pushNotifications": false},
-        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultInputModes": ["text/plain", "application/json", "application/octet-stream"],
         "defaultOutputModes": ["text/plain"],
         "skills": [{
             "id": "claude-code",
@@ -435,13 +550,45 @@ mod tests {
                 INVALID_PARAMS,
             ),
             (
-                json!({"messageId": "m", "parts": [{"raw": "AAAA"}]}),
-                CONTENT_TYPE_NOT_SUPPORTED,
+                json!({"messageId": "m", "parts": [{"url": "http://169.254.169.254/x"}]}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"messageId": "m", "parts": [{"raw": "not base64!"}]}),
+                INVALID_PARAMS,
             ),
             (json!("text"), INVALID_PARAMS),
         ] {
             assert_eq!(read_message(&bad).unwrap_err().code, code, "{bad}");
         }
+    }
+
+    /// File parts of every dialect are read, their names kept only as cleaned labels.
+    #[test]
+    fn file_parts_are_decoded_and_their_names_cleaned() {
+        let m = json!({"messageId": "m", "parts": [
+            {"raw": "aGk=", "filename": "../../etc/passwd", "mediaType": "text/plain"},
+            {"kind": "file", "file": {"bytes": "aGk", "name": ".bashrc\n\u{1b}[2J", "mimeType": "bad type"}},
+            {"file": {"fileWithBytes": "", "name": ".."}}]});
+        let i = read_message(&m).unwrap();
+        let got: Vec<(&str, Option<&str>, &[u8])> = i
+            .files
+            .iter()
+            .map(|f| (f.label.as_str(), f.media_type.as_deref(), &f.bytes[..]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("passwd", Some("text/plain"), &b"hi"[..]),
+                ("bashrc___2J", None, &b"hi"[..]),
+                ("file", None, &b""[..]),
+            ]
+        );
+        assert_eq!(label(Some(&"x".repeat(300))).len(), MAX_LABEL);
+        let big =
+            json!({"messageId": "m", "parts": [{"raw": "A".repeat((MAX_FILE_BYTES + 3) / 3 * 4)}]});
+        let e = read_message(&big).unwrap_err();
+        assert!(e.message.contains("over the 10 MiB"), "{}", e.message);
     }
 
     #[test]
