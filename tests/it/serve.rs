@@ -1186,3 +1186,118 @@ fn files_sent_in_reach_the_runs_inbox_whole_and_stay_inside_it() {
     }
     assert!(!env.cwd.parent().unwrap().join("escape.txt").exists());
 }
+
+/// Changes out: in a git work tree, what a run changed comes back as a `changes.patch` artifact
+/// (new files included, changes made before the run and the inbox left out) that `git apply`
+/// applies cleanly to a clean checkout, and `metadata.changedFiles` names the files; two runs
+/// in the same dir at once take turns, so neither patch holds the other's change.
+#[test]
+fn a_run_in_a_git_dir_returns_its_changes_as_a_patch_that_applies() {
+    let Some((_model, env)) = server_env(Script::new()) else {
+        return;
+    };
+    let repo = env.cwd.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "git {args:?}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("src.txt"), "one\n").unwrap();
+    std::fs::write(
+        repo.join("edit.sh"),
+        "read -r verb name\ncase \"$verb\" in\n  edit) echo two >> src.txt; mkdir -p new; printf 'bin\\000ary' > new/data.bin; echo edited ;;\n  touch) sleep 1; echo \"$name\" > \"$name.txt\"; sleep 1; echo touched ;;\nesac\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    // A change made before the run is not the run's.
+    std::fs::write(repo.join("before.txt"), "not the run's\n").unwrap();
+    append_config(
+        &env.home.a2a_home(),
+        &format!(
+            "\n[serve]\nmax_concurrent = 2\n[serve.agents.git]\ndir = {:?}\nexec = [\"/bin/sh\", \"edit.sh\"]\n",
+            repo.display().to_string()
+        ),
+    );
+    let serve = Serve::spawn(&env, &[], &[]);
+    let home = client(&serve);
+    let r = send_json(&home, "remote", "edit", &[]);
+    assert_eq!(r["state"], "completed", "{r}");
+    let patch = r["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| {
+            a["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("changes.patch"))
+        })
+        .unwrap_or_else(|| panic!("a changes.patch artifact: {r}"))["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = serve.rpc("tasks/get", json!({"id": r["taskId"]}), false);
+    assert_eq!(
+        t["result"]["metadata"]["changedFiles"],
+        json!(["new/data.bin", "src.txt"]),
+        "{t}"
+    );
+    let clean = env.cwd.join("clean");
+    git(
+        &env.cwd,
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap(),
+            clean.to_str().unwrap(),
+        ],
+    );
+    git(&clean, &["apply", &patch]);
+    assert_eq!(
+        std::fs::read_to_string(clean.join("src.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert_eq!(
+        std::fs::read(clean.join("new/data.bin")).unwrap(),
+        b"bin\0ary"
+    );
+    assert!(!clean.join("before.txt").exists());
+
+    // Two runs at once in the same dir: each patch holds its own file only.
+    let send = |name: &str| {
+        let (_, v) = http(
+            "POST",
+            &format!("{}/", serve.url),
+            Some(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message":
+                    {"kind": "message", "messageId": name, "role": "user",
+                     "parts": [{"kind": "text", "text": format!("touch {name}")}]}}})
+                .to_string(),
+            ),
+            &[],
+        );
+        v
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| send("alpha"));
+        let b = s.spawn(|| send("beta"));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for (v, mine, theirs) in [(&a, "alpha", "beta"), (&b, "beta", "alpha")] {
+        let t = &v["result"];
+        assert_eq!(t["status"]["state"], "completed", "{v}");
+        assert_eq!(
+            t["metadata"]["changedFiles"],
+            json!([format!("{mine}.txt")]),
+            "{theirs}'s change is not in {mine}'s: {v}"
+        );
+    }
+}

@@ -142,6 +142,9 @@ pub struct Engine {
     live: Mutex<HashMap<String, Arc<Live>>>,
     /// One run at a time per context: a follow-up resumes the conversation the last run wrote.
     contexts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// One run at a time per git work tree, so each run's patch holds its own changes only
+    /// (`changes.rs`); an entry per agent dir.
+    dirs: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     exec: Arc<dyn Executor>,
     slots: Arc<Semaphore>,
     waiting: AtomicUsize,
@@ -184,6 +187,7 @@ impl Engine {
             store: Mutex::new(store),
             live: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
+            dirs: Mutex::new(HashMap::new()),
             exec,
             slots: Arc::new(Semaphore::new(limits.max_concurrent)),
             waiting: AtomicUsize::new(0),
@@ -397,7 +401,7 @@ impl Engine {
         // A chunk's event tells no status: no copy of the status line per token.
         let status_text = match update {
             Update::Status => inner.task.status_text.clone(),
-            Update::Chunk { .. } => None,
+            Update::Chunk { .. } | Update::Changes => None,
         };
         let ev = Event {
             update,
@@ -426,30 +430,52 @@ impl Engine {
             .entry(job.context_id.clone())
             .or_default()
             .clone();
+        let repo = crate::changes::Repo::at(&job.agent.dir).await;
+        let dir_turn = repo.as_ref().map(|_| {
+            lock(&self.dirs)
+                .entry(job.agent.dir.clone())
+                .or_default()
+                .clone()
+        });
         let slots = self.slots.clone();
         let started = tokio::select! {
             guard = async move {
                 let g = turn.lock_owned().await;
+                let d = match dir_turn {
+                    Some(m) => Some(m.lock_owned().await),
+                    None => None,
+                };
                 let p = slots.acquire_owned().await;
-                (g, p)
+                (g, d, p)
             } => Some(guard),
             () = stopped(&mut stop) => None,
         };
         self.waiting.fetch_sub(1, Ordering::SeqCst);
-        let Some((_turn, Ok(_slot))) = started else {
+        let Some((_turn, _dir, Ok(_slot))) = started else {
             self.report(&live, self.stopped_end());
             self.retire(&job);
             return;
         };
         self.report(&live, Report::Started);
         tracing::info!(task = %job.task_id, agent = %job.agent.name, session = %job.session.id(), "run started");
+        let before = match &repo {
+            Some(r) => r
+                .snapshot(&format!("{}-before", job.task_id))
+                .await
+                .inspect_err(|e| tracing::warn!(task = %job.task_id, "no changes.patch: {e:#}"))
+                .ok(),
+            None => None,
+        };
         let (tx, mut rx) = mpsc::channel(256);
         let run = self.exec.run(job.clone(), tx, live.stop.subscribe());
         let mut run = std::pin::pin!(run);
         let mut finished = false;
+        // With a snapshot to compare, the end waits for the run's changes, told first.
+        let mut end = None;
         loop {
             tokio::select! {
                 r = rx.recv() => match r {
+                    Some(r @ Report::Ended { .. }) if before.is_some() => end = Some(r),
                     Some(r) => self.report(&live, r),
                     None if finished => break,
                     // Every sender is gone: the run is ending; wait for it.
@@ -457,6 +483,25 @@ impl Engine {
                 },
                 () = &mut run, if !finished => finished = true,
             }
+        }
+        if let (Some(end), Some(repo), Some(before)) = (end, &repo, &before) {
+            let changes = async {
+                let after = repo.snapshot(&format!("{}-after", job.task_id)).await?;
+                repo.diff(before, &after).await
+            }
+            .await;
+            match changes {
+                Ok(c) if !c.files.is_empty() => self.report(
+                    &live,
+                    Report::Changes {
+                        patch: c.patch,
+                        files: c.files,
+                    },
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(task = %job.task_id, "no changes.patch: {e:#}"),
+            }
+            self.report(&live, end);
         }
         if live.is_live() {
             let end = if *live.stop.borrow() {

@@ -4,9 +4,11 @@
 //! - [`wire`]: the A2A JSON in its four forms, pure;
 //! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store;
 //! - [`task`]: a task and what a run reports, pure;
-//! - [`inbox`]: the files a message brings, written where the run finds them;
+//! - [`inbox`]: the files a message brings, written where the run finds them; [`changes`], what
+//!   a run changed in a git work tree, as a patch;
 //! - [`claude`]: the Claude Code executor; `exec.rs`, an agent's own command in its place.
 
+pub mod changes;
 pub mod claude;
 pub mod engine;
 mod exec;

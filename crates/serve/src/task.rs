@@ -28,6 +28,10 @@ pub struct Task {
     pub history: Vec<Msg>,
     /// Cost, turns, duration, model, session (`Report::Ended`).
     pub metadata: Map<String, Value>,
+    /// What the run changed in the agent's git work tree, as a patch (`changes.rs`): the
+    /// `changes.patch` artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<String>,
     pub created_ms: i64,
     pub updated_ms: i64,
 }
@@ -39,6 +43,8 @@ pub enum Update {
     Status,
     /// More of the answer: `append` false for its first piece.
     Chunk { text: String, append: bool },
+    /// The run's changes, whole (`Task::changes`).
+    Changes,
 }
 
 /// What a run tells the engine, in order.
@@ -50,6 +56,12 @@ pub enum Report {
     Text(String),
     /// A step worth a status line ("Bash: cargo test").
     Step(String),
+    /// What the run changed in a git work tree: the patch (`None` when too large to return),
+    /// and the files it touches.
+    Changes {
+        patch: Option<String>,
+        files: Vec<String>,
+    },
     /// The end: the state, the words for a failure, and what the run cost.
     Ended {
         state: TaskState,
@@ -76,12 +88,14 @@ impl Task {
             answer: String::new(),
             history: Vec::new(),
             metadata: Map::new(),
+            changes: None,
             created_ms: now_ms,
             updated_ms: now_ms,
         }
     }
 
-    /// The task less its answer and history: what a stream event names of it.
+    /// The task less its answer and history: what a stream event names of it (the run's
+    /// changes kept: set once, at the end).
     pub fn head(&self) -> Task {
         Task {
             id: self.id.clone(),
@@ -92,6 +106,8 @@ impl Task {
             answer: String::new(),
             history: Vec::new(),
             metadata: self.metadata.clone(),
+            // Set at the run's end only, and what its `Update::Changes` event carries.
+            changes: self.changes.clone(),
             created_ms: self.created_ms,
             updated_ms: self.updated_ms,
         }
@@ -130,6 +146,19 @@ impl Task {
                 self.state = TaskState::Working;
                 self.status_text = Some(line);
                 Some(Update::Status)
+            }
+            Report::Changes { patch, files } => {
+                self.metadata
+                    .insert("changedFiles".into(), Value::from(files));
+                if patch.is_none() {
+                    self.metadata.insert(
+                        "changesPatch".into(),
+                        Value::from("left out: over 8 MiB (see the agent's folder)"),
+                    );
+                }
+                self.changes = patch;
+                // Without a patch the metadata rides with the end.
+                self.changes.is_some().then_some(Update::Changes)
             }
             Report::Ended {
                 state,

@@ -379,12 +379,34 @@ fn artifact(w: Wire, t: &Task, text: &str) -> Value {
     })
 }
 
+/// The run's changes as an artifact: one file part, `changes.patch`.
+fn changes_artifact(w: Wire, t: &Task, patch: &str) -> Value {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(patch);
+    let (name, media) = ("changes.patch", "text/x-diff");
+    let part = match (w.dialect, w.rest) {
+        (Dialect::V03, false) => {
+            json!({"kind": "file", "file": {"bytes": b64, "name": name, "mimeType": media}})
+        }
+        (Dialect::V03, true) => {
+            json!({"file": {"fileWithBytes": b64, "name": name, "mimeType": media}})
+        }
+        _ => json!({"raw": b64, "filename": name, "mediaType": media}),
+    };
+    json!({"artifactId": format!("{}-changes", t.id), "name": name, "parts": [part]})
+}
+
 /// A task as GetTask shows it: the last `history` messages (`None`: all of them).
 pub fn task(w: Wire, t: &Task, history: Option<usize>) -> Value {
     let st = status(w, t, t.state, t.status_text.as_deref(), t.updated_ms);
     let mut v = json!({"id": t.id, "contextId": t.context_id, "status": st});
-    if !t.answer.is_empty() {
-        v["artifacts"] = json!([artifact(w, t, &t.answer)]);
+    let artifacts: Vec<Value> = (!t.answer.is_empty())
+        .then(|| artifact(w, t, &t.answer))
+        .into_iter()
+        .chain(t.changes.as_deref().map(|p| changes_artifact(w, t, p)))
+        .collect();
+    if !artifacts.is_empty() {
+        v["artifacts"] = Value::Array(artifacts);
     }
     let keep = history.unwrap_or(usize::MAX).min(t.history.len());
     if keep > 0 {
@@ -434,6 +456,15 @@ pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
                 "taskId": t.id, "contextId": t.context_id,
                 "artifact": artifact(w, t, text),
                 "append": append, "lastChunk": false,
+            }),
+        ),
+        Update::Changes => (
+            "artifact-update",
+            "artifactUpdate",
+            json!({
+                "taskId": t.id, "contextId": t.context_id,
+                "artifact": changes_artifact(w, t, t.changes.as_deref().unwrap_or_default()),
+                "append": false, "lastChunk": true,
             }),
         ),
     };
