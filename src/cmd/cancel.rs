@@ -1,21 +1,15 @@
 //! `a2a-mod cancel`: the `cancel` tool from the command line (`session::Session`, as Claude's).
 
 use super::Run;
-use super::shell::{load, print_outcome, runtime, user_command};
+use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::CancelArgs;
-use crate::session::{Budget, DEFAULT_BUDGET, Session};
-use a2a_mod_sys::env::cli_session;
+use crate::session::{Budget, DEFAULT_BUDGET};
 use anyhow::Result;
 
 impl Run for CancelArgs {
     fn run(self) -> Result<i32> {
         let a = self.task;
-        let ctx = user_command()?;
-        let s = Session::open(
-            &ctx,
-            load(&ctx)?,
-            &cli_session(a.session.session.as_deref())?,
-        )?;
+        let s = user_session(a.session.session.as_deref())?;
         let o = runtime()?.block_on(s.cancel(&a.task_id, Budget::new(DEFAULT_BUDGET)))?;
         print_outcome(&o, a.json)?;
         Ok(crate::error::EXIT_OK)

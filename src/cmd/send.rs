@@ -14,10 +14,9 @@
 //! `--no-keep` sends from the command itself, its stream closed with it.
 
 use super::Run;
-use super::shell::{load, print_outcome, runtime, user_command};
+use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::SendArgs;
 use crate::session::{Budget, DEFAULT_BUDGET, SendInput, Session};
-use a2a_mod_sys::env::cli_session;
 use anyhow::{Context as _, Result, anyhow};
 use std::io::{BufRead as _, Write as _};
 use std::os::fd::AsFd as _;
@@ -123,12 +122,7 @@ fn send_here(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
 }
 
 fn open(a: &SendArgs, data: Option<serde_json::Value>) -> Result<(Session, String, SendInput)> {
-    let ctx = user_command()?;
-    let s = Session::open(
-        &ctx,
-        load(&ctx)?,
-        &cli_session(a.session.session.as_deref())?,
-    )?;
+    let s = user_session(a.session.session.as_deref())?;
     let input = SendInput {
         task_id: a.task_id.clone(),
         context_id: a.context_id.clone(),

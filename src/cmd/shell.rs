@@ -29,6 +29,12 @@ pub fn load(ctx: &Ctx) -> Result<Config> {
     Config::load(&ctx.config_path())
 }
 
+/// The session `send`, `task` and `cancel` work in: `--session`, else Claude Code's, else `cli`.
+pub fn user_session(session: Option<&str>) -> Result<crate::session::Session> {
+    let ctx = user_command()?;
+    crate::session::Session::open(&ctx, load(&ctx)?, &a2a_mod_sys::env::cli_session(session)?)
+}
+
 /// A multi-thread-free runtime for one-shot commands.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()

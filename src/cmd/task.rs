@@ -1,20 +1,14 @@
 //! `a2a-mod task`: the `task` tool from the command line (`session::Session`, as Claude's).
 
 use super::Run;
-use super::shell::{load, print_outcome, runtime, user_command};
+use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::TaskArgs;
-use crate::session::{Budget, DEFAULT_BUDGET, Session};
-use a2a_mod_sys::env::cli_session;
+use crate::session::{Budget, DEFAULT_BUDGET};
 use anyhow::Result;
 
 impl Run for TaskArgs {
     fn run(self) -> Result<i32> {
-        let ctx = user_command()?;
-        let s = Session::open(
-            &ctx,
-            load(&ctx)?,
-            &cli_session(self.session.session.as_deref())?,
-        )?;
+        let s = user_session(self.session.session.as_deref())?;
         let o = runtime()?.block_on(s.task(&self.task_id, Budget::new(DEFAULT_BUDGET)))?;
         if self.json {
             print_outcome(&o, true)?;
