@@ -77,6 +77,8 @@ async fn serve(
         Limits {
             max_concurrent: cfg.max_concurrent,
             max_queued: cfg.max_queued,
+            max_live_per_owner: cfg.per_token_max_concurrent,
+            per_token_daily_usd: cfg.per_token_daily_usd,
         },
     )?);
     let listener = tokio::net::TcpListener::bind(plan.listen)

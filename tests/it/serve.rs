@@ -8,7 +8,7 @@
 
 use crate::fake::model_api::{FakeModelApi, Recorded, Reply, Rule, Script};
 use crate::peers::claude::{ClaudeEnv, ClaudeOpts};
-use crate::util::{TempHome, append_config, bin, ok, send_json, wait_until};
+use crate::util::{TempHome, append_config, bin, fails, ok, send_json, wait_until};
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -587,7 +587,7 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("still running"),
+            .contains("asks nothing now"),
         "{body}"
     );
     assert_eq!(state(&ids[1]), "TASK_STATE_SUBMITTED", "the second waits");
@@ -942,16 +942,42 @@ fn config_agents_run_in_their_folders_with_their_own_tools() {
         "the run works in the agent's folder"
     );
 
+    // Where nothing is allowed, the tool use is a question to the client (its stream ends
+    // there); the client's "no" is the tool's refusal.
     let events = run("docs");
-    let text: String = events
-        .iter()
-        .filter_map(|e| e["result"]["artifact"]["parts"][0]["text"].as_str())
-        .collect();
-    assert_eq!(text, "TOOL-REFUSED", "{events:?}");
+    let last = &events.last().unwrap()["result"];
+    assert_eq!(
+        (last["status"]["state"].as_str(), last["final"].as_bool()),
+        (Some("input-required"), Some(true)),
+        "{events:?}"
+    );
+    assert!(
+        last["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Bash: touch created.txt"),
+        "{last}"
+    );
     assert!(
         !docs.join("created.txt").exists(),
         "nothing bypassed where nothing was allowed"
     );
+    let (_, answered) = http(
+        "POST",
+        &format!("{origin}/docs/"),
+        Some(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "message/send", "params": {"message":
+                {"kind": "message", "messageId": "no", "role": "user", "taskId": last["taskId"],
+                 "parts": [{"kind": "text", "text": "no"}]}}})
+            .to_string(),
+        ),
+        &[],
+    );
+    assert_eq!(
+        answered["result"]["artifacts"][0]["parts"][0]["text"], "TOOL-REFUSED",
+        "{answered}"
+    );
+    assert!(!docs.join("created.txt").exists());
 }
 
 /// Any command as a worker (`exec = [...]` in `[serve.agents.<name>]`): a script's lines reach
@@ -1300,4 +1326,250 @@ fn a_run_in_a_git_dir_returns_its_changes_as_a_patch_that_applies() {
             "{theirs}'s change is not in {mine}'s: {v}"
         );
     }
+}
+
+/// serve is each run's permission host: a tool use the agent's rules do not cover puts the task
+/// in `input-required` with the command in the question, and the client's reply on the same
+/// taskId is the answer the real CLI gets. `allow` runs it, `deny` with a reason hands Claude
+/// the reason as the tool's result, no answer within `ask_timeout_s` denies it and says so, and
+/// "allow always" is not asked again in that context (but is in another). Claude's own question
+/// (AskUserQuestion) is asked the same way, and the reply is its answer.
+#[test]
+fn a_permission_prompt_is_a_question_the_client_answers() {
+    let script = Script::new()
+        .rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
+            let t = &r.tool_results()[0];
+            let how = if t.is_error { "REFUSED" } else { "RAN" };
+            Reply::text(format!("BASH-{how}: {}", t.text))
+        }))
+        .rule(Rule::on_tool_result_for("AskUserQuestion").reply_with(|r| {
+            Reply::text(format!("ASKED: {}", r.tool_results()[0].text))
+        }))
+        .rule(
+            Rule::on_user_text("clean the build")
+                .tool_use("Bash", json!({"command": "rm -rf build", "description": "clean"})),
+        )
+        .rule(Rule::on_user_text("pick a colour").tool_use(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which colour?", "header": "Colour", "multiSelect": false,
+                "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]}]}),
+        ))
+        .fallback_text("FALLBACK");
+    let Some((model, env)) = server_env(script) else {
+        return;
+    };
+    let dir = env.cwd.display().to_string();
+    append_config(
+        &env.home.a2a_home(),
+        &format!(
+            "\n[serve.agents.ask]\ndir = {dir:?}\n[serve.agents.hurry]\ndir = {dir:?}\nask_timeout_s = 2\n"
+        ),
+    );
+    let serve = Serve::spawn(&env, &[], &[]);
+    let home = client(&serve);
+    let build = env.cwd.join("build");
+    let text = |id: &str| {
+        let t = home.command().args(["task", id, "--json"]).json();
+        t["text"].as_str().unwrap_or_default().to_string()
+    };
+    let asked = |context: &[&str]| {
+        std::fs::create_dir_all(&build).unwrap();
+        let r = send_json(&home, "remote", "clean the build", context);
+        assert_eq!(r["state"], "input-required", "{r}");
+        assert_eq!(
+            r["question"],
+            "Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a reason)",
+            "{r}"
+        );
+        assert!(build.exists(), "nothing ran before the answer");
+        (
+            r["taskId"].as_str().unwrap().to_string(),
+            r["contextId"].as_str().unwrap().to_string(),
+        )
+    };
+
+    // "allow always": it runs, and the context's next run is not asked.
+    let (id, context) = asked(&[]);
+    let r = send_json(&home, "remote", "allow always", &["--task-id", &id]);
+    assert_eq!(r["state"], "completed", "{r}");
+    assert!(text(&id).starts_with("BASH-RAN"), "{}", text(&id));
+    assert!(!build.exists(), "the allowed command ran");
+    std::fs::create_dir_all(&build).unwrap();
+    let r = send_json(
+        &home,
+        "remote",
+        "clean the build",
+        &["--context-id", &context],
+    );
+    assert_eq!(
+        r["state"], "completed",
+        "not asked again in its context: {r}"
+    );
+    assert!(!build.exists());
+    assert!(
+        !env.cwd.join(".claude/settings.local.json").exists(),
+        "allow always stays serve's: the agent's own settings are left alone"
+    );
+
+    // "allow" in a new context: asked again, then it runs.
+    let (id, _) = asked(&[]);
+    let r = send_json(&home, "remote", "allow", &["--task-id", &id]);
+    assert_eq!(r["state"], "completed", "{r}");
+    assert!(text(&id).starts_with("BASH-RAN"), "{}", text(&id));
+    assert!(!build.exists());
+
+    // "deny" with a reason: the model gets the reason as the tool's result.
+    let (id, _) = asked(&[]);
+    let r = send_json(
+        &home,
+        "remote",
+        "deny: the build dir is shared",
+        &["--task-id", &id],
+    );
+    assert_eq!(r["state"], "completed", "{r}");
+    let t = text(&id);
+    assert!(
+        t.starts_with("BASH-REFUSED") && t.contains("the build dir is shared"),
+        "{t}"
+    );
+    assert!(build.exists(), "a denied command does not run");
+    let seen = model.wait_for_request("the denial", LONG, |r| {
+        r.tool_results()
+            .iter()
+            .any(|t| t.is_error && t.text.contains("the build dir is shared"))
+    });
+    assert!(seen.is_main_loop());
+
+    // No answer: denied after ask_timeout_s, and the task says why it went on.
+    let hurry = format!("{}/hurry", serve.url.trim_end_matches("/ask"));
+    ok(&home, &["worker", "add", "hurry", &hurry]);
+    let r = send_json(&home, "hurry", "clean the build", &[]);
+    assert_eq!(r["state"], "input-required", "{r}");
+    let id = r["taskId"].as_str().unwrap().to_string();
+    let get = || serve_task(&hurry, &id);
+    wait_until("the unanswered task to end", LONG, || {
+        get()["status"]["state"] == "completed"
+    });
+    let t = get();
+    let answer = t["artifacts"][0]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        answer.starts_with("BASH-REFUSED") && answer.contains("Nobody answered"),
+        "{t}"
+    );
+    assert!(build.exists());
+    let late = fails(&home, &["send", "hurry", "allow", "--task-id", &id]);
+    assert!(
+        late.contains("is completed") && late.contains("without its taskId"),
+        "a late answer changes nothing: {late}"
+    );
+
+    // Claude's own question: the reply (an option's number) is its answer.
+    let r = send_json(&home, "remote", "pick a colour", &[]);
+    assert_eq!(r["state"], "input-required", "{r}");
+    assert_eq!(
+        r["question"], "Claude asks: Which colour? (Red / Blue). Reply with your answer",
+        "{r}"
+    );
+    let id = r["taskId"].as_str().unwrap().to_string();
+    let r = send_json(&home, "remote", "2", &["--task-id", &id]);
+    assert_eq!(r["state"], "completed", "{r}");
+    assert!(
+        text(&id).contains(r#""Which colour?"="Blue""#),
+        "{}",
+        text(&id)
+    );
+}
+
+/// GetTask (v0.3) of `id` at the agent `url`: the task.
+fn serve_task(url: &str, id: &str) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": id}});
+    http("POST", &format!("{url}/"), Some(body.to_string()), &[]).1["result"].clone()
+}
+
+/// A shared worker's per-client limits (`serve.per_token_max_concurrent`,
+/// `serve.per_token_daily_usd`): one token over its count or its day's cost is refused with the
+/// A2A error and the reason, another token is not, and what was accepted runs to its end whole.
+#[test]
+fn a_tokens_limits_refuse_with_the_reason_and_lose_nothing() {
+    let answer = numbered(40);
+    let a = answer.clone();
+    let script = Script::new()
+        .rule(
+            Rule::on_user_text("slow job")
+                .reply_with(move |_| Reply::text(a.clone()).paced(40, Duration::from_millis(150))),
+        )
+        .fallback_text("QUICK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    append_config(
+        &env.home.a2a_home(),
+        "\n[serve]\nper_token_max_concurrent = 1\nper_token_daily_usd = 0.0001\n",
+    );
+    let serve = Serve::start_with(
+        &env,
+        &["--token-env", "TOKEN_A", "--token-env", "TOKEN_B"],
+        &[("TOKEN_A", "secret-a"), ("TOKEN_B", "secret-b")],
+    );
+    let call = |token: &str, method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        http(
+            "POST",
+            &format!("{}/", serve.url),
+            Some(body.to_string()),
+            &[("Authorization", format!("Bearer {token}"))],
+        )
+        .1
+    };
+    let send = |token: &str, text: &str, blocking: bool| {
+        call(
+            token,
+            "message/send",
+            json!({"message": {"kind": "message", "messageId": a2a_mod_id(), "role": "user",
+                "parts": [{"kind": "text", "text": text}]}, "configuration": {"blocking": blocking}}),
+        )
+    };
+    let refused = |v: &Value, why: &str| {
+        assert_eq!(v["error"]["code"], -32000, "{v}");
+        let m = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(m.contains(why), "{v}");
+    };
+
+    let slow = send("secret-a", "slow job", false);
+    let slow_id = slow["result"]["id"].as_str().unwrap().to_string();
+    refused(
+        &send("secret-a", "quick job", true),
+        "your token has 1 running",
+    );
+    let other = send("secret-b", "quick job", true);
+    assert_eq!(other["result"]["status"]["state"], "completed", "{other}");
+
+    let get = |id: &str| call("secret-a", "tasks/get", json!({"id": id}))["result"].clone();
+    wait_until("the slow task to end", LONG, || {
+        get(&slow_id)["status"]["state"] == "completed"
+    });
+    let done = get(&slow_id);
+    assert_eq!(
+        done["artifacts"][0]["parts"][0]["text"].as_str(),
+        Some(answer.as_str()),
+        "the accepted task ran whole"
+    );
+    assert!(
+        done["metadata"]["claudeCode"]["costUsd"].as_f64().unwrap() > 0.0001,
+        "{done}"
+    );
+    refused(&send("secret-a", "quick job", true), "Daily budget reached");
+    let listed = call("secret-a", "tasks/list", json!({}));
+    assert_eq!(
+        listed["result"]["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "a refusal makes no task: {listed}"
+    );
+}
+
+fn a2a_mod_id() -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    format!("m-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }

@@ -5,11 +5,15 @@
 //!
 //! The run's stdout is read line by line (each line bounded): text deltas of the main
 //! conversation are the answer's chunks, each tool use a status line, the `result` event the end
-//! with its cost. A run is its own process group: a cancel sends SIGTERM to the group, then
+//! with its cost. serve is the run's permission host (`--permission-prompt-tool stdio`): a tool
+//! use its rules do not cover, or Claude's own question, comes as a control request and goes to
+//! the client as `input-required` (`ask.rs`); the client's reply is the control response. A run
+//! is its own process group: a cancel sends SIGTERM to the group, then
 //! SIGKILL after the grace; on Linux the run also gets SIGTERM if serve itself dies.
 
+use crate::ask::Asked;
 use crate::engine::{Executor, Job, Session};
-use crate::task::{Report, step_line};
+use crate::task::{Reply, Report, step_line};
 use a2a_mod_core::task::TaskState;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -59,6 +63,9 @@ impl Claude {
             "stream-json",
             "--verbose",
             "--include-partial-messages",
+            // serve answers permission prompts itself, by asking the client.
+            "--permission-prompt-tool",
+            "stdio",
         ]
         .map(String::from)
         .into();
@@ -80,8 +87,9 @@ impl Claude {
         if let Some(p) = &c.append_system_prompt {
             a.extend(["--append-system-prompt".into(), p.clone()]);
         }
-        // One flag per rule: a rule may hold spaces (`Bash(cargo test:*)`).
-        for t in &c.allowed_tools {
+        // One flag per rule: a rule may hold spaces (`Bash(cargo test:*)`). The context's own
+        // ("allow always") after the agent's.
+        for t in c.allowed_tools.iter().chain(&job.allowed) {
             a.extend(["--allowedTools".into(), t.clone()]);
         }
         a
@@ -126,6 +134,7 @@ impl Executor for Claude {
         job: Job,
         reports: mpsc::Sender<Report>,
         stop: watch::Receiver<bool>,
+        mut replies: mpsc::UnboundedReceiver<Reply>,
     ) -> BoxFuture<'static, ()> {
         let me = self.clone();
         if let Some(argv) = job.agent.config.exec.clone() {
@@ -135,13 +144,29 @@ impl Executor for Claude {
         }
         Box::pin(async move {
             let mut job = job;
-            let mut outcome = run(me.command(&job), &job, &reports, stop.clone(), me.grace).await;
+            let mut outcome = run(
+                me.command(&job),
+                &job,
+                &reports,
+                stop.clone(),
+                &mut replies,
+                me.grace,
+            )
+            .await;
             // A context whose first run left no conversation (it failed or was canceled before
             // Claude Code wrote one): its follow-up starts the conversation instead of failing.
             if let (Err(RunEnd::NoConversation), Session::Resume(id)) = (&outcome, &job.session) {
                 tracing::info!(task = %job.task_id, "no conversation {id} to resume; starting it");
                 job.session = Session::New(id.clone());
-                outcome = run(me.command(&job), &job, &reports, stop, me.grace).await;
+                outcome = run(
+                    me.command(&job),
+                    &job,
+                    &reports,
+                    stop,
+                    &mut replies,
+                    me.grace,
+                )
+                .await;
             }
             let words = match outcome {
                 Ok(()) => return,
@@ -180,6 +205,7 @@ async fn run(
     job: &Job,
     reports: &mpsc::Sender<Report>,
     mut stop: watch::Receiver<bool>,
+    replies: &mut mpsc::UnboundedReceiver<Reply>,
     grace: Duration,
 ) -> Result<(), RunEnd> {
     let mut child = cmd.spawn().map_err(|e| {
@@ -194,11 +220,7 @@ async fn run(
     let tail = stderr_tail(child.stderr.take());
     let prompt = json!({"type": "user", "message": {"role": "user", "content": job.text}});
     if let Some(i) = stdin.as_mut() {
-        let mut line = prompt.to_string();
-        line.push('\n');
-        // A failed write shows as the run's own failure below (it exits without a result).
-        let _ = i.write_all(line.as_bytes()).await;
-        let _ = i.flush().await;
+        write_line(i, &prompt).await;
     }
     let mut reader = BufReader::new(
         stdout.ok_or_else(|| RunEnd::Failed("Claude Code's stdout is not readable".into()))?,
@@ -206,11 +228,28 @@ async fn run(
     let mut state = Reading::default();
     let mut line = Vec::new();
     let mut got_result = false;
+    // The question the run waits on (one at a time: the CLI waits for each answer).
+    let mut asked: Option<Asked> = None;
     loop {
         tokio::select! {
             r = next_line(&mut reader, &mut line) => match r {
                 Ok(true) => {
-                    for rep in state.read(&line) {
+                    let Ok(v) = serde_json::from_slice::<Value>(&line) else {
+                        continue;
+                    };
+                    if let Some(a) = Asked::read(&v) {
+                        let q = a.question();
+                        asked = Some(a);
+                        if reports.send(Report::Ask(q)).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    if let (Some(answer), Some(i)) = (crate::ask::unsupported(&v), stdin.as_mut()) {
+                        write_line(i, &answer).await;
+                        continue;
+                    }
+                    for rep in state.read(&v) {
                         if let Report::Ended { state: TaskState::Failed, words: Some(w), .. } = &rep
                             && w.starts_with(NO_CONVERSATION)
                             && matches!(job.session, Session::Resume(_))
@@ -231,6 +270,19 @@ async fn run(
                 }
                 Ok(false) | Err(_) => break,
             },
+            Some(reply) = replies.recv(), if asked.is_some() => {
+                let Some(a) = asked.take() else { continue };
+                let (response, keep) = match reply {
+                    Reply::Said(text) => a.answer(&text),
+                    Reply::TimedOut(secs) => (a.timed_out(secs), Vec::new()),
+                };
+                if !keep.is_empty() && reports.send(Report::Allowed(keep)).await.is_err() {
+                    break;
+                }
+                if let Some(i) = stdin.as_mut() {
+                    write_line(i, &response).await;
+                }
+            }
             () = crate::engine::stopped(&mut stop) => {
                 stop_group(pid, &mut child, grace).await;
                 return Ok(());
@@ -251,6 +303,15 @@ async fn run(
     Err(RunEnd::Failed(
         failure("Claude Code", status, " without a result", tail).await,
     ))
+}
+
+/// Writes one stream-json line to the run's stdin. A failed write shows as the run's own
+/// failure (it exits without a result, or never gets its answer and is canceled).
+async fn write_line(stdin: &mut tokio::process::ChildStdin, v: &Value) {
+    let mut line = v.to_string();
+    line.push('\n');
+    let _ = stdin.write_all(line.as_bytes()).await;
+    let _ = stdin.flush().await;
 }
 
 /// What a run's stderr ends with, kept while it runs (the last [`STDERR_TAIL`] bytes or so).
@@ -380,20 +441,17 @@ struct Reading {
 
 impl Reading {
     /// The reports one stdout line makes (none for a line that is not an event we read).
-    fn read(&mut self, line: &[u8]) -> Vec<Report> {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return Vec::new();
-        };
+    fn read(&mut self, v: &Value) -> Vec<Report> {
         let main = v.get("parent_tool_use_id").is_none_or(Value::is_null);
         match v.get("type").and_then(Value::as_str) {
             Some("system") if v.get("subtype").and_then(Value::as_str) == Some("init") => {
-                self.model = str_of(&v, "model");
-                self.session = str_of(&v, "session_id");
+                self.model = str_of(v, "model");
+                self.session = str_of(v, "session_id");
                 Vec::new()
             }
             Some("stream_event") if main => self.stream_event(&v["event"]),
             Some("assistant") if main => self.assistant(&v["message"]),
-            Some("result") => self.result(&v),
+            Some("result") => self.result(v),
             _ => Vec::new(),
         }
     }
@@ -529,10 +587,7 @@ mod tests {
 
     fn read_all(lines: &[Value]) -> Vec<Report> {
         let mut r = Reading::default();
-        lines
-            .iter()
-            .flat_map(|l| r.read(l.to_string().as_bytes()))
-            .collect()
+        lines.iter().flat_map(|l| r.read(l)).collect()
     }
 
     fn delta(t: &str) -> Value {

@@ -7,7 +7,7 @@
 //! (a closed stream, a dropped blocking send) cancels nothing; only CancelTask stops a run.
 //! Locks are std mutexes held for synchronous work only, never across an await.
 
-use crate::task::{Msg, Report, Task, Update};
+use crate::task::{Msg, Reply, Report, Task, Update, running};
 use crate::wire::{self, A2aError, Incoming};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_store::served::{ServedContext, ServedStore, ServedTask};
@@ -54,18 +54,22 @@ pub struct Job {
     pub agent: Arc<Agent>,
     pub text: String,
     pub session: Session,
+    /// Permission rules the context's client allowed for good (`Report::Allowed`).
+    pub allowed: Vec<String>,
 }
 
 /// What runs a task: Claude Code (`claude.rs`), or anything else that reports the same way.
 pub trait Executor: Send + Sync + 'static {
     /// Runs `job` to its end, sending what happens to `reports` (an [`Report::Ended`] last). When
     /// `stop` turns true the run is stopped and the future returns; the engine ends the task
-    /// `canceled`. A future that returns without `Ended` ends it `failed`.
+    /// `canceled`. A future that returns without `Ended` ends it `failed`. After a
+    /// [`Report::Ask`] the answer comes on `replies` (the client's, or that nobody answered).
     fn run(
         &self,
         job: Job,
         reports: mpsc::Sender<Report>,
         stop: watch::Receiver<bool>,
+        replies: mpsc::UnboundedReceiver<Reply>,
     ) -> BoxFuture<'static, ()>;
 }
 
@@ -85,12 +89,18 @@ pub struct Live {
     /// The number of events so far; streams wait on it.
     told: watch::Sender<usize>,
     stop: watch::Sender<bool>,
+    /// The answers to the run's questions: sent only by whoever moves the task out of
+    /// `input-required` (the client's reply or the timer), under the lock, so each question
+    /// gets exactly one.
+    replies: mpsc::UnboundedSender<Reply>,
     owner: String,
 }
 
 struct LiveInner {
     task: Task,
     events: Vec<Event>,
+    /// Questions asked so far: a timer answers only the question it was set for.
+    asks: u64,
 }
 
 impl Live {
@@ -98,9 +108,15 @@ impl Live {
         lock(&self.inner).task.clone()
     }
 
-    /// Whether a run may still change the task (read without copying it).
+    /// Whether a run may still change the task (read without copying it): it runs, waits for
+    /// a slot, or waits for an answer.
     pub fn is_live(&self) -> bool {
-        lock(&self.inner).task.state.is_live()
+        running(lock(&self.inner).task.state)
+    }
+
+    /// Whether the task waits for nothing from the server: it ended, or asks the client.
+    fn is_settled(&self) -> bool {
+        !lock(&self.inner).task.state.is_live()
     }
 
     /// The events from `from` on, and the task after them without its answer and history (what
@@ -135,6 +151,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Limits {
     pub max_concurrent: usize,
     pub max_queued: usize,
+    /// Live tasks (running, waiting, asking) one owner may have.
+    pub max_live_per_owner: Option<usize>,
+    /// What one owner's runs may cost in a UTC day, in USD.
+    pub per_token_daily_usd: Option<f64>,
 }
 
 pub struct Engine {
@@ -252,9 +272,10 @@ impl Engine {
         agent: &Arc<Agent>,
         msg: Incoming,
     ) -> Result<Arc<Live>, A2aError> {
-        if let Some(id) = &msg.task_id {
-            return Err(self.refuse_follow_up(owner, agent, id, msg.context_id.as_deref()));
+        if let Some(id) = msg.task_id.clone() {
+            return self.reply(owner, agent, &id, msg);
         }
+        self.check_owner(owner)?;
         if self.waiting.load(Ordering::SeqCst) >= self.limits.max_queued {
             return Err(A2aError::new(
                 SERVER_BUSY,
@@ -265,7 +286,7 @@ impl Engine {
             ));
         }
         let now = a2a_mod_sys::env::now_ms();
-        let (context_id, session) =
+        let (context_id, session, allowed) =
             self.context_for(owner, agent, msg.context_id.as_deref(), now)?;
         let id = a2a_mod_sys::ids::uuid_v4();
         let files = crate::inbox::save(&agent.dir, &id, &msg.files).map_err(|e| {
@@ -282,13 +303,16 @@ impl Engine {
             text: msg.text.clone(),
         });
         self.persist(&task, owner);
+        let (replies, answers) = mpsc::unbounded_channel();
         let live = Arc::new(Live {
             inner: Mutex::new(LiveInner {
                 task,
                 events: Vec::new(),
+                asks: 0,
             }),
             told: watch::channel(0).0,
             stop: watch::channel(false).0,
+            replies,
             owner: owner.to_string(),
         });
         lock(&self.live).insert(id.clone(), live.clone());
@@ -303,40 +327,90 @@ impl Engine {
                 msg.text + &files
             },
             session,
+            allowed,
         };
         let engine = self.clone();
         let l = live.clone();
-        tokio::spawn(async move { engine.drive(l, job).await });
+        tokio::spawn(async move { engine.drive(l, job, answers).await });
         Ok(live)
     }
 
-    /// Why a message naming a task is refused: this agent's runs never wait for input, so a task
-    /// takes no message after the one that made it.
-    fn refuse_follow_up(
+    /// Refuses a new task of an owner over its limits: its live tasks, its day's cost.
+    fn check_owner(&self, owner: &str) -> Result<(), A2aError> {
+        let store = lock(&self.store);
+        if let Some(max) = self.limits.max_live_per_owner
+            && store.live_of(owner).map_err(internal)? >= max
+        {
+            return Err(A2aError::new(
+                SERVER_BUSY,
+                format!(
+                    "Too many tasks: your token has {max} running, waiting or asking (serve.per_token_max_concurrent) — wait for one to end, or cancel one, then send again"
+                ),
+            ));
+        }
+        if let Some(budget) = self.limits.per_token_daily_usd {
+            let now = a2a_mod_sys::env::now_ms();
+            let day = now - now.rem_euclid(86_400_000);
+            let spent = store.spent_since(owner, day).map_err(internal)?;
+            if spent >= budget {
+                return Err(A2aError::new(
+                    SERVER_BUSY,
+                    format!(
+                        "Daily budget reached: your token's runs cost ${spent:.4} today, its budget is ${budget:.2} a day (serve.per_token_daily_usd) — send again after 00:00 UTC, or ask the operator to raise it"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A message naming a task: the answer to its question when it asks one, else refused (a
+    /// task takes no message but the one that made it and the answers to its questions).
+    fn reply(
         &self,
         owner: &str,
         agent: &Agent,
         id: &str,
-        context: Option<&str>,
-    ) -> A2aError {
-        let t = match self.get(owner, &agent.name, id) {
-            Ok(t) => t,
-            Err(e) => return e,
-        };
+        msg: Incoming,
+    ) -> Result<Arc<Live>, A2aError> {
+        let t = self.get(owner, &agent.name, id)?;
+        let context = msg.context_id.as_deref();
         if context.is_some_and(|c| c != t.context_id) {
-            return A2aError::new(
+            return Err(A2aError::new(
                 wire::INVALID_PARAMS,
                 format!(
                     "Invalid params: task {id} belongs to another context than {}",
                     context.unwrap_or_default()
                 ),
-            );
+            ));
         }
-        if t.state.is_live() {
+        if let Some(live) = self.live(id)
+            && t.state == TaskState::InputRequired
+        {
+            if !msg.files.is_empty() {
+                return Err(A2aError::new(
+                    wire::INVALID_PARAMS,
+                    "Invalid params: an answer to a task's question is text only — send files in a new message",
+                ));
+            }
+            let text = msg.text.clone();
+            let answer = Report::Answer(Msg {
+                message_id: msg.message_id,
+                agent: false,
+                text: msg.text,
+            });
+            // Only the one that moves the task out of input-required answers it: the reply
+            // or the timer, whichever comes first.
+            if self.report_if(&live, answer, |i| i.task.state == TaskState::InputRequired) {
+                let _ = live.replies.send(Reply::Said(text));
+                return Ok(live);
+            }
+        }
+        Err(if running(t.state) {
             A2aError::new(
                 wire::UNSUPPORTED_OPERATION,
                 format!(
-                    "Unsupported operation: task {id} is still running and takes no message — wait for its end, or cancel it"
+                    "Unsupported operation: task {id} is working and asks nothing now — wait for its end, or cancel it"
                 ),
             )
         } else {
@@ -347,7 +421,7 @@ impl Engine {
                     t.state
                 ),
             )
-        }
+        })
     }
 
     /// The context a message goes on in, and the Claude Code session of it.
@@ -357,12 +431,12 @@ impl Engine {
         agent: &Agent,
         context: Option<&str>,
         now: i64,
-    ) -> Result<(String, Session), A2aError> {
+    ) -> Result<(String, Session, Vec<String>), A2aError> {
         let store = lock(&self.store);
         if let Some(c) = context {
             match store.context(c).map_err(internal)? {
                 Some(ctx) if ctx.owner == owner && ctx.agent == agent.name => {
-                    return Ok((ctx.id, Session::Resume(ctx.session_id)));
+                    return Ok((ctx.id, Session::Resume(ctx.session_id), ctx.allowed));
                 }
                 Some(_) => {
                     return Err(A2aError::new(
@@ -385,19 +459,32 @@ impl Engine {
                 owner: owner.to_string(),
                 session_id: session.clone(),
                 created_ms: now,
+                allowed: Vec::new(),
             })
             .map_err(internal)?;
-        Ok((id, Session::New(session)))
+        Ok((id, Session::New(session), Vec::new()))
     }
 
     /// Applies a report: the task, its stream, and the store when the change is durable.
     fn report(&self, live: &Live, r: Report) {
+        self.report_if(live, r, |_| true);
+    }
+
+    /// Applies a report if `when` holds of the task as it is, in one step: the task, its
+    /// stream, and the store when the change is durable (written under the task's lock, so a
+    /// reply, a timer and the run never store their changes out of order). Whether it applied.
+    fn report_if(&self, live: &Live, r: Report, when: impl FnOnce(&LiveInner) -> bool) -> bool {
         let durable = !matches!(r, Report::Text(_));
+        let asks = matches!(r, Report::Ask(_));
         let now = a2a_mod_sys::env::now_ms();
         let mut inner = lock(&live.inner);
+        if !when(&inner) {
+            return false;
+        }
         let Some(update) = inner.task.apply(r, now) else {
-            return;
+            return false;
         };
+        inner.asks += u64::from(asks);
         // A chunk's event tells no status: no copy of the status line per token.
         let status_text = match update {
             Update::Status => inner.task.status_text.clone(),
@@ -411,20 +498,44 @@ impl Engine {
         };
         inner.events.push(ev);
         let n = inner.events.len();
-        let ended = !inner.task.state.is_live();
-        let snapshot = (durable || ended).then(|| inner.task.clone());
-        drop(inner);
-        if let Some(t) = snapshot {
-            self.persist(&t, &live.owner);
+        let ended = !running(inner.task.state);
+        if durable || ended {
+            self.persist(&inner.task, &live.owner);
             if ended {
-                tracing::info!(task = %t.id, state = %t.state, "ended");
+                tracing::info!(task = %inner.task.id, state = %inner.task.state, "ended");
             }
         }
+        drop(inner);
         live.told.send_replace(n);
+        true
+    }
+
+    /// After `wait`, answers the run's question `n` with "nobody answered", unless the client
+    /// did first.
+    fn time_out(self: &Arc<Self>, live: &Arc<Live>, n: u64, wait: std::time::Duration) {
+        let (engine, live) = (self.clone(), live.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let secs = wait.as_secs();
+            let step = Report::Step(format!(
+                "No answer within {secs} s: not allowed, the run goes on without it"
+            ));
+            if engine.report_if(&live, step, |i| {
+                i.asks == n && i.task.state == TaskState::InputRequired
+            }) {
+                tracing::info!(task = %lock(&live.inner).task.id, "no answer within {secs} s");
+                let _ = live.replies.send(Reply::TimedOut(secs));
+            }
+        });
     }
 
     /// The task's whole run: its turn in its context and for a slot, the executor, the end.
-    async fn drive(self: Arc<Self>, live: Arc<Live>, job: Job) {
+    async fn drive(
+        self: Arc<Self>,
+        live: Arc<Live>,
+        job: Job,
+        replies: mpsc::UnboundedReceiver<Reply>,
+    ) {
         let mut stop = live.stop.subscribe();
         let turn = lock(&self.contexts)
             .entry(job.context_id.clone())
@@ -467,7 +578,9 @@ impl Engine {
             None => None,
         };
         let (tx, mut rx) = mpsc::channel(256);
-        let run = self.exec.run(job.clone(), tx, live.stop.subscribe());
+        let run = self
+            .exec
+            .run(job.clone(), tx, live.stop.subscribe(), replies);
         let mut run = std::pin::pin!(run);
         let mut finished = false;
         // With a snapshot to compare, the end waits for the run's changes, told first.
@@ -476,6 +589,12 @@ impl Engine {
             tokio::select! {
                 r = rx.recv() => match r {
                     Some(r @ Report::Ended { .. }) if before.is_some() => end = Some(r),
+                    Some(Report::Allowed(rules)) => self.allow(&job, &rules),
+                    Some(r @ Report::Ask(_)) => {
+                        self.report(&live, r);
+                        let n = lock(&live.inner).asks;
+                        self.time_out(&live, n, job.agent.config.ask_timeout());
+                    }
                     Some(r) => self.report(&live, r),
                     None if finished => break,
                     // Every sender is gone: the run is ending; wait for it.
@@ -517,6 +636,17 @@ impl Engine {
         self.retire(&job);
     }
 
+    /// Keeps what the client allowed for good for the context's later runs.
+    fn allow(&self, job: &Job, rules: &[String]) {
+        let store = lock(&self.store);
+        for r in rules {
+            if let Err(e) = store.allow(&job.context_id, r) {
+                // This run has it already; a later one asks again.
+                tracing::warn!(task = %job.task_id, "cannot keep the rule {r:?}: {e:#}");
+            }
+        }
+    }
+
     /// How a stopped run ends: canceled by its client, or failed when the server stops.
     fn stopped_end(&self) -> Report {
         if self.closing.load(Ordering::SeqCst) {
@@ -553,7 +683,7 @@ impl Engine {
     /// it has ended.
     pub async fn cancel(&self, owner: &str, agent: &str, id: &str) -> Result<Task, A2aError> {
         let t = self.get(owner, agent, id)?;
-        let Some(live) = self.live(id).filter(|_| t.state.is_live()) else {
+        let Some(live) = self.live(id).filter(|_| running(t.state)) else {
             return Err(A2aError::new(
                 wire::TASK_NOT_CANCELABLE,
                 format!("Task cannot be canceled: it is already {}", t.state),
@@ -564,10 +694,17 @@ impl Engine {
         Ok(Engine::settled(&live).await)
     }
 
-    /// Waits until the task is no longer live (a blocking send, a cancel, a shutdown).
+    /// Waits until the task has ended (a cancel, a shutdown).
     pub async fn settled(live: &Live) -> Task {
         let mut rx = live.told.subscribe();
         let _ = rx.wait_for(|_| !live.is_live()).await;
+        live.snapshot()
+    }
+
+    /// Waits until the task has ended or asks the client something (a blocking send).
+    pub async fn answered(live: &Live) -> Task {
+        let mut rx = live.told.subscribe();
+        let _ = rx.wait_for(|_| live.is_settled()).await;
         live.snapshot()
     }
 }
@@ -602,7 +739,7 @@ fn row_of(t: &Task, owner: &str) -> ServedTask {
         context_id: t.context_id.clone(),
         owner: owner.to_string(),
         state: t.state.as_str().to_string(),
-        live: t.state.is_live(),
+        live: running(t.state),
         created_ms: t.created_ms,
         updated_ms: t.updated_ms,
         body: serde_json::to_string(t).unwrap_or_default(),

@@ -455,7 +455,7 @@ impl Req<'_> {
                 let blocking =
                     flag("returnImmediately") != Some(true) && flag("blocking") != Some(false);
                 let t = if blocking {
-                    Engine::settled(&live).await
+                    Engine::answered(&live).await
                 } else {
                     live.snapshot()
                 };

@@ -6,8 +6,10 @@
 //! - [`task`]: a task and what a run reports, pure;
 //! - [`inbox`]: the files a message brings, written where the run finds them; [`changes`], what
 //!   a run changed in a git work tree, as a patch;
-//! - [`claude`]: the Claude Code executor; `exec.rs`, an agent's own command in its place.
+//! - [`claude`]: the Claude Code executor; `exec.rs`, an agent's own command in its place;
+//!   [`ask`], its permission prompts and questions as the client's `input-required`.
 
+pub mod ask;
 pub mod changes;
 pub mod claude;
 pub mod engine;

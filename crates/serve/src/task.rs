@@ -62,12 +62,36 @@ pub enum Report {
         patch: Option<String>,
         files: Vec<String>,
     },
+    /// The run asks the client (a permission prompt, Claude's question): the task waits,
+    /// `input-required`, with this line as its status message.
+    Ask(String),
+    /// The client's reply to the question (the engine's report, not the run's): the task goes
+    /// on, `working`.
+    Answer(Msg),
+    /// Permission rules the client allowed for good ("allow always"): the engine keeps them for
+    /// the context's later runs; nothing shows.
+    Allowed(Vec<String>),
     /// The end: the state, the words for a failure, and what the run cost.
     Ended {
         state: TaskState,
         words: Option<String>,
         metadata: Map<String, Value>,
     },
+}
+
+/// What the engine hands a run that asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The client's words.
+    Said(String),
+    /// Nobody answered within this many seconds.
+    TimedOut(u64),
+}
+
+/// Whether a run may still change a task: it runs, waits for one, or waits for an answer
+/// (`input-required` is paused, not over: its run is still there).
+pub fn running(state: TaskState) -> bool {
+    state.is_live() || state == TaskState::InputRequired
 }
 
 /// The most a status message holds, in characters: one line on a client's screen.
@@ -120,7 +144,7 @@ impl Task {
     /// Applies a run's report; returns the stream's update, or `None` when nothing shows
     /// (a report after the end, an empty chunk).
     pub fn apply(&mut self, r: Report, now_ms: i64) -> Option<Update> {
-        if !self.state.is_live() {
+        if !running(self.state) {
             return None;
         }
         self.updated_ms = now_ms;
@@ -147,6 +171,23 @@ impl Task {
                 self.status_text = Some(line);
                 Some(Update::Status)
             }
+            Report::Ask(question) => {
+                self.state = TaskState::InputRequired;
+                self.history.push(Msg {
+                    message_id: format!("{}-ask-{}", self.id, self.history.len()),
+                    agent: true,
+                    text: question.clone(),
+                });
+                self.status_text = Some(question);
+                Some(Update::Status)
+            }
+            Report::Answer(msg) => {
+                self.state = TaskState::Working;
+                self.status_text = None;
+                self.history.push(msg);
+                Some(Update::Status)
+            }
+            Report::Allowed(_) => None,
             Report::Changes { patch, files } => {
                 self.metadata
                     .insert("changedFiles".into(), Value::from(files));

@@ -37,6 +37,10 @@ const MIGRATIONS: &[&str] = &[
         session_id  TEXT NOT NULL,
         created_ms  INTEGER NOT NULL
     );",
+    // 2: what a context's client allowed for good ("allow always": Claude Code permission rules,
+    // a JSON array), and the tasks by owner (a token's live tasks, its day's cost).
+    "ALTER TABLE contexts ADD COLUMN allowed TEXT NOT NULL DEFAULT '[]';
+    CREATE INDEX tasks_owner ON tasks (owner, updated_ms);",
 ];
 
 /// One served task as stored.
@@ -65,6 +69,8 @@ pub struct ServedContext {
     pub owner: String,
     pub session_id: String,
     pub created_ms: i64,
+    /// The permission rules its client allowed for good, each run of it starts with them.
+    pub allowed: Vec<String>,
 }
 
 /// The server's store: one connection, used under the server's own lock.
@@ -181,15 +187,18 @@ impl ServedStore {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT id, agent, owner, session_id, created_ms FROM contexts WHERE id = ?1",
+                "SELECT id, agent, owner, session_id, created_ms, allowed FROM contexts WHERE id = ?1",
             )?
             .query_row([id], |r| {
+                let allowed: String = r.get(5)?;
                 Ok(ServedContext {
                     id: r.get(0)?,
                     agent: r.get(1)?,
                     owner: r.get(2)?,
                     session_id: r.get(3)?,
                     created_ms: r.get(4)?,
+                    // Written only by `allow` below; anything else reads as nothing allowed.
+                    allowed: serde_json::from_str(&allowed).unwrap_or_default(),
                 })
             })
             .optional()?)
@@ -198,11 +207,53 @@ impl ServedStore {
     pub fn put_context(&self, c: &ServedContext) -> Result<()> {
         self.conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO contexts (id, agent, owner, session_id, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT OR REPLACE INTO contexts (id, agent, owner, session_id, created_ms, allowed)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
-            .execute(params![c.id, c.agent, c.owner, c.session_id, c.created_ms])?;
+            .execute(params![
+                c.id,
+                c.agent,
+                c.owner,
+                c.session_id,
+                c.created_ms,
+                serde_json::to_string(&c.allowed)?
+            ])?;
         Ok(())
+    }
+
+    /// Adds a permission rule to what a context allows for good (once).
+    pub fn allow(&self, context_id: &str, rule: &str) -> Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        if let Some(mut c) = self.context(context_id)?
+            && !c.allowed.iter().any(|r| r == rule)
+        {
+            c.allowed.push(rule.to_string());
+            self.put_context(&c)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// How many of an owner's tasks are live (running or waiting).
+    pub fn live_of(&self, owner: &str) -> Result<usize> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT COUNT(*) FROM tasks WHERE owner = ?1 AND live = 1")?
+            .query_row([owner], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// What an owner's runs that changed since `since_ms` cost, in USD (each run's own cost,
+    /// `metadata.claudeCode.costUsd` of the task's body).
+    pub fn spent_since(&self, owner: &str, since_ms: i64) -> Result<f64> {
+        let usd: Option<f64> = self
+            .conn
+            .prepare_cached(
+                "SELECT SUM(json_extract(body, '$.metadata.claudeCode.costUsd')) FROM tasks
+                 WHERE owner = ?1 AND updated_ms >= ?2",
+            )?
+            .query_row(params![owner, since_ms], |r| r.get(0))?;
+        Ok(usd.unwrap_or(0.0))
     }
 }
 
@@ -239,8 +290,12 @@ mod tests {
                 owner: "local".into(),
                 session_id: "s1".into(),
                 created_ms: 1,
+                allowed: Vec::new(),
             })
             .unwrap();
+            s.allow("c1", "Bash(rm -rf build)").unwrap();
+            s.allow("c1", "Bash(rm -rf build)").unwrap();
+            s.allow("nope", "Bash").unwrap();
         }
         let s = ServedStore::open(&path).unwrap();
         assert_eq!(s.get("b").unwrap(), Some(task("b", "c1", 2, true)));
@@ -253,7 +308,22 @@ mod tests {
         assert_eq!(ids(s.list("build", "local", Some("c1"), 1).unwrap()), ["b"]);
         assert!(s.list("build", "other", None, 10).unwrap().is_empty());
         assert_eq!(ids(s.live().unwrap()), ["b"]);
-        assert_eq!(s.context("c1").unwrap().unwrap().session_id, "s1");
+        let c1 = s.context("c1").unwrap().unwrap();
+        assert_eq!(c1.session_id, "s1");
+        assert_eq!(c1.allowed, ["Bash(rm -rf build)"]);
+        assert_eq!(s.context("nope").unwrap(), None);
+        assert_eq!(s.live_of("local").unwrap(), 1);
+        let mut paid = task("p", "c2", 10, false);
+        paid.body = r#"{"metadata":{"claudeCode":{"costUsd":0.25}}}"#.into();
+        s.put(&paid).unwrap();
+        s.put(&ServedTask {
+            id: "q".into(),
+            ..paid.clone()
+        })
+        .unwrap();
+        assert_eq!(s.spent_since("local", 10).unwrap(), 0.5);
+        assert_eq!(s.spent_since("local", 11).unwrap(), 0.0);
+        assert_eq!(s.spent_since("other", 0).unwrap(), 0.0);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;

@@ -357,6 +357,13 @@ pub struct ServeConfig {
     pub max_body_mib: f64,
     /// A canceled run's grace after SIGTERM before SIGKILL, in seconds.
     pub cancel_grace_s: f64,
+    /// Tasks one token (one client: `local` without tokens) may have at once, running, waiting
+    /// for a slot or asking; one more is refused with an A2A error. Unset: only `max_queued`
+    /// bounds them.
+    pub per_token_max_concurrent: Option<usize>,
+    /// What one token's tasks may cost in a day (UTC), in USD, from the runs' own cost: once
+    /// reached, its sends are refused with an A2A error until the day turns (0 refuses all).
+    pub per_token_daily_usd: Option<f64>,
     pub agents: BTreeMap<String, ServeAgentConfig>,
 }
 
@@ -369,6 +376,8 @@ impl Default for ServeConfig {
             max_queued: 256,
             max_body_mib: 16.0,
             cancel_grace_s: 3.0,
+            per_token_max_concurrent: None,
+            per_token_daily_usd: None,
             agents: BTreeMap::new(),
         }
     }
@@ -396,9 +405,22 @@ pub struct ServeAgentConfig {
     pub max_budget_usd: Option<f64>,
     /// `--append-system-prompt` of each run.
     pub append_system_prompt: Option<String>,
+    /// How long a permission prompt or a question of a run waits for the client's answer
+    /// before it is denied, in seconds (default [`ServeAgentConfig::ASK_TIMEOUT_S`]).
+    pub ask_timeout_s: Option<f64>,
 }
 
 impl ServeAgentConfig {
+    /// A question's wait when `ask_timeout_s` is unset: long enough for a client's Claude to be
+    /// woken, read it and answer; short enough that a forgotten one frees its run.
+    pub const ASK_TIMEOUT_S: f64 = 600.0;
+
+    pub fn ask_timeout(&self) -> std::time::Duration {
+        // Validated to 1..=86400 s; anything else read as the default.
+        std::time::Duration::try_from_secs_f64(self.ask_timeout_s.unwrap_or(Self::ASK_TIMEOUT_S))
+            .unwrap_or(std::time::Duration::from_secs(600))
+    }
+
     /// `dir` as a path, `~/` read as the home directory; `None` when unset (serve's own folder).
     pub fn dir_path(&self) -> Option<std::path::PathBuf> {
         let d = self.dir.as_deref()?;
@@ -441,6 +463,16 @@ impl ServeConfig {
         if self.max_concurrent == 0 {
             return Err(anyhow!("serve.max_concurrent: must be 1 or more"));
         }
+        if self.per_token_max_concurrent == Some(0) {
+            return Err(anyhow!("serve.per_token_max_concurrent: must be 1 or more"));
+        }
+        if let Some(b) = self.per_token_daily_usd
+            && !(b.is_finite() && b >= 0.0)
+        {
+            return Err(anyhow!(
+                "serve.per_token_daily_usd: must be a number of dollars, 0 or more (0 refuses every task)"
+            ));
+        }
         for (name, a) in &self.agents {
             validate_alias(name).map_err(|e| anyhow!("serve.agents.{name}: {e}"))?;
             if let Some(d) = &a.dir
@@ -456,6 +488,13 @@ impl ServeConfig {
                 return Err(anyhow!(
                     "serve.agents.{name}.permission_mode: {m:?} is not one of {}",
                     PERMISSION_MODES.join(", ")
+                ));
+            }
+            if let Some(t) = a.ask_timeout_s
+                && !(t.is_finite() && (1.0..=86_400.0).contains(&t))
+            {
+                return Err(anyhow!(
+                    "serve.agents.{name}.ask_timeout_s: must be a number of seconds from 1 to 86400"
                 ));
             }
             if let Some(b) = a.max_budget_usd
@@ -477,6 +516,7 @@ impl ServeConfig {
                     ("permission_mode", a.permission_mode.is_some()),
                     ("max_budget_usd", a.max_budget_usd.is_some()),
                     ("append_system_prompt", a.append_system_prompt.is_some()),
+                    ("ask_timeout_s", a.ask_timeout_s.is_some()),
                 ];
                 if let Some((key, _)) = claude_only.iter().find(|(_, set)| *set) {
                     return Err(anyhow!(
@@ -824,6 +864,16 @@ mod tests {
             ("[serve.agents.b]\nmax_budget_usd = 0\n", "positive"),
             ("[serve.agents.\"a b\"]\n", "serve.agents.a b"),
             ("[serve]\nmax_concurrent = 0\n", "max_concurrent"),
+            (
+                "[serve]\nper_token_max_concurrent = 0\n",
+                "per_token_max_concurrent",
+            ),
+            ("[serve]\nper_token_daily_usd = -1\n", "0 or more"),
+            ("[serve.agents.b]\nask_timeout_s = 0\n", "ask_timeout_s"),
+            (
+                "[serve.agents.b]\nexec = [\"x\"]\nask_timeout_s = 5\n",
+                "ask_timeout_s is for Claude Code runs",
+            ),
             ("[serve.agents.b]\nmodle = \"x\"\n", "modle"),
             ("[serve.agents.b]\nexec = []\n", "name the command"),
             (
