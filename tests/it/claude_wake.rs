@@ -65,7 +65,7 @@ pub(crate) fn events(r: &Recorded) -> Vec<String> {
 }
 
 /// `taskId "<id>"` as our notes write it.
-fn task_id_in(text: &str) -> Option<String> {
+pub(crate) fn task_id_in(text: &str) -> Option<String> {
     let rest = text.split("taskId \"").nth(1)?;
     Some(rest.split('"').next()?.to_owned())
 }
@@ -104,15 +104,15 @@ pub(crate) struct Rig {
 #[derive(Default)]
 pub(crate) struct RigOpts {
     /// `[timing]` for behaviour tests: (inline_polls_s, poll_interval_s, max_failed_polls).
-    timing: Option<(&'static str, f64, u32)>,
-    allow: Vec<&'static str>,
+    pub(crate) timing: Option<(&'static str, f64, u32)>,
+    pub(crate) allow: Vec<&'static str>,
     /// Install without the plugin: the MCP server by `--mcp-config` and the hooks of
     /// `hooks/settings-without-plugin.json` (the asyncRewake fallback) in `--settings`.
-    no_plugin: bool,
+    pub(crate) no_plugin: bool,
     /// The worker's own arguments (the fake worker's `--streaming on`).
-    peer_args: &'static [&'static str],
+    pub(crate) peer_args: &'static [&'static str],
     /// `[claude] native_tasks = true`: Claude Code's own MCP tasks where a call offers them.
-    native: bool,
+    pub(crate) native: bool,
 }
 
 impl Rig {

@@ -2,10 +2,11 @@
 //! the official Python `a2a-sdk` (1.x and 0.3.x) and `@a2a-js/sdk` clients
 //! (`tests/peers/client.py`, `tests/peers/js/client.mjs`) over v1 and v0.3, JSON-RPC and HTTP+JSON,
 //! streaming and not; and an interactive Claude Code in tmux with a2a-mod installed, handing a
-//! task to a second, headless Claude Code behind serve and woken with its answer.
+//! task to a second, headless Claude Code behind serve and woken with its answer, or with its
+//! permission prompt to answer first.
 
-use crate::claude_wake::{Rig, RigOpts, assert_wake, is_wake, send_on};
-use crate::fake::model_api::{Reply, Rule, Script};
+use crate::claude_wake::{Rig, RigOpts, assert_wake, is_wake, send_on, system_text, task_id_in};
+use crate::fake::model_api::{Recorded, Reply, Rule, Script};
 use crate::peers::claude::SEND;
 use crate::serve::{LONG, Serve, numbered, server_env};
 use crate::util::{append_config, skip};
@@ -285,4 +286,89 @@ fn interactive_claude_code_hands_work_to_a_served_claude_code_and_is_woken() {
         "REMOTE-CLAUDE-SAYS: the build is green",
     );
     rig.claude.wait_for_text("WOKEN-BY-A2A", LONG);
+}
+
+/// Claude A (interactive, in tmux) hands Claude B (behind serve) a job whose command B's agent
+/// does not allow: A is woken with B's permission prompt as the task's question, answers
+/// `allow` on the same taskId with its send tool, and is woken again with B's result; the
+/// command ran on B's machine only after that answer.
+#[test]
+fn interactive_claude_code_answers_a_served_runs_permission_prompt_and_is_woken() {
+    let script_b = Script::new()
+        .rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
+            let how = if r.tool_results()[0].is_error {
+                "REFUSED"
+            } else {
+                "RAN"
+            };
+            // A few seconds, so the end comes after A's answer has returned.
+            Reply::text(format!("REMOTE-BASH-{how}: the build dir is clean"))
+                .paced(12, Duration::from_millis(250))
+        }))
+        .rule(
+            Rule::on_user_text("clean the build")
+                .tool_use("Bash", json!({"command": "rm -rf build"})),
+        )
+        .fallback_text("FALLBACK");
+    let Some((_model_b, env_b)) = server_env(script_b) else {
+        return;
+    };
+    let build = env_b.cwd.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let serve = Serve::start(&env_b, &["--name", "buildbox"]);
+    let asked = |r: &Recorded| is_wake(r) && r.new_text().contains("input-required");
+    let done = |r: &Recorded| is_wake(r) && system_text(r).contains("REMOTE-BASH-RAN");
+    let script_a = Script::new()
+        .rule(Rule::when("result", done).text("WOKEN-WITH-THE-RESULT"))
+        .rule(Rule::when("asked", asked).reply_with(|r| {
+            let id = task_id_in(&system_text(r)).unwrap_or_default();
+            Reply::tool_use(
+                SEND,
+                json!({"worker": "buildbox", "message": "allow", "taskId": id}),
+            )
+        }))
+        .rule(Rule::on_tool_result_for(SEND).text("SENT-OK"))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "buildbox", "message": "clean the build"})],
+        ));
+    let Some(mut rig) = Rig::start_at(
+        &serve.url,
+        "buildbox",
+        script_a,
+        RigOpts {
+            // Nothing inline: the question and the result each come by a wake.
+            timing: Some(("[]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("GO");
+    let question = rig
+        .model
+        .wait_for_request("the question's wake", LONG, asked);
+    let id = rig.task_ids().pop().expect("the task is in A's store");
+    let short: String = id.chars().take(4).collect();
+    assert!(
+        question
+            .new_text()
+            .contains(&format!("a2a: buildbox task {short}… input-required")),
+        "{}",
+        question.new_text()
+    );
+    let ctx = system_text(&question);
+    assert!(
+        ctx.contains("Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny"),
+        "{ctx}"
+    );
+    assert!(build.exists(), "nothing ran before A answered");
+    let wake = rig.model.wait_for_request("the result's wake", LONG, done);
+    assert_wake(
+        &wake,
+        &format!("a2a: buildbox task {short}… completed"),
+        "REMOTE-BASH-RAN: the build dir is clean",
+    );
+    rig.claude.wait_for_text("WOKEN-WITH-THE-RESULT", LONG);
+    assert!(!build.exists(), "the allowed command ran on B's machine");
 }
