@@ -27,7 +27,7 @@
 
 use a2a_mod::testing::task::TaskState;
 use a2a_mod::testing::{Ctx, FakeWorker, FakeWorkerOptions, StreamMode, now_ms, token_text};
-use a2a_mod::testing::{NewTask, Store, Worker, WorkerConfig, session};
+use a2a_mod::testing::{NewTask, Outgoing, Started, Store, Worker, WorkerConfig, session};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -238,9 +238,10 @@ fn poller_on(
     };
     let client = Worker::new("w", cfg, a2a_mod::testing::http_client());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let view = rt
-        .block_on(client.send(message, None, None, deadline))
-        .expect("send a task");
+    let sent = rt.block_on(client.send(&Outgoing::text(message), deadline));
+    let Ok(Started::Plain(view)) = sent else {
+        panic!("send a task: {:?}", sent.err());
+    };
     let now = now_ms();
     store
         .record_sent(

@@ -22,12 +22,12 @@
 // Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
 #![allow(clippy::disallowed_methods)]
 
-use a2a_mod::testing::Worker;
 use a2a_mod::testing::WorkerConfig;
 use a2a_mod::testing::task::TaskState;
 use a2a_mod::testing::{Ctx, now_ms};
 use a2a_mod::testing::{FakeWorker, FakeWorkerOptions, StreamMode};
 use a2a_mod::testing::{NewTask, Store, session};
+use a2a_mod::testing::{Outgoing, Started, Worker};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -133,9 +133,10 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size, bin: &str) -> Measured {
         let i = n % size.workers;
         let message = format!("slow 3600 bench task {n}");
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        let view = rt
-            .block_on(clients[i].send(&message, None, None, deadline))
-            .expect("send a task");
+        let sent = rt.block_on(clients[i].send(&Outgoing::text(&message), deadline));
+        let Ok(Started::Plain(view)) = sent else {
+            panic!("send a task: {:?}", sent.err());
+        };
         assert!(view.state.is_live(), "{:?}", view.state);
         store
             .record_sent(

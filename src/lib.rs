@@ -26,7 +26,7 @@ pub mod testing {
     pub use crate::results::note::whole_result;
     pub use crate::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use crate::statusline::{Env, HotConfig, line_for};
-    pub use a2a_mod_a2a::{Worker, http_client};
+    pub use a2a_mod_a2a::{Outgoing, Started, Worker, http_client};
     pub use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
     pub use a2a_mod_core::{status, task};
     pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode, token_text};

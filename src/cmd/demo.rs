@@ -8,7 +8,7 @@
 use super::Run;
 use super::shell::{runtime, user_command};
 use crate::cli::DemoArgs;
-use crate::session::{Budget, DEFAULT_BUDGET, Session};
+use crate::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
 use crate::statusline::theme::Theme;
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
 use a2a_mod_sys::config::Config;
@@ -67,32 +67,15 @@ async fn demo(ctx: Ctx) -> Result<()> {
     ));
 
     say("» send(worker: \"fake\", message: \"ask Which colour should the chart be?\")");
-    let ask = session
-        .send(
-            "fake",
-            "ask Which colour should the chart be?",
-            None,
-            Budget::new(DEFAULT_BUDGET),
-            &|_| {},
-        )
-        .await?;
+    let ask = send(&session, "ask Which colour should the chart be?", None).await?;
     say(&indent(&ask.note));
 
     say(
         "» send(worker: \"fake\", message: \"slow 12 build the index\")   (Claude waits up to ~7.5 s)",
     );
     let slow_session = session.clone();
-    let slow = tokio::spawn(async move {
-        slow_session
-            .send(
-                "fake",
-                "slow 12 build the index",
-                None,
-                Budget::new(DEFAULT_BUDGET),
-                &|_| {},
-            )
-            .await
-    });
+    let slow =
+        tokio::spawn(async move { send(&slow_session, "slow 12 build the index", None).await });
 
     let mut line = StatusLine::new(tty);
     let theme = if tty && !a2a_mod_sys::env::no_color() {
@@ -125,15 +108,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
     say(
         "» send(worker: \"fake\", taskId: <the ask task>, message: \"blue\")   (Claude answers the question)",
     );
-    let answer = session
-        .send(
-            "fake",
-            "blue",
-            Some(&ask.task_id),
-            Budget::new(DEFAULT_BUDGET),
-            &|_| {},
-        )
-        .await?;
+    let answer = send(&session, "blue", Some(&ask.task_id)).await?;
     say(&indent(&answer.note));
 
     say(
@@ -233,4 +208,15 @@ fn strip_clock(s: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `send` to the fake worker as Claude calls it: the text, and the task it answers.
+async fn send(
+    session: &Session,
+    message: &str,
+    task_id: Option<&str>,
+) -> Result<crate::session::Outcome> {
+    let mut req = SendRequest::new("fake", message, Budget::new(DEFAULT_BUDGET));
+    req.input.task_id = task_id.map(str::to_string);
+    Ok(session.send(req).await?.0)
 }

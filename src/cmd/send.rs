@@ -16,7 +16,7 @@
 use super::Run;
 use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::SendArgs;
-use crate::session::{Budget, DEFAULT_BUDGET, SendInput, Session};
+use crate::session::{Budget, DEFAULT_BUDGET, SendInput, SendRequest, Session};
 use anyhow::{Context as _, Result, anyhow};
 use std::io::{BufRead as _, Write as _};
 use std::os::fd::AsFd as _;
@@ -109,14 +109,9 @@ fn spawn_keeper(a: &SendArgs) -> Result<i32, Spawn> {
 /// The send in this process, its stream closed with it (`--no-keep`, and the keeper's fallback).
 fn send_here(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     let (s, message, input) = open(&a, data)?;
-    let o = runtime()?.block_on(s.send_input(
-        &a.alias,
-        &message,
-        &input,
-        Budget::new(DEFAULT_BUDGET),
-        &|_| {},
-        std::future::pending(),
-    ))?;
+    let mut req = SendRequest::new(&a.alias, &message, Budget::new(DEFAULT_BUDGET));
+    req.input = input;
+    let (o, _) = runtime()?.block_on(s.send(req))?;
     print_outcome(&o, a.json)?;
     Ok(crate::error::EXIT_OK)
 }
@@ -143,7 +138,7 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     let mut tell = command.try_clone()?;
     command.set_nonblocking(true)?;
     let rt = runtime()?;
-    let gone = std::cell::Cell::new(false);
+    let gone = std::sync::atomic::AtomicBool::new(false);
     let sent = rt.block_on(async {
         let (s, message, input) = open(&a, data)?;
         let s = Arc::new(s);
@@ -157,24 +152,18 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
                     Ok(_) => {}
                 }
             }
-            gone.set(true);
+            gone.store(true, std::sync::atomic::Ordering::Relaxed);
         };
-        let r = s
-            .send_kept(
-                &a.alias,
-                &message,
-                &input,
-                Budget::new(DEFAULT_BUDGET),
-                &|_| {},
-                left,
-                true,
-            )
-            .await;
+        let mut req = SendRequest::new(&a.alias, &message, Budget::new(DEFAULT_BUDGET));
+        req.input = input;
+        req.stop = Box::pin(left);
+        req.keep_stream = true;
+        let r = s.send(req).await;
         anyhow::Ok((s, r))
     });
     let (session, handed) = match sent {
         Ok((s, Ok((o, handed)))) => {
-            let code = if gone.get() {
+            let code = if gone.load(std::sync::atomic::Ordering::Relaxed) {
                 crate::error::EXIT_OK
             } else {
                 match print_outcome(&o, a.json) {
@@ -182,16 +171,24 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
                     Err(e) => report(&e),
                 }
             };
-            told(&mut tell, code, gone.get());
+            told(
+                &mut tell,
+                code,
+                gone.load(std::sync::atomic::Ordering::Relaxed),
+            );
             (Some(s), handed)
         }
         Ok((_, Err(e))) | Err(e) => {
-            let code = if gone.get() {
+            let code = if gone.load(std::sync::atomic::Ordering::Relaxed) {
                 crate::error::EXIT_FAILURE
             } else {
                 report(&e)
             };
-            told(&mut tell, code, gone.get());
+            told(
+                &mut tell,
+                code,
+                gone.load(std::sync::atomic::Ordering::Relaxed),
+            );
             (None, None)
         }
     };

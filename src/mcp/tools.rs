@@ -194,23 +194,17 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         let progress = move |message: String| {
             let _ = tx.send(message);
         };
-        let input = crate::session::SendInput {
+        let mut req = crate::session::SendRequest::new(&p.worker, &p.message, budget);
+        req.input = crate::session::SendInput {
             task_id: p.task_id.clone(),
             context_id: p.context_id.clone(),
             files: p.files.clone(),
             data: p.data.clone(),
         };
-        let r = session
-            .send_kept(
-                &p.worker,
-                &p.message,
-                &input,
-                budget,
-                &progress,
-                ctx.ct.cancelled(),
-                true,
-            )
-            .await;
+        req.progress = &progress;
+        req.stop = Box::pin(ctx.ct.cancelled());
+        req.keep_stream = true;
+        let r = session.send(req).await;
         // This server outlives the call: it goes on reading the task's stream, so nothing the
         // worker streams after the window is lost and no disconnect cancels the task.
         let r = r.map(|(o, handed)| {

@@ -9,7 +9,7 @@
 pub mod attach;
 
 use crate::results::note;
-use a2a_mod_a2a::{A2aError, Started, TaskView, Worker};
+use a2a_mod_a2a::{A2aError, Outgoing, Started, TaskView, Worker};
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
 use a2a_mod_core::task::{EndReason, TaskState};
@@ -67,6 +67,98 @@ pub struct SendInput {
     pub files: Vec<String>,
     /// A JSON value to send as a data part.
     pub data: Option<serde_json::Value>,
+}
+
+/// One send, as the tools, the command and the demo ask for it ([`Session::send`]).
+pub struct SendRequest<'a> {
+    /// The worker's alias.
+    pub alias: &'a str,
+    /// What the worker should do (may be empty when `input` has files or data).
+    pub message: &'a str,
+    pub input: SendInput,
+    pub budget: Budget,
+    /// Told what the inline window is waiting for.
+    pub progress: Progress<'a>,
+    /// Ends the inline window early when it completes (Claude Code cancelled the call, the
+    /// command's window closed): the task is then handed to the poller as after a full window.
+    /// Not watched while the message is being sent: a task the worker accepted must be recorded,
+    /// or nobody would ever announce it (that request is bounded by the budget anyway).
+    /// (`Sync`, as the request is borrowed across the send's awaits on any thread.)
+    pub stop: Stop<'a>,
+    /// For a process that outlives the call (the MCP server, the command's keeper): a task
+    /// handed to the background with its stream still open comes back with that stream
+    /// ([`Handed`]), for [`Session::follow_on`] to go on reading. Closing it would lose the
+    /// chunks the poller's own subscription starts after, and some servers cancel a task whose
+    /// creating stream disconnects.
+    pub keep_stream: bool,
+}
+
+impl<'a> SendRequest<'a> {
+    /// A plain send: nothing but the text, no progress, never stopped early, the stream closed
+    /// with the call.
+    pub fn new(alias: &'a str, message: &'a str, budget: Budget) -> SendRequest<'a> {
+        SendRequest {
+            alias,
+            message,
+            input: SendInput::default(),
+            budget,
+            progress: &no_progress,
+            stop: Box::pin(std::future::pending()),
+            keep_stream: false,
+        }
+    }
+}
+
+fn no_progress(_: String) {}
+
+/// What ends an inline window early ([`SendRequest::stop`]).
+pub type Stop<'a> = std::pin::Pin<Box<dyn Future<Output = ()> + Send + Sync + 'a>>;
+
+/// What [`Session::prepare`] found: the worker, the task answered, the context, the parts.
+struct Prepared {
+    worker: Arc<Worker>,
+    previous: Option<TaskRecord>,
+    context_id: Option<String>,
+    parts: Vec<a2a_mod_a2a::OutPart>,
+}
+
+/// What [`Session::start`] got: the task as first told, its stream, when the send went out.
+struct Begun {
+    view: TaskView,
+    stream: Option<a2a_mod_a2a::TaskStream>,
+    sent_at: Instant,
+}
+
+/// The inline window's next poll: its time (from the send) and cut, or the poll in flight.
+enum Slot {
+    Wait {
+        at: Duration,
+        cut: Duration,
+    },
+    Poll {
+        poll: futures::future::BoxFuture<'static, Result<TaskView, A2aError>>,
+        started: i64,
+    },
+}
+
+/// What ended one wait of the inline window.
+enum Woke {
+    Due,
+    Polled((Result<TaskView, A2aError>, i64)),
+    Event(Option<Result<TaskView, A2aError>>),
+    Stopped,
+}
+
+/// The poll in flight's answer and when it began; never, when none is.
+async fn poll_of(slot: &mut Option<Slot>) -> (Result<TaskView, A2aError>, i64) {
+    match slot {
+        Some(Slot::Poll { poll, started }) => (poll.await, *started),
+        _ => std::future::pending().await,
+    }
+}
+
+fn progress_line(req: &SendRequest<'_>, last: &TaskView) {
+    (req.progress)(format!("waiting for {}: {}", req.alias, last.state));
 }
 
 /// A tool call's time budget, from the moment the call began.
@@ -239,87 +331,36 @@ impl Session {
     }
 
     /// `send`: forwards the message, then the inline window (GetTask after 0.5, 1, 2 and 4 s, cut
-    /// at the call's budget). The result at once if the task ends inside the window; otherwise the
-    /// task id and the hand-over note, the task tracked and the poller running.
-    pub async fn send(
-        &self,
-        alias: &str,
-        message: &str,
-        task_id: Option<&str>,
-        budget: Budget,
-        progress: Progress<'_>,
-    ) -> Result<Outcome> {
-        self.send_until(
-            alias,
-            message,
-            task_id,
-            budget,
-            progress,
-            std::future::pending(),
-        )
-        .await
-    }
-
-    /// `send`, whose inline window ends early when `stop` completes (Claude Code cancelled the
-    /// call): the task is then handed to the poller as after a full window. `stop` is not watched
-    /// while the message is being sent, because a task the worker accepted must be recorded, or
-    /// nobody would ever announce it; that request is bounded by the budget anyway.
-    pub async fn send_until(
-        &self,
-        alias: &str,
-        message: &str,
-        task_id: Option<&str>,
-        budget: Budget,
-        progress: Progress<'_>,
-        stop: impl std::future::Future<Output = ()>,
-    ) -> Result<Outcome> {
-        let input = SendInput {
-            task_id: task_id.map(str::to_string),
-            ..SendInput::default()
+    /// at the call's budget, the worker's stream read beside it). The result at once if the task
+    /// ends inside the window; otherwise the task id and the hand-over note, the task tracked and
+    /// the poller running (and, with [`SendRequest::keep_stream`], its stream for
+    /// [`Session::follow_on`]). Four steps: [`Session::prepare`] checks and reads everything
+    /// before the worker is asked anything, [`Session::start`] sends, [`Session::record`] keeps
+    /// the task, [`Session::window`] waits.
+    pub async fn send(&self, mut req: SendRequest<'_>) -> Result<(Outcome, Option<Handed>)> {
+        let stop = std::mem::replace(&mut req.stop, Box::pin(std::future::pending()));
+        let p = self.prepare(&req).await?;
+        let begun = self.start(&req, &p).await?;
+        let timing = &self.config.timing;
+        let window = inline::Window::new(
+            &timing.inline_gaps(),
+            timing.poll_interval(),
+            req.budget.total,
+            req.budget.elapsed().saturating_sub(begun.sent_at.elapsed()),
+            now_ms(),
+        );
+        self.record(&req, &p, &begun.view, &window)?;
+        let (mut o, handed) = if begun.view.state.is_live() {
+            // Tracked from here on: if the caller stops waiting (Claude Code cancels the call),
+            // the poller already owns the task.
+            crate::poller::ensure(&self.ctx, &self.id);
+            self.window(&req, &p.worker, window, begun, stop).await?
+        } else {
+            (self.outcome(&begun.view, req.alias, false), None)
         };
-        self.send_input(alias, message, &input, budget, progress, stop)
-            .await
-    }
-
-    /// [`Session::send_until`] with everything `send` takes besides the text: a context to
-    /// continue, files (checked and read by `crate::session::attach` before anything is sent) and data.
-    pub async fn send_input(
-        &self,
-        alias: &str,
-        message: &str,
-        input: &SendInput,
-        budget: Budget,
-        progress: Progress<'_>,
-        stop: impl std::future::Future<Output = ()>,
-    ) -> Result<Outcome> {
-        let (o, _) = self
-            .send_kept(alias, message, input, budget, progress, stop, false)
-            .await?;
-        Ok(o)
-    }
-
-    /// [`Session::send_input`] for a process that outlives the call (the MCP server): with
-    /// `keep_stream`, a task handed to the background with its stream still open comes back with
-    /// that stream ([`Handed`]), for [`Session::follow_on`] to go on reading. Closing it would
-    /// lose the chunks the poller's own subscription starts after, and some servers cancel a task
-    /// whose creating stream disconnects.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn send_kept(
-        &self,
-        alias: &str,
-        message: &str,
-        input: &SendInput,
-        budget: Budget,
-        progress: Progress<'_>,
-        stop: impl std::future::Future<Output = ()>,
-        keep_stream: bool,
-    ) -> Result<(Outcome, Option<Handed>)> {
-        let (mut o, handed) = self
-            .send_window(alias, message, input, budget, progress, stop, keep_stream)
-            .await?;
         // The answer to a question went to a new task (a worker that ignores `taskId`): say so,
         // since Claude asked about the other one, which no longer waits (`Event::Moved`).
-        if let Some(asked) = input.task_id.as_deref().map(str::trim)
+        if let Some(asked) = req.input.task_id.as_deref().map(str::trim)
             && asked != o.task_id
         {
             o.note = format!(
@@ -332,21 +373,11 @@ impl Session {
         Ok((o, handed))
     }
 
-    /// The send and its inline window, to the outcome Claude gets (and the stream, when kept).
-    #[allow(clippy::too_many_arguments)]
-    async fn send_window(
-        &self,
-        alias: &str,
-        message: &str,
-        input: &SendInput,
-        budget: Budget,
-        progress: Progress<'_>,
-        stop: impl std::future::Future<Output = ()>,
-        keep_stream: bool,
-    ) -> Result<(Outcome, Option<Handed>)> {
-        let mut stop = std::pin::pin!(stop);
-        let task_id = input.task_id.as_deref();
-        let message = message.trim();
+    /// Everything a send needs before the worker is asked anything: the message checked, the
+    /// worker, the task it answers, the context, the files read and checked.
+    async fn prepare(&self, req: &SendRequest<'_>) -> Result<Prepared> {
+        let input = &req.input;
+        let message = req.message.trim();
         // A message may hold only files or data (some agents resume an interrupted task only
         // from a lone data part); with nothing at all there is nothing to send.
         if message.is_empty() && input.files.is_empty() && input.data.is_none() {
@@ -368,8 +399,9 @@ impl Session {
             }
             other => other,
         };
+        let alias = req.alias;
         let worker = self.worker(alias)?;
-        let previous = match task_id {
+        let previous = match input.task_id.as_deref() {
             Some(id) => Some(
                 self.store(|s| s.get(&TaskKey::new(alias, id)))?
                     .ok_or_else(|| unknown_task(id, Some(alias)))?,
@@ -382,7 +414,7 @@ impl Session {
         {
             return Err(anyhow!(
                 "task {} of worker {alias:?} is in context {}, not {} — leave contextId out when answering with taskId, or pass that task's own",
-                fence::shown(task_id.unwrap_or_default()),
+                fence::shown(input.task_id.as_deref().unwrap_or_default()),
                 fence::shown(stored),
                 fence::shown(given)
             ));
@@ -408,26 +440,44 @@ impl Session {
         if let Some(d) = &input.data {
             parts.push(a2a_mod_a2a::OutPart::Data(d.clone()));
         }
+        Ok(Prepared {
+            worker,
+            previous,
+            context_id,
+            parts,
+        })
+    }
+
+    /// Sends the message: the task as the worker first tells it, and its stream when it streams.
+    async fn start(&self, req: &SendRequest<'_>, p: &Prepared) -> Result<Begun> {
+        let (alias, worker) = (req.alias, &p.worker);
+        let failed = |e: &A2aError| worker_error(alias, &worker.config.url, e);
         // The window counts from when the send went out, as the worker sees it arrive: a slow
         // answer to the send must not push every GetTask later, and neither must the agent card,
         // which a fresh process fetches first (cached for the send and the polls after it).
         worker
-            .card(budget.request_deadline(self.poll_timeout()))
+            .card(req.budget.request_deadline(self.poll_timeout()))
             .await
-            .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+            .map_err(|e| failed(&e))?;
         let sent_at = Instant::now();
-        let deadline = budget.request_deadline(self.poll_timeout());
+        let deadline = req.budget.request_deadline(self.poll_timeout());
+        let message = Outgoing {
+            text: req.message.trim(),
+            parts: &p.parts,
+            task_id: req.input.task_id.as_deref(),
+            context_id: p.context_id.as_deref(),
+            stream: true,
+        };
         let started = worker
-            .send_streamed_parts(message, &parts, task_id, context_id.as_deref(), deadline)
+            .send(&message, deadline)
             .await
-            .map_err(|e| worker_error(alias, &worker.config.url, &e))?;
+            .map_err(|e| failed(&e))?;
         // A streamed send's first event is the task (or the direct answer); without it there is no
         // task id to track, so a stream that says nothing in time fails like a send would.
-        let (view, mut stream) = match started {
+        let (mut view, stream) = match started {
             Started::Plain(v) => (v, None),
             Started::Stream(mut s) => {
-                let first = tokio::time::timeout_at(deadline, s.next()).await;
-                let first = match first {
+                let first = match tokio::time::timeout_at(deadline, s.next()).await {
                     Ok(Some(r)) => r,
                     Ok(None) => Err(A2aError::Protocol(format!(
                         "{} closed the stream before saying anything",
@@ -447,26 +497,43 @@ impl Session {
                     ) {
                         worker.stream_failed(&e);
                     }
-                    worker_error(alias, &worker.config.url, &e)
+                    failed(&e)
                 })?;
                 (v, Some(*s))
             }
         };
-        let mut view = view;
         // An answer to an input-required task may come back with the task still in its old
         // waiting state (a2a-sdk 0.3 answers the snapshot taken before the resumed run starts):
         // the worker has the answer but has not picked it up. Treat it as submitted, so the
         // inline window and the poller look again instead of reporting the old question. Any
         // artifact in that snapshot goes too: the result is told once, with the state that ends
         // the task, not beside "submitted" and then again by the wake.
-        if previous.as_ref().is_some_and(|p| p.state == view.state) && view.state.is_waiting() {
+        if p.previous.as_ref().is_some_and(|p| p.state == view.state) && view.state.is_waiting() {
             view.state = TaskState::Submitted;
             view.question = None;
             view.text = None;
         }
+        Ok(Begun {
+            view,
+            stream,
+            sent_at,
+        })
+    }
 
+    /// Keeps the task as the worker told it, before any waiting: a task the worker accepted is
+    /// never lost, whatever happens to this call. An answer taken up on a new task marks the
+    /// asked one moved.
+    fn record(
+        &self,
+        req: &SendRequest<'_>,
+        p: &Prepared,
+        view: &TaskView,
+        window: &inline::Window,
+    ) -> Result<()> {
+        let (alias, input) = (req.alias, &req.input);
+        let message = req.message.trim();
         // What the status line and the task lists call a task sent without words.
-        let shown_message = match (message.is_empty(), input.files.len(), &input.data) {
+        let shown = match (message.is_empty(), input.files.len(), &input.data) {
             (false, ..) => message.to_string(),
             (true, 0, _) => "(data)".to_string(),
             (true, 1, None) => "(1 file)".to_string(),
@@ -474,16 +541,7 @@ impl Session {
             (true, 1, Some(_)) => "(1 file and data)".to_string(),
             (true, n, Some(_)) => format!("({n} files and data)"),
         };
-        let timing = &self.config.timing;
         let now = now_ms();
-        let mut window = inline::Window::new(
-            &timing.inline_gaps(),
-            timing.poll_interval(),
-            budget.total,
-            budget.elapsed().saturating_sub(sent_at.elapsed()),
-            now,
-        );
-        let live = view.state.is_live();
         self.store(|s| {
             s.record_sent(
                 &NewTask {
@@ -492,157 +550,171 @@ impl Session {
                     context_id: view.context_id.as_deref(),
                     // An answer goes on the asked task's row; taken up on a new task, that
                     // task's row carries the answer sent.
-                    message: previous
+                    message: p
+                        .previous
                         .as_ref()
-                        .filter(|p| p.task_id == view.task_id)
-                        .map_or(shown_message.as_str(), |p| p.message.as_str()),
+                        .filter(|prev| prev.task_id == view.task_id)
+                        .map_or(shown.as_str(), |prev| prev.message.as_str()),
                     state: view.state,
                     result: view.text.as_deref(),
                     question: view.question.as_deref(),
                     next_poll_ms: Some(window.first_background_poll_ms()),
                     held_until_ms: Some(window.hold_ms()),
-                    told: !live,
+                    told: !view.state.is_live(),
                 },
                 now,
             )
         })?;
-        if let Some(p) = previous.as_ref().filter(|p| p.task_id != view.task_id) {
-            self.store(|s| s.transition(&TaskKey::new(alias, &p.task_id), Event::Moved, now))?;
+        if let Some(prev) = p
+            .previous
+            .as_ref()
+            .filter(|prev| prev.task_id != view.task_id)
+        {
+            self.store(|s| s.transition(&TaskKey::new(alias, &prev.task_id), Event::Moved, now))?;
         }
-        if !live {
-            return Ok((self.outcome(&view, alias, false), None));
-        }
-        // Tracked from here on: if the caller stops waiting (Claude Code cancels the call), the
-        // poller already owns the task.
-        crate::poller::ensure(&self.ctx, &self.id);
+        Ok(())
+    }
 
-        let mut last = view;
-        // What one streamed event (the task as it now stands) does: applied like a poll; the
-        // answer when the task ended.
-        let on_event = |window: &mut inline::Window,
-                        last: &mut TaskView,
-                        r: Option<Result<TaskView, A2aError>>,
-                        stream: &mut Option<a2a_mod_a2a::TaskStream>|
-         -> Result<Option<Outcome>> {
-            let v = match r {
-                Some(Ok(v)) => v,
-                Some(Err(e)) => {
-                    tracing::debug!(worker = %alias, "stream ended, polling on: {e}");
-                    *stream = None;
-                    return Ok(None);
-                }
-                None => {
-                    *stream = None;
-                    return Ok(None);
-                }
+    /// The inline window of a live task: one wait over the next poll's time, the poll in
+    /// flight, the stream's next event and the caller's stop, each folded in by
+    /// `core::inline::Window`, until the task ends (the answer) or the window is over (handed to
+    /// the poller).
+    async fn window(
+        &self,
+        req: &SendRequest<'_>,
+        worker: &Arc<Worker>,
+        mut window: inline::Window,
+        begun: Begun,
+        mut stop: Stop<'_>,
+    ) -> Result<(Outcome, Option<Handed>)> {
+        let Begun {
+            view: mut last,
+            mut stream,
+            sent_at,
+        } = begun;
+        let (alias, budget) = (req.alias, req.budget);
+        let mut slot: Option<Slot> = None;
+        loop {
+            let (at, cut) = match &slot {
+                Some(Slot::Wait { at, cut }) => (*at, *cut),
+                // No sleep while a poll is in flight (its branch is off; the time is unused).
+                Some(Slot::Poll { .. }) => (Duration::ZERO, Duration::ZERO),
+                None => match window.next(sent_at.elapsed(), now_ms()) {
+                    inline::Step::Poll { at, cut } => {
+                        slot = Some(Slot::Wait { at, cut });
+                        (at, cut)
+                    }
+                    inline::Step::HandOver { next_poll_ms } => {
+                        return self.hand_over(req, worker, &last, next_poll_ms, None, stream);
+                    }
+                },
             };
-            let after = window.streamed(
-                last.state,
-                a2a_mod_a2a::poll_outcome(&Ok(v.clone())),
-                now_ms(),
-            );
-            let (update, told) = after.update();
-            let key = TaskKey::new(alias, &v.task_id);
-            self.store(|s| s.apply_poll(&key, update, told, now_ms()))?;
-            *last = v;
-            Ok(match after {
-                inline::After::Ended(_) => Some(self.outcome(last, alias, false)),
-                _ => None,
-            })
-        };
-        'window: loop {
-            let (at, cut) = match window.next(sent_at.elapsed(), now_ms()) {
-                inline::Step::Poll { at, cut } => (at, cut),
-                inline::Step::HandOver { next_poll_ms } => {
-                    let handed =
-                        self.hand_over(&worker, &last, next_poll_ms, None, stream, keep_stream)?;
-                    return Ok((self.outcome(&last, alias, true), handed));
-                }
+            let waiting = matches!(slot, Some(Slot::Wait { .. }));
+            let woke = tokio::select! {
+                () = tokio::time::sleep_until(sent_at + at), if waiting => Woke::Due,
+                p = poll_of(&mut slot) => Woke::Polled(p),
+                r = next_event(&mut stream) => Woke::Event(r),
+                () = &mut stop => Woke::Stopped,
             };
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(sent_at + at) => break,
-                    r = next_event(&mut stream) => {
-                        let partial = partial_of(&stream);
-                        let r = filled(&worker, r, partial, budget.request_deadline(self.poll_timeout())).await;
-                        if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
-                            return Ok((o, None));
+            match woke {
+                // A slot the stream has spoken since needs no poll: on to the next.
+                Woke::Due if !window.due() => slot = None,
+                Woke::Due => {
+                    progress_line(req, &last);
+                    let deadline = budget
+                        .request_deadline(self.poll_timeout())
+                        .min(sent_at + cut);
+                    let (worker, task) = (worker.clone(), last.task_id.clone());
+                    slot = Some(Slot::Poll {
+                        poll: Box::pin(async move { worker.get_task(&task, deadline).await }),
+                        started: now_ms(),
+                    });
+                }
+                Woke::Polled((polled, started)) => {
+                    slot = None;
+                    let not_found = matches!(polled, Err(A2aError::TaskNotFound));
+                    let after =
+                        window.after(last.state, a2a_mod_a2a::poll_outcome(&polled), started);
+                    self.apply(alias, &last.task_id, &after)?;
+                    if let Ok(v) = polled {
+                        last = v;
+                    }
+                    match after {
+                        inline::After::Ended(_) if not_found => {
+                            return Err(anyhow!(
+                                "worker {alias:?}: {} — send the work again",
+                                A2aError::TaskNotFound
+                            ));
+                        }
+                        inline::After::Ended(_) => {
+                            return Ok((self.outcome(&last, alias, false), None));
+                        }
+                        inline::After::Live(_) => {}
+                        inline::After::Deferred {
+                            next_poll_ms,
+                            update,
+                        } => {
+                            let hold = update.held_until_ms;
+                            return self.hand_over(req, worker, &last, next_poll_ms, hold, stream);
                         }
                     }
-                    _ = &mut stop => break 'window,
                 }
-            }
-            if !window.due() {
-                continue;
-            }
-            progress(format!("waiting for {alias}: {}", last.state));
-            let deadline = budget
-                .request_deadline(self.poll_timeout())
-                .min(sent_at + cut);
-            let started = now_ms();
-            let task = last.task_id.clone();
-            let poll = worker.get_task(&task, deadline);
-            let mut poll = std::pin::pin!(poll);
-            let polled = loop {
-                tokio::select! {
-                    p = &mut poll => break p,
-                    r = next_event(&mut stream) => {
-                        let partial = partial_of(&stream);
-                        let r = filled(&worker, r, partial, budget.request_deadline(self.poll_timeout())).await;
-                        if let Some(o) = on_event(&mut window, &mut last, r, &mut stream)? {
-                            return Ok((o, None));
+                Woke::Event(r) => {
+                    let partial = partial_of(&stream);
+                    let deadline = budget.request_deadline(self.poll_timeout());
+                    let v = match filled(worker, r, partial, deadline).await {
+                        Some(Ok(v)) => v,
+                        // The stream is over (or broke): the polls carry the task on.
+                        other => {
+                            if let Some(Err(e)) = other {
+                                tracing::debug!(worker = %alias, "stream ended, polling on: {e}");
+                            }
+                            stream = None;
+                            continue;
                         }
+                    };
+                    let after = window.streamed(
+                        last.state,
+                        a2a_mod_a2a::poll_outcome(&Ok(v.clone())),
+                        now_ms(),
+                    );
+                    self.apply(alias, &v.task_id, &after)?;
+                    last = v;
+                    if let inline::After::Ended(_) = after {
+                        return Ok((self.outcome(&last, alias, false), None));
                     }
-                    _ = &mut stop => break 'window,
                 }
-            };
-            let not_found = matches!(polled, Err(A2aError::TaskNotFound));
-            let after = window.after(last.state, a2a_mod_a2a::poll_outcome(&polled), started);
-            let (update, told) = after.update();
-            let key = TaskKey::new(alias, &last.task_id);
-            self.store(|s| s.apply_poll(&key, update, told, now_ms()))?;
-            if let Ok(v) = polled {
-                last = v;
-            }
-            match after {
-                inline::After::Ended(_) if not_found => {
-                    return Err(anyhow!(
-                        "worker {alias:?}: {} — send the work again",
-                        A2aError::TaskNotFound
-                    ));
-                }
-                inline::After::Ended(_) => return Ok((self.outcome(&last, alias, false), None)),
-                inline::After::Live(_) => {}
-                inline::After::Deferred {
-                    next_poll_ms,
-                    update,
-                } => {
-                    let hold = update.held_until_ms;
-                    let handed =
-                        self.hand_over(&worker, &last, next_poll_ms, hold, stream, keep_stream)?;
-                    return Ok((self.outcome(&last, alias, true), handed));
+                // Stopped early (the call was cancelled): hand over in the window's rhythm.
+                Woke::Stopped => {
+                    let next = window.hand_over_ms(now_ms());
+                    return self.hand_over(req, worker, &last, next, None, stream);
                 }
             }
         }
-        // Stopped early (the call was cancelled): hand over in the window's rhythm.
-        let next = window.hand_over_ms(now_ms());
-        let handed = self.hand_over(&worker, &last, next, None, stream, keep_stream)?;
-        Ok((self.outcome(&last, alias, true), handed))
+    }
+
+    /// Stores what a poll or a streamed event changed.
+    fn apply(&self, alias: &str, task_id: &str, after: &inline::After) -> Result<()> {
+        let (update, told) = after.update();
+        let key = TaskKey::new(alias, task_id);
+        self.store(|s| s.apply_poll(&key, update, told, now_ms()))
+            .map(drop)
     }
 
     /// The window is over and the task live: the poller's next poll, the hold a deferral leaves,
-    /// and the stream (if one is open and `keep`) leased to this process for
-    /// [`Session::follow_on`], in one write (`Event::HandedOver`).
+    /// and the stream (if one is open and kept) leased to this process for
+    /// [`Session::follow_on`], in one write (`Event::HandedOver`); the outcome says it is
+    /// tracked.
     fn hand_over(
         &self,
+        req: &SendRequest<'_>,
         worker: &Arc<Worker>,
         last: &TaskView,
         next_poll_ms: i64,
         held_until_ms: Option<i64>,
         stream: Option<a2a_mod_a2a::TaskStream>,
-        keep: bool,
-    ) -> Result<Option<Handed>> {
-        let stream = stream.filter(|_| keep);
+    ) -> Result<(Outcome, Option<Handed>)> {
+        let stream = stream.filter(|_| req.keep_stream);
         let now = now_ms();
         let lease_until_ms = stream
             .as_ref()
@@ -654,14 +726,16 @@ impl Session {
         };
         let key = TaskKey::new(&worker.alias, &last.task_id);
         self.store(|s| s.transition(&key, event, now))?;
-        Ok(stream.map(|stream| Handed {
+        let handed = stream.map(|stream| Handed {
             worker: worker.clone(),
             task_id: last.task_id.clone(),
             stream,
-        }))
+        });
+        Ok((self.outcome(last, req.alias, true), handed))
     }
 
-    /// Goes on reading the stream of a task the inline window handed over ([`Session::send_kept`]),
+    /// Goes on reading the stream of a task the inline window handed over ([`Session::send`]
+    /// with [`SendRequest::keep_stream`]),
     /// applying each event as the poller applies its own streams' (the end saved and stored, not
     /// told: the wake-up announces it), while holding the task's stream lease so the poller opens
     /// no second stream. The polls go on beside it as ever. Over when the task ends (here or by a

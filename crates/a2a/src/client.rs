@@ -1,4 +1,4 @@
-//! [`Worker`]: one configured A2A agent, as the ops layer, the poller, the MCP tools and `doctor`
+//! [`Worker`]: one configured A2A agent, as the session, the poller, the MCP tools and `doctor`
 //! use it. Owns discovery (once per Worker), the dialect choice and the v1 → v0.3 fallback, the
 //! auth retry on 401/403, and the classification of answers into [`A2aError`]. The official
 //! `a2a-client-lf` is not used: it cannot reach v0.3 agents and turns 401/403/5xx/timeouts into one
@@ -101,7 +101,31 @@ impl Workers {
     }
 }
 
-/// How a streamed send began.
+/// One message to a worker ([`Worker::send`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outgoing<'a> {
+    pub text: &'a str,
+    /// Files and data after the text (`a2a::parts`).
+    pub parts: &'a [OutPart],
+    /// The input-required task it answers.
+    pub task_id: Option<&'a str>,
+    /// The conversation it goes on in.
+    pub context_id: Option<&'a str>,
+    /// Streamed when the worker streams; else a plain send.
+    pub stream: bool,
+}
+
+impl<'a> Outgoing<'a> {
+    /// Just the text, sent plainly.
+    pub fn text(text: &'a str) -> Outgoing<'a> {
+        Outgoing {
+            text,
+            ..Outgoing::default()
+        }
+    }
+}
+
+/// How a send began.
 pub enum Started {
     /// The worker streams the task: its events follow (boxed: a stream is large beside a view).
     Stream(Box<TaskStream>),
@@ -184,37 +208,6 @@ impl Worker {
         let card = self.discover(&budget).await?;
         let (ep, _) = self.endpoints(&card);
         Ok(card.summary(&ep))
-    }
-
-    pub async fn send(
-        &self,
-        text: &str,
-        task_id: Option<&str>,
-        context_id: Option<&str>,
-        deadline: Instant,
-    ) -> Result<TaskView, A2aError> {
-        self.send_parts(text, &[], task_id, context_id, deadline)
-            .await
-    }
-
-    /// `send` with files and data after the text (`a2a::parts`).
-    pub async fn send_parts(
-        &self,
-        text: &str,
-        parts: &[OutPart],
-        task_id: Option<&str>,
-        context_id: Option<&str>,
-        deadline: Instant,
-    ) -> Result<TaskView, A2aError> {
-        let message_id = a2a_mod_sys::ids::uuid_v4();
-        let op = Op::Send {
-            text,
-            parts,
-            task_id,
-            context_id,
-            message_id: &message_id,
-        };
-        self.call(op, deadline).await
     }
 
     /// GetTask without the history (a poll). A task that is over and says nothing of its answer
@@ -418,37 +411,23 @@ impl Worker {
         (claims && !refused).then_some(ep)
     }
 
-    /// `send`, streamed when the worker streams (`SendStreamingMessage` / `message/stream`). A
-    /// refused stream call accepted nothing, so the message then goes out as a plain send; a
-    /// worker that does not serve streaming is remembered as such.
-    pub async fn send_streamed(
-        &self,
-        text: &str,
-        task_id: Option<&str>,
-        context_id: Option<&str>,
-        deadline: Instant,
-    ) -> Result<Started, A2aError> {
-        self.send_streamed_parts(text, &[], task_id, context_id, deadline)
-            .await
-    }
-
-    /// `send_streamed` with files and data after the text (`a2a::parts`).
-    pub async fn send_streamed_parts(
-        &self,
-        text: &str,
-        parts: &[OutPart],
-        task_id: Option<&str>,
-        context_id: Option<&str>,
-        deadline: Instant,
-    ) -> Result<Started, A2aError> {
+    /// SendMessage: `m` as one message (its id made here, the same across a retry, so the
+    /// worker makes one task). With [`Outgoing::stream`] it goes out streamed when the worker
+    /// streams (`SendStreamingMessage` / `message/stream`); a refused stream call accepted
+    /// nothing, so the message then goes out as a plain send, and a worker that does not serve
+    /// streaming is remembered as such.
+    pub async fn send(&self, m: &Outgoing<'_>, deadline: Instant) -> Result<Started, A2aError> {
         let message_id = a2a_mod_sys::ids::uuid_v4();
         let op = StreamOp::Send {
-            text,
-            parts,
-            task_id,
-            context_id,
+            text: m.text,
+            parts: m.parts,
+            task_id: m.task_id,
+            context_id: m.context_id,
             message_id: &message_id,
         };
+        if !m.stream {
+            return self.call(op.plain(), deadline).await.map(Started::Plain);
+        }
         match self.open_stream(op, deadline).await {
             Ok(Followed::Stream(s)) => Ok(Started::Stream(s)),
             // The worker refused this message itself (a task that ended, a part it does not

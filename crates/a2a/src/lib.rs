@@ -169,7 +169,7 @@ mod tests;
 mod wire;
 
 pub use aws::AWS_DEFAULT_SERVICE;
-pub use client::{Followed, Listed, Started, Worker, Workers, http_client};
+pub use client::{Followed, Listed, Outgoing, Started, Worker, Workers, http_client};
 pub use google::google_token_kind;
 pub use parts::OutPart;
 pub use signature::{CardKey, Verdict, load_card_keys};

@@ -1261,7 +1261,13 @@ mod fake_tests {
 
     async fn started(worker: &Worker, text: &str) -> Started {
         worker
-            .send_streamed(text, None, None, soon())
+            .send(
+                &crate::Outgoing {
+                    stream: true,
+                    ..crate::Outgoing::text(text)
+                },
+                soon(),
+            )
             .await
             .expect("send")
     }

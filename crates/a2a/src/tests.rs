@@ -4,7 +4,7 @@
 
 use super::card::{Card, candidates};
 use super::wire::{parse_send_result, parse_task_result};
-use super::{A2aError, Started, Worker, http_client};
+use super::{A2aError, Outgoing, Started, TaskView, Worker, http_client};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_sys::config::{OAuthConfig, WorkerConfig};
 use axum::body::{Body, Bytes};
@@ -147,6 +147,61 @@ fn soon() -> Instant {
     Instant::now() + Duration::from_secs(10)
 }
 
+/// The tests' shorthand for [`Worker::send`]: a text message, plain or streamed.
+trait Says {
+    async fn plain(
+        &self,
+        text: &str,
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<TaskView, A2aError>;
+    async fn streamed(
+        &self,
+        text: &str,
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Started, A2aError>;
+}
+
+impl Says for Worker {
+    async fn plain(
+        &self,
+        text: &str,
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<TaskView, A2aError> {
+        let m = Outgoing {
+            text,
+            task_id,
+            context_id,
+            ..Outgoing::default()
+        };
+        match self.send(&m, deadline).await? {
+            Started::Plain(v) => Ok(v),
+            Started::Stream(_) => unreachable!("a plain send does not stream"),
+        }
+    }
+    async fn streamed(
+        &self,
+        text: &str,
+        task_id: Option<&str>,
+        context_id: Option<&str>,
+        deadline: Instant,
+    ) -> Result<Started, A2aError> {
+        let m = Outgoing {
+            text,
+            task_id,
+            context_id,
+            stream: true,
+            ..Outgoing::default()
+        };
+        self.send(&m, deadline).await
+    }
+}
+
 fn v1_card(base: &str) -> Value {
     json!({
         "name": "Fake", "description": "A fake worker", "version": "1",
@@ -264,7 +319,7 @@ async fn v1_card_and_jsonrpc_match_the_official_types() {
     assert_eq!(card.protocol, format!("1.0 JSONRPC {}/a2a", fake.base));
     assert_eq!(card.skills[0].name, "Echo");
 
-    let v = w.send("do it", None, Some("c0"), soon()).await.unwrap();
+    let v = w.plain("do it", None, Some("c0"), soon()).await.unwrap();
     assert_eq!((v.task_id.as_str(), v.state), ("t1", TaskState::Submitted));
     assert_eq!(v.wire_state, "TASK_STATE_SUBMITTED");
     let v = w.get_task("t1", soon()).await.unwrap();
@@ -357,7 +412,7 @@ async fn v03_only_card_at_the_old_path() {
         w.card(soon()).await.unwrap().protocol,
         format!("0.3 JSONRPC {}/rpc", fake.base)
     );
-    let v = w.send("hi", Some("t9"), None, soon()).await.unwrap();
+    let v = w.plain("hi", Some("t9"), None, soon()).await.unwrap();
     assert_eq!((v.task_id.as_str(), v.state), ("t9", TaskState::Submitted));
     let v = w.get_task("t9", soon()).await.unwrap();
     assert_eq!(v.state, TaskState::InputRequired);
@@ -406,7 +461,7 @@ async fn hybrid_card_picks_v1() {
         _ => not_found(),
     })
     .await;
-    let v = fake.worker().send("x", None, None, soon()).await.unwrap();
+    let v = fake.worker().plain("x", None, None, soon()).await.unwrap();
     assert_eq!(v.state, TaskState::Working);
     assert_eq!(fake.count(|r| r.rpc_method() == "SendMessage"), 1);
 
@@ -446,7 +501,7 @@ async fn one_send_keeps_its_message_id_through_every_attempt() {
     })
     .await;
     let w = refusing.worker();
-    match w.send_streamed("x", None, None, soon()).await.unwrap() {
+    match w.streamed("x", None, None, soon()).await.unwrap() {
         Started::Plain(v) => assert_eq!(v.task_id, "t1"),
         Started::Stream(_) => panic!("a refused stream call streamed"),
     }
@@ -463,8 +518,8 @@ async fn one_send_keeps_its_message_id_through_every_attempt() {
     })
     .await;
     let w = old.worker();
-    w.send("x", None, None, soon()).await.unwrap();
-    w.send("x", None, None, soon()).await.unwrap();
+    w.plain("x", None, None, soon()).await.unwrap();
+    w.plain("x", None, None, soon()).await.unwrap();
     let sent = ids(&old, &["SendMessage", "message/send"]);
     assert_eq!(
         sent.len(),
@@ -492,7 +547,7 @@ async fn method_not_found_falls_back_to_v03_once() {
     })
     .await;
     let w = fake.worker();
-    let v = w.send("x", None, None, soon()).await.unwrap();
+    let v = w.plain("x", None, None, soon()).await.unwrap();
     assert_eq!(v.state, TaskState::Submitted);
     let v = w.get_task("t1", soon()).await.unwrap();
     assert_eq!(v.state, TaskState::Completed);
@@ -538,7 +593,7 @@ async fn rest_only_card() {
         w.card(soon()).await.unwrap().protocol,
         format!("1.0 HTTP+JSON {}/api", fake.base)
     );
-    let v = w.send("x", None, None, soon()).await.unwrap();
+    let v = w.plain("x", None, None, soon()).await.unwrap();
     assert_eq!(v.state, TaskState::Submitted);
     assert_eq!(
         w.get_task("t1", soon()).await.unwrap().state,
@@ -573,7 +628,7 @@ async fn direct_message_reply_is_completed() {
         )
     })
     .await;
-    let v = fake.worker().send("x", None, None, soon()).await.unwrap();
+    let v = fake.worker().plain("x", None, None, soon()).await.unwrap();
     assert_eq!(v.state, TaskState::Completed);
     assert_eq!(v.task_id, "m1");
     assert_eq!(v.text.as_deref(), Some("hi there"));
@@ -1078,7 +1133,7 @@ async fn rest_route_missing_falls_back_to_v03_rest() {
     .await;
     let w = fake.worker();
     assert_eq!(
-        w.send("x", None, None, soon()).await.unwrap().state,
+        w.plain("x", None, None, soon()).await.unwrap().state,
         TaskState::Submitted
     );
     assert_eq!(
@@ -1148,9 +1203,9 @@ async fn extensions_and_tenant_go_with_every_request() {
     );
     assert_eq!(offered.len(), 3, "{offered:?}");
     assert!(!offered[2].contains('\u{1b}'), "{offered:?}");
-    w.send("x", None, None, soon()).await.unwrap();
+    w.plain("x", None, None, soon()).await.unwrap();
     w.get_task("t1", soon()).await.unwrap();
-    match w.send_streamed("x", None, None, soon()).await.unwrap() {
+    match w.streamed("x", None, None, soon()).await.unwrap() {
         Started::Stream(_) => {}
         Started::Plain(v) => panic!("not streamed: {v:?}"),
     }
@@ -1393,7 +1448,7 @@ async fn get_task_is_sent_again_when_the_connection_drops() {
 async fn send_is_not_sent_again_when_the_connection_drops() {
     let (base, seen) = dropping_server("SendMessage").await;
     let e = worker_at(&base)
-        .send("hi", None, None, soon())
+        .plain("hi", None, None, soon())
         .await
         .unwrap_err();
     assert!(matches!(e, A2aError::Unreachable(_)), "{e:?}");
@@ -1531,7 +1586,7 @@ async fn an_http_json_worker_streams_sends_and_subscriptions() {
     })
     .await;
     let w = fake.worker();
-    let Started::Stream(mut s) = w.send_streamed("x", None, None, soon()).await.unwrap() else {
+    let Started::Stream(mut s) = w.streamed("x", None, None, soon()).await.unwrap() else {
         panic!("not streamed")
     };
     let mut last = None;
@@ -1602,7 +1657,7 @@ async fn an_http_json_worker_without_the_stream_route_is_polled() {
     .await;
     let w = fake.worker();
     assert!(matches!(
-        w.send_streamed("x", None, None, soon()).await,
+        w.streamed("x", None, None, soon()).await,
         Ok(Started::Plain(_))
     ));
     assert!(!w.streams(soon()).await);
@@ -1641,7 +1696,7 @@ async fn a_trailing_error_event_gives_a_silent_failure_its_reason() {
     .await;
     let w = fake.worker();
     for (msg, words) in [("silent", "disk full"), ("says why", "quota gone")] {
-        let Started::Stream(mut s) = w.send_streamed(msg, None, None, soon()).await.unwrap() else {
+        let Started::Stream(mut s) = w.streamed(msg, None, None, soon()).await.unwrap() else {
             panic!("not streamed")
         };
         let mut last = None;
@@ -1686,10 +1741,10 @@ async fn an_ended_tasks_follow_up_is_one_error_over_both_bindings_and_not_sent_t
     for fake in [&rpc, &rest] {
         let w = fake.worker();
         assert_eq!(
-            w.send("more", Some("t1"), None, soon()).await,
+            w.plain("more", Some("t1"), None, soon()).await,
             Err(want.clone())
         );
-        match w.send_streamed("more", Some("t1"), None, soon()).await {
+        match w.streamed("more", Some("t1"), None, soon()).await {
             Err(e) => assert_eq!(e, want),
             Ok(_) => panic!("a refused follow-up is an error"),
         }
@@ -1729,7 +1784,7 @@ async fn a_required_extension_is_named_from_the_card() {
     .await;
     let w = fake.worker_with(|c| c.extensions = vec!["https://ext.example/sent/v1".into()]);
     assert_eq!(
-        w.send("x", None, None, soon()).await,
+        w.plain("x", None, None, soon()).await,
         Err(A2aError::ExtensionRequired {
             said: "Extension support required".into(),
             required: vec!["https://ext.example/needed/v1".into()],
