@@ -1,5 +1,5 @@
 //! a2a-mod: Claude Code hands work to remote A2A agents ("workers") and is woken when it ends.
-//! One binary; the library exists for `main.rs` (which only parses and runs a `cmd::Run`) and,
+//! One binary; the library exists for `main.rs` (which only parses and runs a [`cmd::Run`]) and,
 //! through the small [`testing`] surface, for `tests/` and `benches/`. Everything else is private
 //! to the crate, so an item nothing uses is a warning.
 

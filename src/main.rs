@@ -1,7 +1,7 @@
-//! Entry point: parse, `run`, render an error as one line and map it to an exit code. Every
-//! command is a file of `src/cmd/` implementing `cmd::Run`. The status line is routed before
-//! clap's full parse, and it and the hooks before any runtime is built (the hot-path rules in
-//! ARCHITECTURE.md).
+//! Entry point: parse, `run`, render an error as one line and map it to an exit code. Every command
+//! is a file of `src/cmd/` implementing [`cmd::Run`](crate::cmd::Run). The status line is routed
+//! before clap's full parse, and it and the hooks before any runtime is built (the hot-path rules
+//! in ARCHITECTURE.md).
 
 // The process ends here and only here (clippy.toml forbids `process::exit` elsewhere): every
 // entry point returns its exit code to `main`.

@@ -1,5 +1,5 @@
 //! What `a2a-mod install` writes into a Claude Code `settings.json`, as pure functions over
-//! `serde_json::Value` (with `preserve_order`, so the user's key order survives). The IO shell is
+//! [`serde_json::Value`] (with `preserve_order`, so the user's key order survives). The IO shell is
 //! `cmd/install.rs`; `cmd/doctor.rs` reads the same markers.
 //!
 //! Our entries, and how each is recognised without comparing exact command text

@@ -1,4 +1,5 @@
-//! `a2a-mod cancel`: the `cancel` tool from the command line (`session::Session`, as Claude's).
+//! `a2a-mod cancel`: the `cancel` tool from the command line
+//! ([`session::Session`](crate::session::Session), as Claude's).
 
 use super::Run;
 use super::shell::{print_outcome, runtime, user_session};

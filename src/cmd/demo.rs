@@ -1,9 +1,9 @@
 //! `a2a-mod demo`: the whole loop on a fresh machine, with no worker and no Claude Code. It starts
 //! the embedded fake worker, sends a slow task and an input-required task through the same code
-//! paths Claude's tools use (`session::Session`), the real background poller, draws the status line in
-//! place as it changes, then prints the wake line and the hidden context Claude would get. Its own
-//! temporary home keeps the user's config and sessions untouched. Plain output, one line per
-//! status change, when stdout is not a terminal.
+//! paths Claude's tools use ([`session::Session`](crate::session::Session)), the real background
+//! poller, draws the status line in place as it changes, then prints the wake line and the hidden
+//! context Claude would get. Its own temporary home keeps the user's config and sessions untouched.
+//! Plain output, one line per status change, when stdout is not a terminal.
 
 use super::Run;
 use super::shell::{runtime, user_command};

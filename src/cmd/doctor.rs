@@ -1,8 +1,9 @@
-//! `a2a-mod doctor`: one line per check, `✓` or `✕`, each `✕` with its fix; exit 1 when any
-//! check fails. It reads what `install` wrote (by the same markers, `claude::settings`), runs the
-//! plugin's launcher and the status line as Claude Code would (timing one render), asks each
-//! worker for its card and makes one harmless authenticated call, and checks the state folder and
-//! the pollers of sessions with live tasks. It changes nothing.
+//! `a2a-mod doctor`: one line per check, `✓` or `✕`, each `✕` with its fix; exit 1 when any check
+//! fails. It reads what `install` wrote (by the same markers,
+//! [`claude::settings`](crate::claude::settings)), runs the plugin's launcher and the status line
+//! as Claude Code would (timing one render), asks each worker for its card and makes one harmless
+//! authenticated call, and checks the state folder and the pollers of sessions with live tasks. It
+//! changes nothing.
 
 use super::Run;
 use super::install::{read_settings, settings_path, which};

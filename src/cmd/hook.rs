@@ -1,7 +1,8 @@
-//! `a2a-mod hook <event>`: Claude Code's hooks (JSON on stdin), each event served by `crate::hook`.
+//! `a2a-mod hook <event>`: Claude Code's hooks (JSON on stdin), each event served by
+//! [`crate::hook`].
 //!
 //! HOT PATH: they run on every prompt and tool call, so no runtime and no logging set-up, and our
-//! own trouble exits 0 quietly (`crate::hook` decides every exit code).
+//! own trouble exits 0 quietly ([`crate::hook`] decides every exit code).
 
 use super::Run;
 use crate::cli::HookArgs;

@@ -1,8 +1,8 @@
 //! `a2a-mod install [--scope user|project] [--dry-run] [--uninstall]`: the IO shell around
-//! `claude::settings` (pure). It writes the plugin folder, registers and enables the plugin
-//! (through the `claude` CLI when it is on PATH, which also fills Claude Code's plugin records;
-//! otherwise by writing the same settings keys), then writes our status line, permission rule and
-//! binary path, with a backup, atomically, and reports each entry.
+//! [`claude::settings`](crate::claude::settings) (pure). It writes the plugin folder, registers and
+//! enables the plugin (through the `claude` CLI when it is on PATH, which also fills Claude Code's
+//! plugin records; otherwise by writing the same settings keys), then writes our status line,
+//! permission rule and binary path, with a backup, atomically, and reports each entry.
 //!
 //! A settings file that is not valid JSON (or holds a wrong type where we must write) is refused
 //! before anything is touched. The status line it replaces is remembered in

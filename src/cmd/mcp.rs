@@ -1,4 +1,4 @@
-//! `a2a-mod mcp`: the stdio MCP server Claude Code starts at every session start (`crate::mcp`).
+//! `a2a-mod mcp`: the stdio MCP server Claude Code starts at every session start ([`crate::mcp`]).
 
 use super::Run;
 use super::shell::entry_point;

@@ -1,5 +1,5 @@
 //! `a2a-mod poller --session ID`: one session's background poller, started by a2a-mod itself
-//! (`crate::poller::ensure`); `crate::poller` is the loop.
+//! ([`crate::poller::ensure`]); [`crate::poller`] is the loop.
 
 use super::Run;
 use super::shell::{entry_point, runtime};

@@ -1,6 +1,6 @@
 //! `a2a-mod send`: the `send` tool from the command line, on the same code path as Claude's
-//! (`session::Session`), so a user can reproduce exactly what Claude saw. `--file`, `--data` and
-//! `--context-id` are the tool's `files`, `data` and `contextId`.
+//! ([`session::Session`](crate::session::Session)), so a user can reproduce exactly what Claude
+//! saw. `--file`, `--data` and `--context-id` are the tool's `files`, `data` and `contextId`.
 //!
 //! The send runs in a child of the command (`send --keeper`, in a process group of its own), the
 //! way the MCP server runs Claude's: a task still at work after the inline window keeps the

@@ -1,7 +1,7 @@
-//! `a2a-mod statusline`: Claude Code's status-line command, the IO around `crate::statusline`:
+//! `a2a-mod statusline`: Claude Code's status-line command, the IO around [`crate::statusline`]:
 //! reads stdin, runs the user's other status line (`--then`) while ours renders, prints both.
 //!
-//! HOT PATH (see `crate::statusline`): `main` routes here before clap's full parse
+//! HOT PATH (see [`crate::statusline`]): `main` routes here before clap's full parse
 //! ([`fast_args`]) and before any runtime; no network, no writes but the log when `A2A_MOD_LOG`
 //! is set, and always exit 0.
 

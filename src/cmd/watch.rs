@@ -1,4 +1,4 @@
-//! `a2a-mod watch`: the plugin's monitor, one per session (`crate::wake::watch` is the loop).
+//! `a2a-mod watch`: the plugin's monitor, one per session ([`crate::wake::watch`] is the loop).
 
 use super::Run;
 use super::shell::entry_point;

@@ -1,17 +1,18 @@
 //! `a2a-mod hook wake`: the asyncRewake waiter, so that no wake-up depends on the monitor alone.
 //! Claude Code runs it as an `asyncRewake` hook after `send` and at every turn end (Stop), so a new
 //! one takes over after each wake turn (the plugin ships it next to the monitor; without the
-//! plugin, on `send`, it is the only wake path); exit 2 with the wake line and
-//! the results on stderr wakes Claude (docs/claude-code.md "Hooks and hidden context"). One waiter per session (a lock):
-//! a second one exits 0 at once. It lives while the session has live tasks or an unannounced
+//! plugin, on `send`, it is the only wake path); exit 2 with the wake line and the results on
+//! stderr wakes Claude (docs/claude-code.md "Hooks and hidden context"). One waiter per session (a
+//! lock): a second one exits 0 at once. It lives while the session has live tasks or an unannounced
 //! batch and leaves each batch to the monitor while the monitor holds its lock (`wake/watch.rs`),
 //! announcing it itself only when it stays unannounced past `SETTLE` with no monitor, or past
 //! `MONITOR_GRACE` with a stuck one. The claim decides who announces, so a monitor dying at any
 //! moment still leaves Claude woken exactly once. A writer that ends a task tells it at once
-//! (`state::notify`, its socket bound before its first look); the tick is the safety net. The
-//! loop is the three waiters' one (`wake/waiter.rs`), on the rule `core::batch::Rule::Rewake`. On its own timeout or a signal it still wakes
-//! Claude, saying what is still running. Not in headless runs: asyncRewake does not wake there
-//! and `-p` waits for the hook to end, so the Stop hook (`stop.rs`) serves them.
+//! ([`a2a_mod_store::notify`], its socket bound before its first look); the tick is the safety net.
+//! The loop is the three waiters' one (`wake/waiter.rs`), on the rule
+//! [`core::batch::Rule::Rewake`](a2a_mod_core::batch::Rule::Rewake). On its own timeout or a signal
+//! it still wakes Claude, saying what is still running. Not in headless runs: asyncRewake does not
+//! wake there and `-p` waits for the hook to end, so the Stop hook (`stop.rs`) serves them.
 
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
 use crate::wake::waiter::{self, Waiter};

@@ -1,18 +1,20 @@
 //! `a2a-mod hook stop`: the plugin's Stop hook, the wake-up of headless and Agent SDK runs
 //! (`claude -p`, stream-json), where neither the monitor nor asyncRewake runs. A Stop hook that
 //! answers `{"decision":"block","reason":R}` makes Claude Code give the model a new turn with R,
-//! and one that waits holds the run open while it waits (docs/claude-code.md "Hooks and hidden context":
-//! a Stop hook can hold a headless run). So in a session nobody attends it waits while the session has live
-//! tracked tasks and hands over each batch that ends: the wake line and the results, the same text
-//! and fence as the hidden context, since UserPromptSubmit does not run for such turns.
+//! and one that waits holds the run open while it waits (docs/claude-code.md "Hooks and hidden
+//! context": a Stop hook can hold a headless run). So in a session nobody attends it waits while
+//! the session has live tracked tasks and hands over each batch that ends: the wake line and the
+//! results, the same text and fence as the hidden context, since UserPromptSubmit does not run for
+//! such turns.
 //!
 //! Never a loop: with nothing live and nothing undelivered it exits 0 at once and silently; after
 //! giving up on tasks (`[headless] max_wait_s`) it does not wait for those same tasks again. In an
 //! attended session it returns at once: a waiting Stop hook there shows a spinner and turns the
 //! prompt box into a queue. The answer is claimed (`delivered_ms`) in the transaction that prints
 //! it, so no other hook hands the same result over again. A writer that ends a task tells it at
-//! once (`state::notify`, its socket bound before its first look); the tick is the safety net.
-//! The loop is the three waiters' one (`wake/waiter.rs`), on the rule `core::batch::Rule::Headless`.
+//! once ([`a2a_mod_store::notify`], its socket bound before its first look); the tick is the safety
+//! net. The loop is the three waiters' one (`wake/waiter.rs`), on the rule
+//! [`core::batch::Rule::Headless`](a2a_mod_core::batch::Rule::Headless).
 
 use crate::error::EXIT_OK;
 use crate::wake::waiter::{self, Waiter};

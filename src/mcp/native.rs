@@ -5,10 +5,10 @@
 //! the worker, but for `tasks/cancel`.
 //!
 //! The MCP task's id is `a2a-<seq>-<made>`: the task's row in the store and when the MCP task was
-//! made (`Life::native_ms`), so a follow-up send on the same A2A task, which makes a new MCP
-//! task, never answers for the old one. Its end is announced by Claude Code alone (the store
-//! marks it announced as it ends, `core::lifecycle`); the hidden context still carries the
-//! worker's output once, through the hooks, like any other result.
+//! made (`Life::native_ms`), so a follow-up send on the same A2A task, which makes a new MCP task,
+//! never answers for the old one. Its end is announced by Claude Code alone (the store marks it
+//! announced as it ends, [`core::lifecycle`](a2a_mod_core::lifecycle)); the hidden context still
+//! carries the worker's output once, through the hooks, like any other result.
 
 use a2a_mod_core::clock::rfc3339;
 use a2a_mod_core::fence;

@@ -1,11 +1,12 @@
 //! When the poller subscribes to a task: as soon as no inline window holds it
-//! (`core::lifecycle::Life::held_until_ms`), not at its first background poll one interval later, so a
-//! task that ends just after its window is told by the stream within a second. Each pass looks
-//! up the held tasks (one range query, empty outside windows and deferrals); a task that was held
-//! at the last pass and no longer is, or any unheld live task at the poller's start, is handed to
-//! `Streams::consider` once its worker's card is known. A card not fetched yet is fetched once
-//! per worker in the background (bounded by the poll timeout), and its arrival wakes the loop.
-//! A held task has no poller stream: a follow-up `send` starts afresh.
+//! ([`core::lifecycle::Life::held_until_ms`](a2a_mod_core::lifecycle::Life::held_until_ms)), not at
+//! its first background poll one interval later, so a task that ends just after its window is told
+//! by the stream within a second. Each pass looks up the held tasks (one range query, empty outside
+//! windows and deferrals); a task that was held at the last pass and no longer is, or any unheld
+//! live task at the poller's start, is handed to `Streams::consider` once its worker's card is
+//! known. A card not fetched yet is fetched once per worker in the background (bounded by the poll
+//! timeout), and its arrival wakes the loop. A held task has no poller stream: a follow-up `send`
+//! starts afresh.
 
 use super::streams::Streams;
 use a2a_mod_a2a::Worker;

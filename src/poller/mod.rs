@@ -19,8 +19,10 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
 mod holds;
+mod keep;
 mod spawn;
 mod streams;
+pub(crate) use keep::Keep;
 pub use spawn::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
 
 /// How often the poller looks at the store for tasks added by other processes.
@@ -228,51 +230,6 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 None => return Ok(()),
             }
         }
-    }
-}
-
-/// Where an ended task's artifacts are saved, by the poll or the stream that saw the
-/// end (the poller's, or the MCP server's stream read on after the window), before the ending is
-/// stored: a hook that sees the ending finds them.
-#[derive(Clone)]
-pub(crate) struct Keep {
-    ctx: Ctx,
-    session: String,
-    cap: u64,
-}
-
-impl Keep {
-    pub(crate) fn new(ctx: &Ctx, session: &str, config: &Config) -> Keep {
-        Keep {
-            ctx: ctx.clone(),
-            session: session.to_string(),
-            cap: config.results.max_task_bytes(),
-        }
-    }
-
-    /// Off the runtime's thread: up to `[results] max_task_mib` of writes, each fsynced, must not
-    /// stall the polls and streams beside it.
-    pub(crate) async fn save(&self, worker: &str, v: &a2a_mod_a2a::TaskView) {
-        if v.state.is_live() || v.artifacts.is_empty() {
-            return;
-        }
-        let (k, worker, id, arts, spills) = (
-            self.clone(),
-            worker.to_string(),
-            v.task_id.clone(),
-            v.artifacts.clone(),
-            v.spills.clone(),
-        );
-        let _ = tokio::task::spawn_blocking(move || {
-            let task = (worker.as_str(), id.as_str());
-            let spilled = |i: usize| {
-                spills
-                    .reader(i)
-                    .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
-            };
-            crate::results::artifacts::save(&k.ctx, &k.session, task, &arts, k.cap, &spilled)
-        })
-        .await;
     }
 }
 

@@ -5,11 +5,12 @@
 //! is never trusted to be complete, only to be early.
 //!
 //! Owns: which tasks have a stream (at most `[streaming] max_streams_per_worker` per worker, the
-//! rest only polled), re-subscribing a dropped stream with backoff (`core::schedule::
-//! resubscribe_after`), and remembering for the poller's life a worker that claims streaming but
-//! refuses it (logged once). Decisions are `core::schedule`'s; this file is the IO.
+//! rest only polled), re-subscribing a dropped stream with backoff
+//! ([`core::schedule::resubscribe_after`](a2a_mod_core::schedule::resubscribe_after)), and
+//! remembering for the poller's life a worker that claims streaming but refuses it (logged once).
+//! Decisions are [`core::schedule`](a2a_mod_core::schedule)'s; this file is the IO.
 
-use super::Keep;
+use super::keep::Keep;
 use a2a_mod_a2a::{A2aError, Followed, TaskView, Worker};
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule;

@@ -1,16 +1,17 @@
-//! The session's results folder (`state/results/<session>/`), the one home of files a2a-mod
-//! writes from a worker's answer: each artifact of a task that ended or waits saved
-//! under `<session>/<task>/`, with `.artifacts.json` beside the files saying what each is (the
-//! hooks run later, in another process, and read it back to tell Claude); and the clean-up of old
-//! sessions' results (`tasks --prune`, offered by `doctor`). `overflow.rs` (beside this file) keeps too-long texts in
-//! the same folder.
+//! The session's results folder (`state/results/<session>/`), the one home of files a2a-mod writes
+//! from a worker's answer: each artifact of a task that ended or waits saved under
+//! `<session>/<task>/`, with `.artifacts.json` beside the files saying what each is (the hooks run
+//! later, in another process, and read it back to tell Claude); and the clean-up of old sessions'
+//! results (`tasks --prune`, offered by `doctor`). `overflow.rs` (beside this file) keeps too-long
+//! texts in the same folder.
 //!
-//! Saving is called where a task's outcome is seen: `ops` (the tools and the CLI) and the poller.
-//! Paths are built only from our own session id, the task id made one safe component
-//! (`core::artifact::task_dir_name`) and names rebuilt from safe characters
-//! (`core::artifact::file_name`); files are created new (`O_EXCL | O_NOFOLLOW`, 0600) and renamed
-//! into place, and a symlink where one of our folders should be is refused, so nothing a worker
-//! names is ever written outside the task's folder. No network, no tokio: the hooks reach this.
+//! Saving is called where a task's outcome is seen: [`crate::session`] (the tools and the CLI) and
+//! the poller. Paths are built only from our own session id, the task id made one safe component
+//! ([`core::artifact::task_dir_name`](a2a_mod_core::artifact::task_dir_name)) and names rebuilt
+//! from safe characters ([`core::artifact::file_name`](a2a_mod_core::artifact::file_name)); files
+//! are created new (`O_EXCL | O_NOFOLLOW`, 0600) and renamed into place, and a symlink where one of
+//! our folders should be is refused, so nothing a worker names is ever written outside the task's
+//! folder. No network, no tokio: the hooks reach this.
 
 use a2a_mod_core::artifact::{self, Artifact, Kept, Part};
 use a2a_mod_core::bounds;

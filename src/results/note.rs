@@ -1,7 +1,7 @@
 //! What Claude reads about one task, wherever it reads it: a tool result (`send`, `task`,
 //! `cancel`), the hidden context of a hook, the `tasks` listing. The words are the core's
-//! (`core::fence::note`); this is the one place that bounds the worker's text for them and says
-//! where the rest is.
+//! ([`core::fence::note`](a2a_mod_core::fence::note)); this is the one place that bounds the
+//! worker's text for them and says where the rest is.
 
 use super::overflow::{Saved, bound_result};
 use a2a_mod_core::fence::{self, TaskFacts};

@@ -1,6 +1,6 @@
-//! Worker text longer than Claude may be shown, in a tool result (`ops`) or the hidden context
-//! (`wake`): the part kept, and the whole saved under `state/results/<session>/` for the Read
-//! tool, with the note that says where (or why it could not be saved). The folder is
+//! Worker text longer than Claude may be shown, in a tool result ([`crate::session`]) or the hidden
+//! context (`wake`): the part kept, and the whole saved under `state/results/<session>/` for the
+//! Read tool, with the note that says where (or why it could not be saved). The folder is
 //! `artifacts.rs`'s, the one home of files saved from workers' answers.
 
 use a2a_mod_core::fence;

@@ -1,10 +1,11 @@
 //! send / task / cancel / tasks: one implementation behind Claude's tools, the user's commands and
-//! the demo, so all three behave exactly alike (docs/commands-and-tools.md: "`send`, `task`, `cancel` behave
-//! exactly like the tools").
+//! the demo, so all three behave exactly alike (docs/commands-and-tools.md: "`send`, `task`,
+//! `cancel` behave exactly like the tools").
 //!
-//! IO shell around `core::schedule` and `core::fence`: talks to workers through `a2a::Worker`,
-//! records every task in the session store, and starts the session's poller when a task is left
-//! live.
+//! IO shell around [`core::schedule`](a2a_mod_core::schedule) and
+//! [`core::fence`](a2a_mod_core::fence): talks to workers through
+//! [`a2a::Worker`](a2a_mod_a2a::Worker), records every task in the session store, and starts the
+//! session's poller when a task is left live.
 
 pub mod attach;
 

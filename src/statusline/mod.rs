@@ -1,16 +1,15 @@
 //! Claude Code's status line, what `a2a-mod statusline` (`cmd/statusline.rs`, which reads stdin,
-//! runs `--then` and prints) shows: stdin JSON → the session's status snapshot (`state::snapshot`;
-//! the store itself, read-only, when the snapshot is missing or stale) →
-//! [`a2a_mod_core::status::render_snapshot`] → one line.
+//! runs `--then` and prints) shows: stdin JSON → the session's status snapshot
+//! ([`a2a_mod_store::snapshot`]; the store itself, read-only, when the snapshot is missing or
+//! stale) → [`a2a_mod_core::status::render_snapshot`] → one line.
 //!
 //! HOT PATH: Claude Code runs this every second for the whole session, and a run slower than the
-//! interval is never shown (docs/claude-code.md "Status line"). So: no tokio runtime, no network, no writes
-//! (a warning reaches the log only when `A2A_MOD_LOG` is set), no config parsing beyond
+//! interval is never shown (docs/claude-code.md "Status line"). So: no tokio runtime, no network,
+//! no writes (a warning reaches the log only when `A2A_MOD_LOG` is set), no config parsing beyond
 //! `[statusline]` and `timing.done_display_s`, and an early exit before reading config when the
 //! session has no store. No SQLite either while the snapshot is fresh: one small file read and two
-//! stats, because SQLite's first read of a file costs more than the whole process may.
-//! No theme is loaded when nothing is shown. Every failure degrades to printing less; it always
-//! exits 0.
+//! stats, because SQLite's first read of a file costs more than the whole process may. No theme is
+//! loaded when nothing is shown. Every failure degrades to printing less; it always exits 0.
 //!
 //! The environment it reads (all optional):
 //! - `A2A_MOD_NOW_MS`: the clock, unix ms. For tests only: it fixes `now` so output is exact.

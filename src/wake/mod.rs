@@ -1,8 +1,10 @@
 //! Waking Claude, the IO side: turns the ended tasks its callers claimed from the store (exactly
-//! once, in one transaction) into the wake line (`core::wake::wake_line`) and the hidden context
-//! (`core::wake::context`). Shared by the monitor (`watch`), the hooks and the demo. Worker text
-//! too long for the context is cut and saved by `overflow.rs`, as in tool results; the artifacts
-//! saved when the task ended (`artifacts.rs`) are listed with their paths.
+//! once, in one transaction) into the wake line
+//! ([`core::wake::wake_line`](a2a_mod_core::wake::wake_line)) and the hidden context
+//! ([`core::wake::context`](a2a_mod_core::wake::context)). Shared by the monitor (`watch`), the
+//! hooks and the demo. Worker text too long for the context is cut and saved by `overflow.rs`, as
+//! in tool results; the artifacts saved when the task ended (`artifacts.rs`) are listed with their
+//! paths.
 
 pub mod waiter;
 pub mod watch;

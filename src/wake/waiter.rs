@@ -1,7 +1,8 @@
-//! The one waiting loop of the monitor (`watch.rs`), the asyncRewake waiter (`hook/rewake.rs`)
-//! and the headless Stop hook (`hook/stop.rs`): look at the session, ask the batch state machine
-//! (`core::batch`) what to do, and wait on the wake socket (`state::notify`) or the tick. No
-//! runtime: it blocks in `poll`, which a writer's datagram or a stop signal cuts short.
+//! The one waiting loop of the monitor (`watch.rs`), the asyncRewake waiter (`hook/rewake.rs`) and
+//! the headless Stop hook (`hook/stop.rs`): look at the session, ask the batch state machine
+//! ([`core::batch`](a2a_mod_core::batch)) what to do, and wait on the wake socket
+//! ([`a2a_mod_store::notify`]) or the tick. No runtime: it blocks in `poll`, which a writer's
+//! datagram or a stop signal cuts short.
 
 use crate::error::EXIT_OK;
 use a2a_mod_core::batch::{Batch, Look, Next, Rule};

@@ -1,16 +1,17 @@
-//! `a2a-mod watch`: the plugin's monitor. Claude Code starts one per session and turns each line
-//! it prints into a wake-up (docs/claude-code.md "Plugins and monitors"): so stdout carries exactly one line per
-//! batch of ended tasks and nothing else. Batches are claimed and marked in one transaction,
-//! committed only once the line is written, so no task is announced twice or skipped across
-//! restarts. It also keeps the session's poller alive (a `kill -9`ed poller is replaced).
+//! `a2a-mod watch`: the plugin's monitor. Claude Code starts one per session and turns each line it
+//! prints into a wake-up (docs/claude-code.md "Plugins and monitors"): so stdout carries exactly
+//! one line per batch of ended tasks and nothing else. Batches are claimed and marked in one
+//! transaction, committed only once the line is written, so no task is announced twice or skipped
+//! across restarts. It also keeps the session's poller alive (a `kill -9`ed poller is replaced).
 //! Exits on SIGTERM/SIGINT/SIGHUP (Claude Code's way of stopping monitors), a closed stdout, or
 //! when the Claude Code process (`CLAUDE_PID`) is gone.
 //!
 //! It learns of an ending at once: the writer that commits it sends a datagram to our socket
-//! (`state::notify`), bound before each look at the store so none is missed between the look and
-//! the wait. Then it waits only `SETTLE` for more endings to join the batch. The tick
-//! (`notify::fallback_tick`) stays as the safety net and for the poller keeper. The loop is the
-//! three waiters' one (`waiter.rs`), on the rule `core::batch::Rule::Monitor`: no runtime.
+//! ([`a2a_mod_store::notify`]), bound before each look at the store so none is missed between the
+//! look and the wait. Then it waits only `SETTLE` for more endings to join the batch. The tick
+//! ([`notify::fallback_tick`]) stays as the safety net and for the poller keeper. The loop is the
+//! three waiters' one (`waiter.rs`), on the rule
+//! [`core::batch::Rule::Monitor`](a2a_mod_core::batch::Rule::Monitor): no runtime.
 
 use crate::wake::waiter::{self, Waiter};
 use a2a_mod_core::batch::{Look, Rule};

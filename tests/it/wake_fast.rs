@@ -1,5 +1,5 @@
 //! The wake path follows: the monitor, the asyncRewake waiter and the headless Stop
-//! hook learn of an ended task from the writer (`state::notify`), not from their next tick.
+//! hook learn of an ended task from the writer (`a2a_mod_store::notify`), not from their next tick.
 //!
 //! Causal: every process here runs with the fallback tick stretched to a minute
 //! (`A2A_MOD_WAKE_TICK_MS`), so a wake that arrives within a few seconds can only have come from

@@ -1,16 +1,15 @@
-//! Credentials per worker (docs/commands-and-tools.md config keys): a bearer token or API key from the
-//! environment, read at each use; AWS SigV4 keys, read at each use; a token from `token_cmd`; an
-//! OAuth2 client-credentials token;
-//! an ID or access token from Google's Application Default Credentials.
-//! The last three are cached in memory only, as [`Secret`], behind a generation counter so that a
-//! 401/403 clears exactly the token that failed and concurrent callers fetch one new token, not
-//! one each.
+//! Credentials per worker (docs/commands-and-tools.md config keys): a bearer token or API key from
+//! the environment, read at each use; AWS SigV4 keys, read at each use; a token from `token_cmd`;
+//! an OAuth2 client-credentials token; an ID or access token from Google's Application Default
+//! Credentials. The last three are cached in memory only, as [`Secret`], behind a generation
+//! counter so that a 401/403 clears exactly the token that failed and concurrent callers fetch one
+//! new token, not one each.
 
-use super::A2aError;
 use super::aws::Signer;
 use super::card::{Card, Untrusted, is_trusted, shown, trusted};
 use super::google::{self, Want};
 use super::http::{Budget, Resend, Size, fetch};
+use crate::error::A2aError;
 use a2a_mod_core::text::one_line;
 use a2a_mod_sys::config::WorkerConfig;
 use a2a_mod_sys::secret::Secret;

@@ -4,7 +4,7 @@
 //! the profile `AWS_PROFILE` (or `default`) of the shared files, so a rotated key is picked up
 //! without a restart and nothing is kept.
 
-use super::A2aError;
+use crate::error::A2aError;
 use a2a_mod_sys::config::AwsSigV4Config;
 use a2a_mod_sys::secret::Secret;
 use aws_credential_types::Credentials;

@@ -1,9 +1,10 @@
 //! Agent cards: where to look for one, which endpoint and dialect to use (docs/a2a.md "Versions":
-//! the hybrid-card rule), and what the card says about auth. Cards are read as loose JSON rather than typed
-//! structs because v1, v0.3 and the merged hybrid documents must all parse, and a worker's
-//! unexpected field must never make discovery fail.
+//! the hybrid-card rule), and what the card says about auth. Cards are read as loose JSON rather
+//! than typed structs because v1, v0.3 and the merged hybrid documents must all parse, and a
+//! worker's unexpected field must never make discovery fail.
 
-use super::{A2aError, CardSummary, SkillSummary};
+use crate::error::A2aError;
+use crate::view::{CardSummary, SkillSummary};
 use a2a_mod_core::text::one_line;
 use a2a_mod_sys::config::WorkerConfig;
 use reqwest::Url;

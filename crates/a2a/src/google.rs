@@ -15,9 +15,9 @@
 //! bearer flow of RFC 7523 over `ring`, already in the tree for TLS. Tokens are cached by the
 //! caller ([`super::auth::TokenCache`]) in memory only, and never logged.
 
-use super::A2aError;
 use super::card::shown;
 use super::http::{Budget, Resend, Size, fetch};
+use crate::error::A2aError;
 use a2a_mod_core::text::one_line;
 use a2a_mod_sys::config::GoogleConfig;
 use a2a_mod_sys::secret::Secret;

@@ -3,13 +3,13 @@
 //! the mapping of transport failures onto [`A2aError`]. One place, so no request path can forget
 //! the deadline or read an unbounded body from an untrusted worker.
 
-use super::A2aError;
+use crate::error::A2aError;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// Nothing a worker or token endpoint sends is read past this.
-pub(crate) const MAX_BODY: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_BODY: usize = a2a_mod_core::bounds::WIRE_BODY_BYTES;
 
 /// How long an idle connection is kept for reuse; see [`builder`].
 const POOL_IDLE: Duration = Duration::from_millis(4500);

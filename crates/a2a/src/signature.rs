@@ -14,9 +14,9 @@
 //! on this machine): a key from anywhere else would prove only that someone signed. The verdict
 //! never blocks a worker unless `require_signed_card` is set.
 
-use super::A2aError;
 use super::card::{Card, shown};
 use super::http::{Budget, Resend, Size, fetch};
+use crate::error::A2aError;
 use a2a_mod_core::text::one_line;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;

@@ -21,7 +21,7 @@ pub(crate) const MAX_SPILL: u64 = 1 << 30;
 /// A file part's base64 shorter than this stays in the JSON, as every answer under 4 MiB has it.
 const SPILL_AT: usize = 64 * 1024;
 /// The JSON kept beside the spilled parts is bounded like a whole answer.
-const MAX_KEPT: usize = super::http::MAX_BODY;
+const MAX_KEPT: usize = a2a_mod_core::bounds::WIRE_BODY_BYTES;
 /// Nesting past this is not an A2A answer (and would deepen the reader's recursion).
 const MAX_DEPTH: usize = 64;
 

@@ -10,13 +10,14 @@
 //! JSON-RPC results, HTTP+JSON's (`message:stream`, `tasks/{id}:subscribe`) the bare event.
 //!
 //! A stream is never trusted to be complete: it may stall, drop or lie, and callers keep polling
-//! whenever it has told nothing newer (`core::inline`), or beside it (the poller's subscriptions,
-//! `poller/streams.rs`, through `Worker::follow`).
+//! whenever it has told nothing newer ([`core::inline`](a2a_mod_core::inline)), or beside it (the
+//! poller's subscriptions, `poller/streams.rs`, through `Worker::follow`).
 
 use super::card::{Dialect, Endpoint};
 use super::http::{Budget, MAX_BODY, transport_error};
 use super::wire::{self, Op, RpcAnswer};
-use super::{A2aError, TaskView};
+use crate::error::A2aError;
+use crate::view::TaskView;
 use a2a_mod_core::schedule::STREAM_GATHER;
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};

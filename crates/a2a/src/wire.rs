@@ -1,11 +1,12 @@
 //! The A2A wire format in both dialects and both bindings: request bodies we write (strictly, in
 //! exactly the shape docs/a2a.md records, checked against `a2a-lf` in the tests) and task/message
 //! answers we read (tolerantly: any dialect's part and field spellings, unknown states kept as
-//! `Unknown`). Pure functions over `serde_json::Value`; no IO.
+//! `Unknown`). Pure functions over [`serde_json::Value`]; no IO.
 
 use super::card::{Binding, Dialect, Endpoint};
 use super::parts::{self, OutPart};
-use super::{A2aError, TaskView};
+use crate::error::A2aError;
+use crate::view::TaskView;
 use a2a_mod_core::artifact::{Artifact, Part};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;

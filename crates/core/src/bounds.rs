@@ -40,6 +40,9 @@ pub const TOOL_ARTIFACT_CHARS: usize = 6_000;
 pub const ARTIFACT_PARTS: usize = 200;
 /// A file part's URL as a summary shows it, in characters.
 pub const ARTIFACT_URL_CHARS: usize = 300;
+/// Nothing a worker or token endpoint sends is read past this many bytes: a whole answer, an SSE
+/// event, or what stays of an answer beside its spilled file parts.
+pub const WIRE_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Longest id a worker may choose (task id, context id); see [`plain_id`].
 pub const ID_CHARS: usize = 200;
 

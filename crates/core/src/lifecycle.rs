@@ -1,8 +1,8 @@
 //! A task's life as one state machine: every change to a tracked task is an [`Event`] folded into
 //! its [`Life`] by [`apply`], and the store persists what comes out in one statement
-//! (`state::store`, `transition`). The rules of docs/how-it-works.md ("The inline window",
+//! (`a2a_mod_store`, `Store::transition`). The rules of docs/how-it-works.md ("The inline window",
 //! "Background polling", "Lost contact", "Waking Claude") that decide *what happens* to a task are
-//! here; *when* to poll is `super::schedule`. Pure: the clock is a parameter.
+//! here; *when* to poll is [`super::schedule`]. Pure: the clock is a parameter.
 
 use super::task::{EndReason, PollUpdate, Seen, TaskState};
 

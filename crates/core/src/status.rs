@@ -1,15 +1,15 @@
-//! The status line's text: every row of the seed's table (docs/how-it-works.md, "The status line") as
-//! pure functions: [`summarize`] folds the session's tasks into a small [`Snapshot`], and
+//! The status line's text: every row of the seed's table (docs/how-it-works.md, "The status line")
+//! as pure functions: [`summarize`] folds the session's tasks into a small [`Snapshot`], and
 //! [`render_snapshot`] draws it at `now`. [`render`] is the two together.
 //!
 //! Pure and hot (runs once a second): no IO, no env, no clock; the spinner frame, the running
 //! clock and the "done for 5 s" rule all come from `now` at render time, so a snapshot written once
 //! draws the right line every second until the next write. Worker-provided text goes through
-//! `text::sanitize` and `text::cut` before it is drawn.
+//! [`text::sanitize`] and [`text::cut`] before it is drawn.
 //!
 //! Why a snapshot: the status line's process must cost about what starting a process costs, and
 //! SQLite's first read of the file alone costs more than that. Writers publish the
-//! snapshot after every write (`state::snapshot`); the status line reads only that. It is
+//! snapshot after every write (`a2a_mod_store::snapshot`); the status line reads only that. It is
 //! O(1) in the number of tasks: counts, the first running and the first waiting task, and the
 //! newest ended one, with texts kept only as far as the line can show them.
 //!

@@ -1,6 +1,7 @@
-//! What a status-line theme is: colours, styles per part of the line, glyphs, powerline blocks,
-//! and the two themes built in code (`default`, `plain`). Pure data and SGR rendering; reading
-//! and parsing theme files is `crate::theme`'s job (the loader stays outside `core`).
+//! What a status-line theme is: colours, styles per part of the line, glyphs, powerline blocks, and
+//! the two themes built in code (`default`, `plain`). Pure data and SGR rendering; reading and
+//! parsing theme files is the status line's (`src/statusline/theme.rs`) (the loader stays outside
+//! `core`).
 
 /// A terminal colour: the 16-colour palette, the 256-colour index, or true colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,7 +241,7 @@ impl Theme {
 
     /// The default theme, built in code rather than parsed: it is what nearly every status-line
     /// run draws with, and parsing `themes/default.toml` cost a measurable share of that process.
-    /// invariant: equal to the parsed `themes/default.toml` (tested in `crate::theme`, so editing one
+    /// invariant: equal to the parsed `themes/default.toml` (tested in `src/statusline/theme.rs`, so editing one
     /// without the other fails the build's tests).
     pub fn default_theme() -> Theme {
         let fg = |c| Style {

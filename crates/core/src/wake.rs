@@ -1,16 +1,16 @@
-//! Waking Claude (docs/how-it-works.md "Waking Claude"): the one short line per batch of ended tasks,
-//! and the hidden context that carries their outcomes. Pure.
+//! Waking Claude (docs/how-it-works.md "Waking Claude"): the one short line per batch of ended
+//! tasks, and the hidden context that carries their outcomes. Pure.
 //!
 //! The line is what the user sees in the transcript, so it names no result; the context is what
 //! Claude reads, marked as a notice from a2a-mod rather than the user's words, with the worker's
-//! text fenced as untrusted (`core::fence`).
+//! text fenced as untrusted ([`core::fence`](crate::fence)).
 
 use super::bounds;
 use super::fence::{self, TaskFacts};
 use std::time::Duration;
 
 /// How often the monitor and the waiters look at the store without being told: the safety net.
-/// Writers that end a task tell them at once (`state::notify`), so this is not the wake latency.
+/// Writers that end a task tell them at once (`a2a_mod_store::notify`), so this is not the wake latency.
 pub const TICK: Duration = Duration::from_millis(250);
 /// Tasks ending within this of each other share one wake-up (one line, one turn). Only what
 /// batching needs: the waiters are told of each ending at once, so this is most of the time from

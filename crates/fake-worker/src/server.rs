@@ -5,7 +5,7 @@
 
 use super::script::{HistoryEntry, Script, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
-use super::{FakeWorkerOptions, RequestEvent, StreamMode};
+use crate::options::{FakeWorkerOptions, RequestEvent, StreamMode};
 use a2a_mod_sys::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;

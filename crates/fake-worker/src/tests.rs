@@ -5,7 +5,7 @@
 use super::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 // a2a-lf names its library `a2a`.
 use ::a2a as a2a_lf;

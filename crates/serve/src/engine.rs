@@ -7,7 +7,7 @@
 //! (a closed stream, a dropped blocking send) cancels nothing; only CancelTask stops a run.
 //! Locks are std mutexes held for synchronous work only, never across an await.
 
-use crate::task::{Msg, Reply, Report, Task, Update, running};
+use crate::task::{Event, Msg, Reply, Report, Task, Update, running};
 use crate::wire::{self, A2aError, Incoming};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_store::served::{ServedContext, ServedStore, ServedTask};
@@ -71,15 +71,6 @@ pub trait Executor: Send + Sync + 'static {
         stop: watch::Receiver<bool>,
         replies: mpsc::UnboundedReceiver<Reply>,
     ) -> BoxFuture<'static, ()>;
-}
-
-/// One change as the streams tell it, with the status it had then.
-#[derive(Debug, Clone)]
-pub struct Event {
-    pub update: Update,
-    pub state: TaskState,
-    pub status_text: Option<String>,
-    pub at_ms: i64,
 }
 
 /// A task a run may still change: its state, every change in order (for the streams), and the

@@ -2,11 +2,11 @@
 //! once per task instead of Claude Code, in the agent's dir. The message's text goes on its stdin
 //! (then closed); each line of its stdout is a chunk of the answer as it comes; exit 0 ends the
 //! task `completed`, any other end `failed` with the last lines of its stderr. The process is
-//! made, cancelled and tied to serve's life as a Claude Code run is (`Claude::process`,
-//! `stop_group`): its own process group, SIGTERM then SIGKILL after the grace.
+//! made, cancelled and tied to serve's life as a Claude Code run is ([`crate::process`]): its own
+//! process group, SIGTERM then SIGKILL after the grace.
 
-use crate::claude::{Claude, failure, next_line, stderr_tail, stop_group};
 use crate::engine::Job;
+use crate::process::{command, failure, next_line, stderr_tail, stop_group};
 use crate::task::Report;
 use a2a_mod_core::task::TaskState;
 use serde_json::{Map, json};
@@ -15,7 +15,8 @@ use tokio::sync::{mpsc, watch};
 
 /// Runs `argv` for `job` to its end (or until `stop`), reporting its lines and its end.
 pub(crate) async fn run(
-    c: &Claude,
+    scrub: &[String],
+    grace: std::time::Duration,
     argv: &[String],
     job: &Job,
     reports: &mpsc::Sender<Report>,
@@ -25,7 +26,7 @@ pub(crate) async fn run(
     let Some((program, args)) = argv.split_first() else {
         return;
     };
-    let mut cmd = c.process(program.as_ref(), job);
+    let mut cmd = command(program.as_ref(), job, scrub);
     cmd.args(args);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -66,7 +67,7 @@ pub(crate) async fn run(
                 Ok(false) | Err(_) => break,
             },
             () = crate::engine::stopped(&mut stop) => {
-                stop_group(pid, &mut child, c.grace).await;
+                stop_group(pid, &mut child, grace).await;
                 return;
             }
         }
@@ -74,7 +75,7 @@ pub(crate) async fn run(
     let status = tokio::select! {
         s = child.wait() => s.ok(),
         () = crate::engine::stopped(&mut stop) => {
-            stop_group(pid, &mut child, c.grace).await;
+            stop_group(pid, &mut child, grace).await;
             return;
         }
     };

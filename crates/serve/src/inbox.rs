@@ -1,8 +1,8 @@
-//! Files in: the file parts of a task's message are written to the task's inbox inside the
-//! agent's dir, `.a2a-inbox/<task id>/<n>-<label>`, under names serve chooses (the sender's file
-//! name only as a cleaned label, `wire::label`), private to the user, and named to the run at
-//! the end of its prompt. Nothing is written through a symlink: an inbox folder that is one is
-//! refused.
+//! Files in: the file parts of a task's message are written to the task's inbox inside the agent's
+//! dir, `.a2a-inbox/<task id>/<n>-<label>`, under names serve chooses (the sender's file name only
+//! as a cleaned label, [`wire::label`](crate::wire::label)), private to the user, and named to the
+//! run at the end of its prompt. Nothing is written through a symlink: an inbox folder that is one
+//! is refused.
 
 use crate::wire::InFile;
 use std::path::Path;

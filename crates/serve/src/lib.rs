@@ -16,6 +16,7 @@ pub mod engine;
 mod exec;
 pub mod http;
 pub mod inbox;
+mod process;
 pub mod task;
 pub mod wire;
 

@@ -261,6 +261,15 @@ pub fn step_line(tool: &str, input: &Value) -> String {
     a2a_mod_core::text::one_line(&line, STEP_CHARS)
 }
 
+/// One change as the streams tell it, with the status it had then.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub update: Update,
+    pub state: TaskState,
+    pub status_text: Option<String>,
+    pub at_ms: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

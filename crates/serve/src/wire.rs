@@ -5,8 +5,7 @@
 //! Lenient in what it reads (either dialect's message shape under any method, roles in either
 //! spelling), exact in what it writes.
 
-use crate::engine::Event;
-use crate::task::{Msg, Task, Update};
+use crate::task::{Event, Msg, Task, Update};
 use a2a_mod_core::task::TaskState;
 use serde_json::{Map, Value, json};
 

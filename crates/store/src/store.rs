@@ -1,10 +1,11 @@
-//! Queries over one session's SQLite file. Every change to a task is a `core::lifecycle` event:
-//! read, applied and written back (one `UPDATE`, [`persist`]) inside one `BEGIN IMMEDIATE`
-//! transaction, so the poller, the MCP server, the monitor and the hooks, writing at once, each
-//! apply their event to what the one before them committed.
+//! Queries over one session's SQLite file. Every change to a task is a
+//! [`core::lifecycle`](a2a_mod_core::lifecycle) event: read, applied and written back (one
+//! `UPDATE`, [`persist`]) inside one `BEGIN IMMEDIATE` transaction, so the poller, the MCP server,
+//! the monitor and the hooks, writing at once, each apply their event to what the one before them
+//! committed.
 //!
 //! [`Store::write`] is the one place every write transaction goes through, so it is also where the
-//! status snapshot is published (`super::snapshot`): summarized inside the transaction, written
+//! status snapshot is published ([`super::snapshot`]): summarized inside the transaction, written
 //! after COMMIT under the publish lock. A store opened for writing also brings a missing or stale
 //! snapshot up to date, and re-stamps it when closing the connection checkpoints the WAL.
 

@@ -126,7 +126,7 @@ pub fn wake_tick_ms() -> Option<u64> {
     number(WAKE_TICK)
 }
 
-/// A test seam: a FIFO a store reader blocks on after a failed open (`state::store`).
+/// A test seam: a FIFO a store reader blocks on after a failed open (`a2a_mod_store::Store::open`).
 pub const PAUSE_AFTER_FAILED_OPEN: &str = "A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN";
 
 pub fn pause_after_failed_open() -> Option<OsString> {
