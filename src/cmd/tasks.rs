@@ -14,6 +14,8 @@ struct Listed<'a> {
     session: &'a str,
     #[serde(flatten)]
     task: &'a TaskRecord,
+    /// The poller owns it (live); a column of its own in stores before schema step 8.
+    tracked: bool,
 }
 
 impl Run for TasksArgs {
@@ -152,13 +154,14 @@ fn list(ctx: &a2a_mod_sys::env::Ctx, a: TasksArgs) -> Result<()> {
     if a.json {
         // The listing's result is the whole, as before the store kept only a long one's head.
         for (s, t) in &mut rows {
-            t.result = crate::results::note::whole_result(ctx, s, t);
+            t.life.result = crate::results::note::whole_result(ctx, s, t);
         }
         let listed: Vec<Listed<'_>> = rows
             .iter()
             .map(|(s, t)| Listed {
                 session: s,
                 task: t,
+                tracked: t.is_live(),
             })
             .collect();
         return out_json(&listed);

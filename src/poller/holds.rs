@@ -113,7 +113,7 @@ impl Holds {
             None => {
                 for t in store.live_tasks()? {
                     newest = newest.max(t.seq);
-                    if t.tracked && !held.contains_key(&t.seq) {
+                    if t.is_live() && !held.contains_key(&t.seq) {
                         self.unheld.insert(t.seq, t.key());
                     }
                 }
@@ -121,7 +121,7 @@ impl Holds {
             Some(before) => {
                 for t in store.live_tasks_after(self.newest_seq)? {
                     newest = newest.max(t.seq);
-                    if t.tracked && !held.contains_key(&t.seq) && !before.contains_key(&t.seq) {
+                    if t.is_live() && !held.contains_key(&t.seq) && !before.contains_key(&t.seq) {
                         self.unheld.insert(t.seq, t.key());
                     }
                 }
@@ -132,7 +132,7 @@ impl Holds {
                     // Released: the window handed over, or stopped (its task ended, or the call
                     // was cancelled and the hold ran out).
                     let row = store.get(key)?;
-                    if row.is_some_and(|t| t.seq == *seq && t.tracked && t.is_live()) {
+                    if row.is_some_and(|t| t.seq == *seq && t.is_live()) {
                         self.unheld.insert(*seq, key.clone());
                     }
                 }

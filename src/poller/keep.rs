@@ -1,6 +1,7 @@
 //! [`Keep`]: the artifacts of a task seen ending, saved off the runtime's thread by whoever saw
 //! the end (the poller's polls and streams, the MCP server's stream read on after the window).
 
+use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_sys::env::Ctx;
 
 /// Where an ended task's artifacts are saved, by the poll or the stream that saw the
@@ -28,21 +29,19 @@ impl Keep {
         if v.state.is_live() || v.artifacts.is_empty() {
             return;
         }
-        let (k, worker, id, arts, spills) = (
+        let (k, key, arts, spills) = (
             self.clone(),
-            worker.to_string(),
-            v.task_id.clone(),
+            TaskKey::new(worker, &v.task_id),
             v.artifacts.clone(),
             v.spills.clone(),
         );
         let _ = tokio::task::spawn_blocking(move || {
-            let task = (worker.as_str(), id.as_str());
             let spilled = |i: usize| {
                 spills
                     .reader(i)
                     .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
             };
-            crate::results::artifacts::save(&k.ctx, &k.session, task, &arts, k.cap, &spilled)
+            crate::results::artifacts::save(&k.ctx, &k.session, &key, &arts, k.cap, &spilled)
         })
         .await;
     }

@@ -89,7 +89,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         for key in subs.retries_due(now) {
             let live = store
                 .get(&key)?
-                .is_some_and(|t| t.is_live() && t.tracked && !t.is_held(now))
+                .is_some_and(|t| t.is_live() && !t.is_held(now))
                 && !store.stream_leased(&key, now)?;
             if let (true, Some(w)) = (live, worker_of(&key.worker)) {
                 subs.consider(&key, &w, timing);

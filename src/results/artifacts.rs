@@ -15,6 +15,7 @@
 
 use a2a_mod_core::artifact::{self, Artifact, Kept, Part};
 use a2a_mod_core::bounds;
+use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_sys::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashSet;
@@ -62,7 +63,7 @@ pub type SpillReader<'a> = &'a dyn Fn(usize) -> Option<Box<dyn std::io::Read + '
 pub fn save(
     ctx: &Ctx,
     session: &str,
-    (worker, task_id): (&str, &str),
+    TaskKey { worker, task_id }: &TaskKey,
     artifacts: &[Artifact],
     max_bytes: u64,
     spilled: SpillReader<'_>,
@@ -307,7 +308,7 @@ pub fn shown_dir(ctx: &Ctx, session: &str, task_id: &str) -> String {
 pub fn summary(
     ctx: &Ctx,
     session: &str,
-    (worker, task_id): (&str, &str),
+    TaskKey { worker, task_id }: &TaskKey,
     items: &[Kept],
     max: usize,
 ) -> String {
@@ -570,7 +571,14 @@ mod tests {
             art("d", vec![Part::Data(serde_json::json!({"a": 1}))]),
             art("d", vec![Part::Data(serde_json::json!({"a": 2}))]),
         ];
-        let kept = save(&ctx, "s1", ("fake", "../t"), &arts, 1 << 20, &|_| None);
+        let kept = save(
+            &ctx,
+            "s1",
+            &TaskKey::new("fake", "../t"),
+            &arts,
+            1 << 20,
+            &|_| None,
+        );
         assert_eq!(kept.len(), 3);
         let td = task_dir(&ctx, "s1", "../t");
         for k in &kept {
@@ -598,7 +606,7 @@ mod tests {
             base64: "AAAA".repeat(100),
         };
         let arts = [art("a", vec![big(1), big(2)])];
-        let kept = save(&ctx, "s1", ("w", "t"), &arts, 400, &|_| None);
+        let kept = save(&ctx, "s1", &TaskKey::new("w", "t"), &arts, 400, &|_| None);
         assert!(kept[0].path.is_some());
         assert!(kept[1].dropped.as_ref().unwrap().contains("per-task cap"));
     }

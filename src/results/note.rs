@@ -5,6 +5,7 @@
 
 use super::overflow::{Saved, bound_result};
 use a2a_mod_core::fence::{self, TaskFacts};
+use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_store::TaskRecord;
 use a2a_mod_sys::env::Ctx;
 
@@ -14,7 +15,7 @@ pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
         worker: &t.worker,
         task_id: &t.task_id,
         state: t.state,
-        end: t.end_reason(),
+        end: t.end_reason,
         text: t.result.as_deref(),
         question: t.question.as_deref(),
         last_error: t.last_error.as_deref(),
@@ -28,7 +29,7 @@ pub fn whole_result(ctx: &Ctx, session: &str, t: &TaskRecord) -> Option<String> 
     if t.result_chars.is_none() {
         return t.result.clone();
     }
-    let path = super::overflow::saved_path(ctx, session, (&t.worker, &t.task_id), Saved::Result);
+    let path = super::overflow::saved_path(ctx, session, &t.key(), Saved::Result);
     std::fs::read_to_string(path)
         .ok()
         .or_else(|| t.result.clone())
@@ -72,7 +73,7 @@ fn note_with(
     let mut extra = String::new();
     match whole {
         Whole::Saved { otherwise } => {
-            let task = (f.worker, f.task_id);
+            let task = &TaskKey::new(f.worker, f.task_id);
             if let Some(text) = text {
                 let text = (text, saved_chars);
                 let (kept, more) =

@@ -4,6 +4,7 @@
 //! `artifacts.rs`'s, the one home of files saved from workers' answers.
 
 use a2a_mod_core::fence;
+use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_sys::env::Ctx;
 use anyhow::Result;
 
@@ -21,7 +22,7 @@ pub enum Saved {
 pub fn bound_result<'a>(
     ctx: &Ctx,
     session: &str,
-    task: (&str, &str),
+    task: &TaskKey,
     kind: Saved,
     (text, saved_chars): (&'a str, Option<u64>),
     max: usize,
@@ -37,7 +38,7 @@ pub fn bound_result<'a>(
         Saved::Question => "question",
     };
     let saved = match saved_chars {
-        None => save_full_result(ctx, session, task.0, task.1, kind, text),
+        None => save_full_result(ctx, session, task, kind, text),
         Some(_) => {
             let path = saved_path(ctx, session, task, kind);
             if path.is_file() {
@@ -73,7 +74,7 @@ pub fn more_chars(kept: &str, cut: usize, saved_chars: Option<u64>) -> u64 {
 pub fn saved_path(
     ctx: &Ctx,
     session: &str,
-    (worker, task_id): (&str, &str),
+    TaskKey { worker, task_id }: &TaskKey,
     kind: Saved,
 ) -> std::path::PathBuf {
     let safe: String = format!("{worker}-{task_id}")
@@ -99,13 +100,12 @@ pub fn saved_path(
 pub fn save_full_result(
     ctx: &Ctx,
     session: &str,
-    worker: &str,
-    task_id: &str,
+    key: &TaskKey,
     kind: Saved,
     text: &str,
 ) -> Result<std::path::PathBuf> {
     crate::results::artifacts::ready_session_dir(ctx, session)?;
-    let path = saved_path(ctx, session, (worker, task_id), kind);
+    let path = saved_path(ctx, session, key, kind);
     let clean = fence::clean_multiline(text);
     if !a2a_mod_sys::fsx::holds(&path, clean.as_bytes()) {
         a2a_mod_sys::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
@@ -117,7 +117,5 @@ pub fn save_full_result(
 /// saved whole where the notes point, once, when it is recorded.
 pub fn keeper(ctx: &Ctx, session: &str) -> Box<a2a_mod_store::KeepWhole> {
     let (ctx, session) = (ctx.clone(), session.to_string());
-    Box::new(move |(worker, task_id), text| {
-        save_full_result(&ctx, &session, worker, task_id, Saved::Result, text).map(drop)
-    })
+    Box::new(move |key, text| save_full_result(&ctx, &session, key, Saved::Result, text).map(drop))
 }

@@ -286,6 +286,7 @@ impl Session {
     }
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
+        let key = TaskKey::new(worker, &v.task_id);
         // Saved once the task ended or waits, so the files are there before Claude reads of them.
         let artifacts = if v.state.is_live() {
             Vec::new()
@@ -298,7 +299,7 @@ impl Session {
             crate::results::artifacts::save(
                 &self.ctx,
                 &self.id,
-                (worker, &v.task_id),
+                &key,
                 &v.artifacts,
                 self.config.results.max_task_bytes(),
                 &spilled,
@@ -307,7 +308,7 @@ impl Session {
         let listed = crate::results::artifacts::summary(
             &self.ctx,
             &self.id,
-            (worker, &v.task_id),
+            &key,
             &artifacts,
             a2a_mod_core::bounds::TOOL_ARTIFACT_CHARS,
         );
@@ -861,7 +862,7 @@ impl Session {
     }
 
     fn seen(&self, rec: &TaskRecord, view: &TaskView) -> Result<Outcome> {
-        if rec.end_reason.as_deref() == Some(EndReason::Moved.as_str()) && view.state.is_waiting() {
+        if rec.end_reason == Some(EndReason::Moved) && view.state.is_waiting() {
             return self.moved(rec, view);
         }
         let now = now_ms();
@@ -1102,7 +1103,7 @@ pub fn task_list(all: Vec<TaskRecord>, now: i64, which: Listing) -> Vec<Listed> 
     shown
         .into_iter()
         .map(|t| Listed {
-            ending: a2a_mod_core::ending::of(t.state, t.end_reason(), t.is_live()),
+            ending: a2a_mod_core::ending::of(t.state, t.end_reason, t.is_live()),
             age_s: (t.ended_ms.unwrap_or(now) - t.started_ms).max(0) / 1000,
             task: t,
         })

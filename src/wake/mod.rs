@@ -45,7 +45,7 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize)
             let listed = crate::results::artifacts::summary(
                 ctx,
                 session,
-                (&t.worker, &t.task_id),
+                &t.key(),
                 &kept,
                 bounds::CONTEXT_ARTIFACT_CHARS.min(share / 2),
             );

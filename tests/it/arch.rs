@@ -131,7 +131,7 @@ fn the_manifests_keep_the_layers() {
 }
 
 /// A task changes through one statement, the store's `persist` of what `core::lifecycle::apply`
-/// decided; the schema's migrations (append-only history) are the only other writers of the table.
+/// decided (the whole `Life`, its columns named once); the schema's migrations (append-only history) are the only other writers of the table.
 #[test]
 fn one_statement_changes_a_task() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -151,7 +151,7 @@ fn one_statement_changes_a_task() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
         found[0].starts_with("crates/store/src/store.rs")
-            && found[0].contains("UPDATE tasks SET state"),
+            && found[0].contains("UPDATE tasks SET ({LIFE})"),
         "{found:?}"
     );
 }

@@ -391,7 +391,7 @@ fn cli_token_stream(h: &TempHome, _: Quirks) {
     let id = r["taskId"].as_str().unwrap();
     let t = ended(h, session, id);
     assert_eq!(t.state.as_str(), "completed", "{t:?}");
-    let text = t.result.unwrap_or_default();
+    let text = t.life.result.unwrap_or_default();
     let chunks: Vec<String> = (0..300).map(|i| format!("t{i:03} ")).collect();
     assert_eq!(text.trim_end(), chunks.concat().trim_end(), "stored result");
 }
@@ -407,7 +407,7 @@ fn fast_token_stream(h: &TempHome, _: Quirks) {
     let text = if r["tracked"] == true {
         let t = ended(h, session, r["taskId"].as_str().unwrap());
         assert_eq!(t.state.as_str(), "completed", "{t:?}");
-        t.result.unwrap_or_default()
+        t.life.result.unwrap_or_default()
     } else {
         assert_eq!(r["state"], "completed", "{r}");
         r["text"].as_str().unwrap_or_default().to_string()

@@ -848,7 +848,7 @@ mod over_mcp {
             });
             if let Some(t) = t
                 .as_ref()
-                .filter(|t| t.end_reason.as_deref() == Some("lost"))
+                .filter(|t| t.end_reason.map(|r| r.as_str()) == Some("lost"))
             {
                 assert_eq!(t.failed_polls, 2, "{t:?}");
                 // Exactly two background polls, each hanging until cut: inline failures do not

@@ -28,8 +28,10 @@ impl std::fmt::Display for TaskKey {
     }
 }
 
-/// What a task's life changes: its row but for its identity, its message and its start.
-#[derive(Debug, Clone, PartialEq)]
+/// What a task's life changes: its row but for its identity, its message and its start (the
+/// store's row is this plus those, `a2a_mod_store::TaskRecord`). Serialized as `tasks --json`
+/// lists it, without the poller's own business (the hold and the stream lease).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Life {
     pub state: TaskState,
     pub context_id: Option<String>,
@@ -49,9 +51,11 @@ pub struct Life {
     /// streams tell of it. An inline window holds its task (it tells Claude what it sees, once);
     /// a worker that asked for a pause (`Retry-After`) is held until one interval before the
     /// deferred poll.
+    #[serde(skip)]
     pub held_until_ms: Option<i64>,
     /// Until then another process reads the task's stream: the poller polls it but opens no
     /// stream of its own.
+    #[serde(skip)]
     pub stream_lease_ms: Option<i64>,
     pub failed_polls: u32,
     pub last_error: Option<String>,

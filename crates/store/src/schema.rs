@@ -54,4 +54,10 @@ pub const MIGRATIONS: &[&str] = &[
     "ALTER TABLE tasks ADD COLUMN result_chars INTEGER;",
     // 7: a task Claude Code follows as its own MCP task (`core::lifecycle::Life::native_ms`).
     "ALTER TABLE tasks ADD COLUMN native_ms INTEGER;",
+    // 8: `tracked` only ever repeated `ended_ms IS NULL` (a live task is the poller's), and the
+    // row is now a `Life` and its identity (`TaskRecord`): the column goes, and the due index
+    // keeps the condition it meant.
+    "DROP INDEX tasks_due;
+    ALTER TABLE tasks DROP COLUMN tracked;
+    CREATE INDEX tasks_due ON tasks (next_poll_ms) WHERE ended_ms IS NULL;",
 ];

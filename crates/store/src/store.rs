@@ -15,6 +15,7 @@ use a2a_mod_core::lifecycle::{self, Event, Life, NewTask, TaskKey};
 use a2a_mod_core::status::{self, Snapshot};
 use a2a_mod_core::task::{EndReason, PollUpdate, Seen, TaskState};
 use anyhow::{Context, Result};
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -61,73 +62,33 @@ const WRITE_BUSY: Duration = Duration::from_secs(10);
 /// The status line would rather show nothing than be late.
 const READ_BUSY: Duration = Duration::from_millis(50);
 
+/// A task's row: its [`Life`] (what `lifecycle::apply` changes) and what only the store has (its
+/// row id and version, its identity, the message and when it was sent). Reading `row.state`
+/// reads the life (`Deref`): a row is that life, as the store keeps it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TaskRecord {
     pub seq: i64,
     pub worker: String,
     pub task_id: String,
-    pub context_id: Option<String>,
     pub message: String,
-    pub state: TaskState,
     pub started_ms: i64,
-    pub updated_ms: i64,
-    pub ended_ms: Option<i64>,
-    pub end_reason: Option<String>,
-    pub tracked: bool,
-    pub next_poll_ms: Option<i64>,
-    pub failed_polls: u32,
-    pub last_error: Option<String>,
-    pub result: Option<String>,
-    /// [`Life::result_chars`]: set when `result` is the head of a text saved whole elsewhere.
-    pub result_chars: Option<u64>,
-    pub question: Option<String>,
-    pub announced_ms: Option<i64>,
-    pub delivered_ms: Option<i64>,
-    /// [`Life::native_ms`]: Claude Code follows it as its own MCP task, made then.
-    pub native_ms: Option<i64>,
-    /// The poller's own business, not the listing's (`tasks --json`).
-    #[serde(skip)]
-    pub held_until_ms: Option<i64>,
-    #[serde(skip)]
-    pub stream_lease_ms: Option<i64>,
     /// Bumped by every change (`persist`): whether a row read earlier is still the row.
     #[serde(skip)]
     pub version: i64,
+    #[serde(flatten)]
+    pub life: Life,
+}
+
+impl std::ops::Deref for TaskRecord {
+    type Target = Life;
+    fn deref(&self) -> &Life {
+        &self.life
+    }
 }
 
 impl TaskRecord {
     pub fn key(&self) -> TaskKey {
         TaskKey::new(&self.worker, &self.task_id)
-    }
-
-    /// What the task's life changes, for `lifecycle::apply`.
-    pub fn life(&self) -> Life {
-        Life {
-            state: self.state,
-            context_id: self.context_id.clone(),
-            result: self.result.clone(),
-            result_chars: self.result_chars,
-            question: self.question.clone(),
-            updated_ms: self.updated_ms,
-            ended_ms: self.ended_ms,
-            end_reason: self.end_reason(),
-            next_poll_ms: self.next_poll_ms,
-            held_until_ms: self.held_until_ms,
-            stream_lease_ms: self.stream_lease_ms,
-            failed_polls: self.failed_polls,
-            last_error: self.last_error.clone(),
-            announced_ms: self.announced_ms,
-            delivered_ms: self.delivered_ms,
-            native_ms: self.native_ms,
-        }
-    }
-
-    pub fn end_reason(&self) -> Option<EndReason> {
-        self.end_reason.as_deref().and_then(EndReason::parse)
-    }
-    /// Live = the background poller owns it.
-    pub fn is_live(&self) -> bool {
-        self.ended_ms.is_none()
     }
 
     /// What the status line draws of it.
@@ -138,14 +99,9 @@ impl TaskRecord {
             state: self.state,
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
-            end: self.end_reason(),
+            end: self.end_reason,
             question: self.question.as_deref(),
         }
-    }
-
-    /// Held from the poller at `now` (`lifecycle::Life::held_until_ms`).
-    pub fn is_held(&self, now: i64) -> bool {
-        lifecycle::held(self.held_until_ms, now)
     }
 }
 
@@ -171,11 +127,11 @@ pub struct Store {
 /// ([`a2a_mod_core::bounds::STORED_TEXT_CHARS`]); the row then holds its head and its length.
 /// The binary sets it ([`Store::keep_long_results`]): the file's home is the results folder,
 /// which is not the store's.
-pub type KeepWhole = dyn Fn((&str, &str), &str) -> Result<()> + Send + Sync;
+pub type KeepWhole = dyn Fn(&TaskKey, &str) -> Result<()> + Send + Sync;
 
 /// A result longer than a row keeps, saved whole by `keep` and cut to its head in `life`. Without
 /// a keeper, or when the keeper fails, the row holds it whole: a result is never lost.
-fn cut_long_result(keep: Option<&KeepWhole>, (worker, task_id): (&str, &str), life: &mut Life) {
+fn cut_long_result(keep: Option<&KeepWhole>, key: &TaskKey, life: &mut Life) {
     let (Some(keep), Some(text), None) = (keep, life.result.as_deref(), life.result_chars) else {
         return;
     };
@@ -183,14 +139,14 @@ fn cut_long_result(keep: Option<&KeepWhole>, (worker, task_id): (&str, &str), li
     if cut == 0 {
         return;
     }
-    match keep((worker, task_id), text) {
+    match keep(key, text) {
         Ok(()) => {
             let total = (head.chars().count() + cut) as u64;
             life.result = Some(head.to_string());
             life.result_chars = Some(total);
         }
         Err(e) => {
-            tracing::warn!("{worker} task {task_id}: the result stays whole in the store: {e:#}")
+            tracing::warn!("{key}: the result stays whole in the store: {e:#}")
         }
     }
 }
@@ -245,9 +201,73 @@ impl Drop for Publisher {
     }
 }
 
-const COLUMNS: &str = "seq, worker, task_id, context_id, message, state, started_ms, updated_ms, \
-    ended_ms, end_reason, tracked, next_poll_ms, failed_polls, last_error, result, question, \
-    announced_ms, delivered_ms, held_until_ms, stream_lease_ms, version, result_chars, native_ms";
+/// The columns of a [`Life`], in its fields' order: read by [`read_life`], written by
+/// [`persist`] from [`life_params`] (a new lifecycle field is a column here, its read and its
+/// parameter, beside its migration).
+const LIFE: &str = "state, context_id, result, result_chars, question, updated_ms, ended_ms, \
+    end_reason, next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, \
+    announced_ms, delivered_ms, native_ms";
+
+/// A row's columns: its identity, then [`LIFE`] ([`row_to_record`]).
+static COLUMNS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("seq, version, worker, task_id, message, started_ms, {LIFE}")
+});
+
+/// A life from the row's columns from `at` on ([`LIFE`]'s order).
+fn read_life(r: &Row<'_>, at: usize) -> rusqlite::Result<Life> {
+    let text = |i: usize| -> rusqlite::Result<Option<String>> {
+        Ok(lossy(r.get_ref(at + i)?).map(|c| c.into_owned()))
+    };
+    Ok(Life {
+        state: TaskState::parse(&text(0)?.unwrap_or_default()),
+        context_id: text(1)?,
+        result: text(2)?,
+        result_chars: chars(r.get(at + 3)?),
+        question: text(4)?,
+        updated_ms: r.get(at + 5)?,
+        ended_ms: r.get(at + 6)?,
+        end_reason: text(7)?.as_deref().and_then(EndReason::parse),
+        next_poll_ms: r.get(at + 8)?,
+        held_until_ms: r.get(at + 9)?,
+        stream_lease_ms: r.get(at + 10)?,
+        failed_polls: r.get::<_, i64>(at + 11)?.clamp(0, u32::MAX as i64) as u32,
+        last_error: text(12)?,
+        announced_ms: r.get(at + 13)?,
+        delivered_ms: r.get(at + 14)?,
+        native_ms: r.get(at + 15)?,
+    })
+}
+
+/// A life as [`persist`]'s parameters ([`LIFE`]'s order), borrowed: the poller writes a burst
+/// of these, and a result may be long.
+fn life_params(t: &Life) -> [ToSqlOutput<'_>; 16] {
+    fn text(s: Option<&str>) -> ToSqlOutput<'_> {
+        ToSqlOutput::Borrowed(s.map_or(ValueRef::Null, |s| ValueRef::Text(s.as_bytes())))
+    }
+    fn int(n: Option<i64>) -> ToSqlOutput<'static> {
+        n.map_or(ToSqlOutput::Borrowed(ValueRef::Null), |n| {
+            ToSqlOutput::Owned(Value::Integer(n))
+        })
+    }
+    [
+        text(Some(t.state.as_str())),
+        text(t.context_id.as_deref()),
+        text(t.result.as_deref()),
+        int(t.result_chars.map(|n| n as i64)),
+        text(t.question.as_deref()),
+        int(Some(t.updated_ms)),
+        int(t.ended_ms),
+        text(t.end_reason.map(EndReason::as_str)),
+        int(t.next_poll_ms),
+        int(t.held_until_ms),
+        int(t.stream_lease_ms),
+        int(Some(t.failed_polls.into())),
+        text(t.last_error.as_deref()),
+        int(t.announced_ms),
+        int(t.delivered_ms),
+        int(t.native_ms),
+    ]
+}
 
 /// A text column read lossily: it may hold bytes that are not UTF-8 if a file was tampered with,
 /// and that must not fail the whole render.
@@ -268,38 +288,24 @@ fn select(
     where_: &str,
     p: impl rusqlite::Params,
 ) -> rusqlite::Result<Vec<TaskRecord>> {
-    let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks {where_}"))?;
+    let mut stmt = c.prepare_cached(&format!("SELECT {} FROM tasks {where_}", *COLUMNS))?;
     stmt.query_map(p, row_to_record)?.collect()
 }
 
 fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    let text = |i: usize| -> rusqlite::Result<Option<String>> {
-        Ok(lossy(r.get_ref(i)?).map(|c| c.into_owned()))
+    let text = |i: usize| -> rusqlite::Result<String> {
+        Ok(lossy(r.get_ref(i)?)
+            .map(|c| c.into_owned())
+            .unwrap_or_default())
     };
     Ok(TaskRecord {
         seq: r.get(0)?,
-        worker: text(1)?.unwrap_or_default(),
-        task_id: text(2)?.unwrap_or_default(),
-        context_id: text(3)?,
-        message: text(4)?.unwrap_or_default(),
-        state: TaskState::parse(&text(5)?.unwrap_or_default()),
-        started_ms: r.get(6)?,
-        updated_ms: r.get(7)?,
-        ended_ms: r.get(8)?,
-        end_reason: text(9)?,
-        tracked: r.get::<_, i64>(10)? != 0,
-        next_poll_ms: r.get(11)?,
-        failed_polls: r.get::<_, i64>(12)?.clamp(0, u32::MAX as i64) as u32,
-        last_error: text(13)?,
-        result: text(14)?,
-        question: text(15)?,
-        announced_ms: r.get(16)?,
-        delivered_ms: r.get(17)?,
-        held_until_ms: r.get(18)?,
-        stream_lease_ms: r.get(19)?,
-        version: r.get(20)?,
-        result_chars: chars(r.get(21)?),
-        native_ms: r.get(22)?,
+        version: r.get(1)?,
+        worker: text(2)?,
+        task_id: text(3)?,
+        message: text(4)?,
+        started_ms: r.get(5)?,
+        life: read_life(r, 6)?,
     })
 }
 
@@ -443,36 +449,20 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
 /// the version it was applied to; false (nothing written) when another writer changed the row
 /// since it was read.
 fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Result<bool> {
-    let n = c
-        .prepare_cached(
-            "UPDATE tasks SET state = ?3, context_id = ?4, result = ?5, question = ?6,
-            updated_ms = ?7, ended_ms = ?8, end_reason = ?9, tracked = ?10, next_poll_ms = ?11,
-            held_until_ms = ?12, stream_lease_ms = ?13, failed_polls = ?14, last_error = ?15,
-            announced_ms = ?16, delivered_ms = ?17, result_chars = ?18, native_ms = ?19,
-            version = version + 1
-         WHERE seq = ?1 AND version = ?2",
-        )?
-        .execute(params![
-            seq,
-            version,
-            t.state.as_str(),
-            t.context_id,
-            t.result,
-            t.question,
-            t.updated_ms,
-            t.ended_ms,
-            t.end_reason.map(EndReason::as_str),
-            t.is_live(),
-            t.next_poll_ms,
-            t.held_until_ms,
-            t.stream_lease_ms,
-            t.failed_polls as i64,
-            t.last_error,
-            t.announced_ms,
-            t.delivered_ms,
-            t.result_chars.map(|n| n as i64),
-            t.native_ms,
-        ])?;
+    static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let values: Vec<String> = (3..3 + LIFE.split(',').count())
+            .map(|i| format!("?{i}"))
+            .collect();
+        format!(
+            "UPDATE tasks SET ({LIFE}) = ({}), version = version + 1
+             WHERE seq = ?1 AND version = ?2",
+            values.join(", ")
+        )
+    });
+    let life = life_params(t);
+    let mut p: Vec<&dyn rusqlite::ToSql> = vec![&seq, &version];
+    p.extend(life.iter().map(|v| v as &dyn rusqlite::ToSql));
+    let n = c.prepare_cached(&UPDATE)?.execute(p.as_slice())?;
     Ok(n == 1)
 }
 
@@ -490,7 +480,7 @@ enum Applied {
 /// transaction.
 fn transition(
     (c, keep): (&Connection, Option<&KeepWhole>),
-    (key, row): ((&str, &str), (i64, i64)),
+    (key, row): (&TaskKey, (i64, i64)),
     before: &Life,
     event: Event<'_>,
     now: i64,
@@ -515,8 +505,8 @@ fn transition_row(
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Option<bool>> {
-    let key = (t.worker.as_str(), t.task_id.as_str());
-    match transition((c, keep), (key, (t.seq, t.version)), &t.life(), event, now)? {
+    let key = t.key();
+    match transition((c, keep), (&key, (t.seq, t.version)), &t.life, event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
         Applied::No | Applied::Stale => transition_key((c, keep), &t.key(), event, now),
     }
@@ -525,37 +515,14 @@ fn transition_row(
 /// A task's row id and life, for an event: only the columns `lifecycle::apply` reads, so the
 /// poller's burst of answers (a thousand a second at a 0.5 s cadence) decodes no message.
 fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, i64), Life)>> {
-    c.prepare_cached(
-        "SELECT seq, state, context_id, result, question, updated_ms, ended_ms, end_reason,
-            next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, announced_ms,
-            delivered_ms, version, result_chars, native_ms
-         FROM tasks WHERE worker = ?1 AND task_id = ?2",
-    )?
-    .query_row(params![key.worker, key.task_id], |r| {
-        let text = |i: usize| -> rusqlite::Result<Option<String>> {
-            Ok(lossy(r.get_ref(i)?).map(|c| c.into_owned()))
-        };
-        let life = Life {
-            state: TaskState::parse(&text(1)?.unwrap_or_default()),
-            context_id: text(2)?,
-            result: text(3)?,
-            result_chars: chars(r.get(16)?),
-            question: text(4)?,
-            updated_ms: r.get(5)?,
-            ended_ms: r.get(6)?,
-            end_reason: text(7)?.as_deref().and_then(EndReason::parse),
-            next_poll_ms: r.get(8)?,
-            held_until_ms: r.get(9)?,
-            stream_lease_ms: r.get(10)?,
-            failed_polls: r.get::<_, i64>(11)?.clamp(0, u32::MAX as i64) as u32,
-            last_error: text(12)?,
-            announced_ms: r.get(13)?,
-            delivered_ms: r.get(14)?,
-            native_ms: r.get(17)?,
-        };
-        Ok(((r.get(0)?, r.get(15)?), life))
-    })
-    .optional()
+    static SELECT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!("SELECT seq, version, {LIFE} FROM tasks WHERE worker = ?1 AND task_id = ?2")
+    });
+    c.prepare_cached(&SELECT)?
+        .query_row(params![key.worker, key.task_id], |r| {
+            Ok(((r.get(0)?, r.get(1)?), read_life(r, 2)?))
+        })
+        .optional()
 }
 
 /// [`transition_row`] for a task by its key.
@@ -569,8 +536,7 @@ fn transition_key(
         return Ok(None);
     };
     // Read in this transaction: never stale.
-    let k = (key.worker.as_str(), key.task_id.as_str());
-    match transition((c, keep), (k, row), &before, event, now)? {
+    match transition((c, keep), (key, row), &before, event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
         Applied::No | Applied::Stale => Ok(None),
     }
@@ -707,9 +673,9 @@ impl Reader {
         self.query(
             "WHERE seq IN (
                 SELECT seq FROM tasks
-                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms <= ?1
+                 WHERE ended_ms IS NULL AND next_poll_ms <= ?1
                 UNION ALL SELECT seq FROM tasks
-                 WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms IS NULL
+                 WHERE ended_ms IS NULL AND next_poll_ms IS NULL
              ) ORDER BY next_poll_ms LIMIT ?2",
             params![now, limit as i64],
         )
@@ -725,7 +691,7 @@ impl Reader {
              FROM tasks WHERE seq IN (
                 SELECT seq FROM tasks WHERE ended_ms IS NULL AND held_until_ms > ?1
                 UNION SELECT seq FROM tasks WHERE ended_ms IS NULL AND stream_lease_ms > ?1
-             ) AND tracked = 1",
+             )",
         )?;
         let rows = stmt.query_map(params![now], |r| {
             let key = TaskKey {
@@ -758,7 +724,7 @@ impl Reader {
     pub fn next_due_after(&self, now: i64) -> Result<Option<i64>> {
         Ok(self.conn.query_row(
             "SELECT MIN(next_poll_ms) FROM tasks
-             WHERE ended_ms IS NULL AND tracked = 1 AND next_poll_ms > ?1",
+             WHERE ended_ms IS NULL AND next_poll_ms > ?1",
             [now],
             |r| r.get(0),
         )?)
@@ -982,40 +948,28 @@ impl Store {
         let key = TaskKey::new(t.worker, t.task_id);
         let wakes = self.write(|c| {
             if let Some((row, before)) = select_life(c, &key)? {
-                let k = (t.worker, t.task_id);
-                let applied = transition((c, self.keep()), (k, row), &before, Event::Sent(t), now)?;
+                let applied =
+                    transition((c, self.keep()), (&key, row), &before, Event::Sent(t), now)?;
                 return Ok(matches!(applied, Applied::Yes(true)));
             }
             let Some(mut n) = lifecycle::apply(None, Event::Sent(t), now) else {
                 return Ok(false);
             };
-            cut_long_result(self.keep(), (t.worker, t.task_id), &mut n);
-            c.execute(
-                "INSERT INTO tasks (worker, task_id, message, started_ms, state, context_id,
-                    result, question, updated_ms, ended_ms, end_reason, tracked, next_poll_ms,
-                    held_until_ms, announced_ms, delivered_ms, result_chars)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17)",
-                params![
-                    t.worker,
-                    t.task_id,
-                    t.message,
-                    now,
-                    n.state.as_str(),
-                    n.context_id,
-                    n.result,
-                    n.question,
-                    n.updated_ms,
-                    n.ended_ms,
-                    n.end_reason.map(EndReason::as_str),
-                    n.is_live(),
-                    n.next_poll_ms,
-                    n.held_until_ms,
-                    n.announced_ms,
-                    n.delivered_ms,
-                    n.result_chars.map(|n| n as i64),
-                ],
-            )?;
+            cut_long_result(self.keep(), &key, &mut n);
+            static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+                let values: Vec<String> = (5..5 + LIFE.split(',').count())
+                    .map(|i| format!("?{i}"))
+                    .collect();
+                format!(
+                    "INSERT INTO tasks (worker, task_id, message, started_ms, {LIFE})
+                     VALUES (?1, ?2, ?3, ?4, {})",
+                    values.join(", ")
+                )
+            });
+            let life = life_params(&n);
+            let mut p: Vec<&dyn rusqlite::ToSql> = vec![&t.worker, &t.task_id, &t.message, &now];
+            p.extend(life.iter().map(|v| v as &dyn rusqlite::ToSql));
+            c.prepare_cached(&INSERT)?.execute(p.as_slice())?;
             Ok(n.wakes_waiters(None))
         })?;
         if wakes {
@@ -1255,6 +1209,54 @@ mod tests {
         }
     }
 
+    /// A store written before step 8 (a `tracked` column beside `ended_ms`), with a live task
+    /// and an ended one not yet announced: opened now, it is migrated once, the live task is
+    /// due to the poller and the ended one still waits to be told.
+    #[test]
+    fn a_store_from_before_step_8_keeps_its_live_and_undelivered_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            for step in &MIGRATIONS[..7] {
+                c.execute_batch(step).unwrap();
+            }
+            c.pragma_update(None, "user_version", 7).unwrap();
+            c.execute_batch(
+                "INSERT INTO tasks (worker, task_id, message, state, started_ms, updated_ms,
+                    tracked, next_poll_ms) VALUES ('w', 'live', 'm', 'working', 1, 1, 1, 50);
+                 INSERT INTO tasks (worker, task_id, message, state, started_ms, updated_ms,
+                    ended_ms, end_reason, tracked, result)
+                    VALUES ('w', 'done', 'm', 'completed', 1, 2, 2, 'state', 0, 'the answer');",
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let version: i64 = s
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version as usize, MIGRATIONS.len());
+        let due: Vec<String> = s
+            .due_tasks(100, 10)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.task_id)
+            .collect();
+        assert_eq!(due, ["live"]);
+        assert_eq!(s.next_due_after(10).unwrap(), Some(50));
+        let done = s.get(&TaskKey::new("w", "done")).unwrap().unwrap();
+        assert_eq!(done.end_reason, Some(EndReason::State));
+        assert_eq!(done.result.as_deref(), Some("the answer"));
+        let claimed = s.claim_unannounced(10).unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].task_id, "done");
+        drop(s);
+        // Opened again: nothing to migrate, nothing changed.
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.live_count().unwrap(), 1);
+    }
+
     fn upd(state: TaskState, end: Option<EndReason>) -> PollUpdate {
         PollUpdate {
             state,
@@ -1322,7 +1324,8 @@ mod tests {
         let into = kept.clone();
         let s = Store::open(&dir.path().join("s.db"))
             .unwrap()
-            .keep_long_results(Box::new(move |(_, task_id), text| {
+            .keep_long_results(Box::new(move |key: &TaskKey, text: &str| {
+                let task_id = key.task_id.as_str();
                 if task_id == "refused" {
                     anyhow::bail!("disk full");
                 }
@@ -1346,7 +1349,7 @@ mod tests {
         assert_eq!(*kept.lock().unwrap(), [("t1".to_string(), max + 5)]);
         let refused = row(&s, "refused");
         assert_eq!(
-            (refused.result, refused.result_chars),
+            (refused.life.result, refused.life.result_chars),
             (Some(long.clone()), None)
         );
 
@@ -1418,7 +1421,7 @@ mod tests {
             .unwrap();
         let t = s.get(&k("t1")).unwrap().unwrap();
         assert_eq!(
-            (t.state, t.ended_ms, t.tracked, t.next_poll_ms),
+            (t.state, t.ended_ms, t.is_live(), t.next_poll_ms),
             (TaskState::Completed, Some(30), false, None)
         );
         s.apply_polls([(&row(&s, "t1"), &failed)], 40).unwrap();
@@ -1527,7 +1530,7 @@ mod tests {
         );
         let t1 = s.get(&k("t1")).unwrap().unwrap();
         assert_eq!(
-            (t1.state, t1.ended_ms, t1.tracked),
+            (t1.state, t1.ended_ms, t1.is_live()),
             (TaskState::Completed, Some(300), false)
         );
         assert!(s.has_unannounced().unwrap());
@@ -1539,7 +1542,7 @@ mod tests {
         // Removing the worker ends t2 as "removed".
         assert_eq!(s.end_removed("fake", 600).unwrap(), 1);
         let t2 = s.get(&k("t2")).unwrap().unwrap();
-        assert_eq!(t2.end_reason(), Some(EndReason::Removed));
+        assert_eq!(t2.end_reason, Some(EndReason::Removed));
         assert_eq!(s.claim_unannounced(700).unwrap().len(), 1);
     }
 
@@ -1554,7 +1557,7 @@ mod tests {
         s.record_sent(&sent("fake", "t1", TaskState::Working), 10)
             .unwrap();
         let r = s.get(&k("t1")).unwrap().unwrap();
-        assert!(r.is_live() && r.tracked && r.announced_ms.is_none());
+        assert!(r.is_live() && r.announced_ms.is_none());
         assert_eq!(r.message, "slow 20 build");
     }
 
