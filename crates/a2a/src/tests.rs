@@ -149,23 +149,8 @@ fn soon() -> Instant {
 
 /// The tests' shorthand for [`Worker::send`]: a text message, plain or streamed.
 trait Says {
-    async fn plain(
-        &self,
-        text: &str,
-        task_id: Option<&str>,
-        context_id: Option<&str>,
-        deadline: Instant,
-    ) -> Result<TaskView, A2aError>;
-    async fn streamed(
-        &self,
-        text: &str,
-        task_id: Option<&str>,
-        context_id: Option<&str>,
-        deadline: Instant,
-    ) -> Result<Started, A2aError>;
-}
+    fn me(&self) -> &Worker;
 
-impl Says for Worker {
     async fn plain(
         &self,
         text: &str,
@@ -179,11 +164,12 @@ impl Says for Worker {
             context_id,
             ..Outgoing::default()
         };
-        match self.send(&m, deadline).await? {
+        match self.me().send(&m, deadline).await? {
             Started::Plain(v) => Ok(v),
             Started::Stream(_) => unreachable!("a plain send does not stream"),
         }
     }
+
     async fn streamed(
         &self,
         text: &str,
@@ -198,7 +184,13 @@ impl Says for Worker {
             stream: true,
             ..Outgoing::default()
         };
-        self.send(&m, deadline).await
+        self.me().send(&m, deadline).await
+    }
+}
+
+impl Says for Worker {
+    fn me(&self) -> &Worker {
+        self
     }
 }
 
