@@ -151,7 +151,7 @@ fn one_statement_changes_a_task() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
         found[0].starts_with("crates/store/src/store.rs")
-            && found[0].contains("UPDATE tasks SET ({LIFE})"),
+            && found[0].contains("UPDATE tasks SET ({LIFE}, tracked)"),
         "{found:?}"
     );
 }

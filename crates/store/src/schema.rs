@@ -54,10 +54,9 @@ pub const MIGRATIONS: &[&str] = &[
     "ALTER TABLE tasks ADD COLUMN result_chars INTEGER;",
     // 7: a task Claude Code follows as its own MCP task (`core::lifecycle::Life::native_ms`).
     "ALTER TABLE tasks ADD COLUMN native_ms INTEGER;",
-    // 8: `tracked` only ever repeated `ended_ms IS NULL` (a live task is the poller's), and the
-    // row is now a `Life` and its identity (`TaskRecord`): the column goes, and the due index
-    // keeps the condition it meant.
-    "DROP INDEX tasks_due;
-    ALTER TABLE tasks DROP COLUMN tracked;
-    CREATE INDEX tasks_due ON tasks (next_poll_ms) WHERE ended_ms IS NULL;",
+    // 8: `tracked` only ever repeated `ended_ms IS NULL` (a live task is the poller's); it is no
+    // longer read, so the due index takes the condition it meant. The column and the old index
+    // stay for the older a2a-mod processes an upgrade leaves running on the store
+    // (`store::life_params`); a migration only adds, so they keep working.
+    "CREATE INDEX tasks_live_due ON tasks (next_poll_ms) WHERE ended_ms IS NULL;",
 ];

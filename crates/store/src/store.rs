@@ -238,9 +238,17 @@ fn read_life(r: &Row<'_>, at: usize) -> rusqlite::Result<Life> {
     })
 }
 
-/// A life as [`persist`]'s parameters ([`LIFE`]'s order), borrowed: the poller writes a burst
-/// of these, and a result may be long.
-fn life_params(t: &Life) -> [ToSqlOutput<'_>; 16] {
+/// What a write sets: [`LIFE`] and `tracked`.
+const WRITTEN: usize = 17;
+
+/// A life as [`persist`]'s parameters ([`LIFE`]'s order, then `tracked`), borrowed: the poller
+/// writes a burst of these, and a result may be long.
+///
+/// `tracked` is read by nothing in this version: it only ever repeated `ended_ms IS NULL`. It is
+/// still written, because an upgrade leaves the older a2a-mod running beside the new one (the MCP
+/// servers and pollers of open sessions) on the same store, and those read it: dropping it would
+/// break them mid-task. It can go in the step that makes the older versions refuse the store.
+fn life_params(t: &Life) -> [ToSqlOutput<'_>; WRITTEN] {
     fn text(s: Option<&str>) -> ToSqlOutput<'_> {
         ToSqlOutput::Borrowed(s.map_or(ValueRef::Null, |s| ValueRef::Text(s.as_bytes())))
     }
@@ -266,6 +274,7 @@ fn life_params(t: &Life) -> [ToSqlOutput<'_>; 16] {
         int(t.announced_ms),
         int(t.delivered_ms),
         int(t.native_ms),
+        int(Some(t.is_live().into())),
     ]
 }
 
@@ -450,11 +459,9 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
 /// since it was read.
 fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Result<bool> {
     static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let values: Vec<String> = (3..3 + LIFE.split(',').count())
-            .map(|i| format!("?{i}"))
-            .collect();
+        let values: Vec<String> = (3..3 + WRITTEN).map(|i| format!("?{i}")).collect();
         format!(
-            "UPDATE tasks SET ({LIFE}) = ({}), version = version + 1
+            "UPDATE tasks SET ({LIFE}, tracked) = ({}), version = version + 1
              WHERE seq = ?1 AND version = ?2",
             values.join(", ")
         )
@@ -957,11 +964,9 @@ impl Store {
             };
             cut_long_result(self.keep(), &key, &mut n);
             static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-                let values: Vec<String> = (5..5 + LIFE.split(',').count())
-                    .map(|i| format!("?{i}"))
-                    .collect();
+                let values: Vec<String> = (5..5 + WRITTEN).map(|i| format!("?{i}")).collect();
                 format!(
-                    "INSERT INTO tasks (worker, task_id, message, started_ms, {LIFE})
+                    "INSERT INTO tasks (worker, task_id, message, started_ms, {LIFE}, tracked)
                      VALUES (?1, ?2, ?3, ?4, {})",
                     values.join(", ")
                 )
@@ -1209,9 +1214,10 @@ mod tests {
         }
     }
 
-    /// A store written before step 8 (a `tracked` column beside `ended_ms`), with a live task
-    /// and an ended one not yet announced: opened now, it is migrated once, the live task is
-    /// due to the poller and the ended one still waits to be told.
+    /// A store written before step 8 (when `tracked` was read beside `ended_ms`), with a live
+    /// task and an ended one not yet announced: opened now, it is migrated once, the live task is
+    /// due to the poller and the ended one still waits to be told; and what this version writes
+    /// keeps `tracked` true to liveness, for the older processes an upgrade leaves running.
     #[test]
     fn a_store_from_before_step_8_keeps_its_live_and_undelivered_tasks() {
         let dir = tempfile::tempdir().unwrap();
@@ -1251,6 +1257,28 @@ mod tests {
         let claimed = s.claim_unannounced(10).unwrap();
         assert_eq!(claimed.len(), 1);
         assert_eq!(claimed[0].task_id, "done");
+        s.record_sent(&sent("w", "new", TaskState::Working), 20)
+            .unwrap();
+        let done = upd(TaskState::Completed, Some(EndReason::State));
+        s.apply_poll(&TaskKey::new("w", "live"), &done, false, 30)
+            .unwrap();
+        let mirrored: Vec<(String, bool, bool)> = s
+            .conn
+            .prepare("SELECT task_id, tracked, ended_ms IS NULL FROM tasks ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            mirrored,
+            [
+                ("live".to_string(), false, false),
+                ("done".to_string(), false, false),
+                ("new".to_string(), true, true)
+            ]
+        );
+        assert_eq!(LIFE.split(',').count() + 1, WRITTEN);
         drop(s);
         // Opened again: nothing to migrate, nothing changed.
         let s = Store::open(&path).unwrap();
