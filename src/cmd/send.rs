@@ -161,9 +161,11 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
         let r = s.send(req).await;
         anyhow::Ok((s, r))
     });
+    // Whether the command went while the window was open: then nobody reads what it would print.
+    let gone = gone.into_inner();
     let (session, handed) = match sent {
         Ok((s, Ok((o, handed)))) => {
-            let code = if gone.load(std::sync::atomic::Ordering::Relaxed) {
+            let code = if gone {
                 crate::error::EXIT_OK
             } else {
                 match print_outcome(&o, a.json) {
@@ -171,24 +173,16 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
                     Err(e) => report(&e),
                 }
             };
-            told(
-                &mut tell,
-                code,
-                gone.load(std::sync::atomic::Ordering::Relaxed),
-            );
+            told(&mut tell, code, gone);
             (Some(s), handed)
         }
         Ok((_, Err(e))) | Err(e) => {
-            let code = if gone.load(std::sync::atomic::Ordering::Relaxed) {
+            let code = if gone {
                 crate::error::EXIT_FAILURE
             } else {
                 report(&e)
             };
-            told(
-                &mut tell,
-                code,
-                gone.load(std::sync::atomic::Ordering::Relaxed),
-            );
+            told(&mut tell, code, gone);
             (None, None)
         }
     };

@@ -241,6 +241,12 @@ fn read_life(r: &Row<'_>, at: usize) -> rusqlite::Result<Life> {
 /// What a write sets: [`LIFE`] and `tracked`.
 const WRITTEN: usize = 17;
 
+/// The placeholders of [`life_params`] in a statement whose earlier parameters end before `first`.
+fn written_from(first: usize) -> String {
+    let values: Vec<String> = (first..first + WRITTEN).map(|i| format!("?{i}")).collect();
+    values.join(", ")
+}
+
 /// A life as [`persist`]'s parameters ([`LIFE`]'s order, then `tracked`), borrowed: the poller
 /// writes a burst of these, and a result may be long.
 ///
@@ -459,11 +465,10 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
 /// since it was read.
 fn persist(c: &Connection, (seq, version): (i64, i64), t: &Life) -> rusqlite::Result<bool> {
     static UPDATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let values: Vec<String> = (3..3 + WRITTEN).map(|i| format!("?{i}")).collect();
         format!(
             "UPDATE tasks SET ({LIFE}, tracked) = ({}), version = version + 1
              WHERE seq = ?1 AND version = ?2",
-            values.join(", ")
+            written_from(3)
         )
     });
     let life = life_params(t);
@@ -515,7 +520,7 @@ fn transition_row(
     let key = t.key();
     match transition((c, keep), (&key, (t.seq, t.version)), &t.life, event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
-        Applied::No | Applied::Stale => transition_key((c, keep), &t.key(), event, now),
+        Applied::No | Applied::Stale => transition_key((c, keep), &key, event, now),
     }
 }
 
@@ -964,11 +969,10 @@ impl Store {
             };
             cut_long_result(self.keep(), &key, &mut n);
             static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-                let values: Vec<String> = (5..5 + WRITTEN).map(|i| format!("?{i}")).collect();
                 format!(
                     "INSERT INTO tasks (worker, task_id, message, started_ms, {LIFE}, tracked)
                      VALUES (?1, ?2, ?3, ?4, {})",
-                    values.join(", ")
+                    written_from(5)
                 )
             });
             let life = life_params(&n);
