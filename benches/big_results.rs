@@ -252,6 +252,7 @@ fn poller_on(
                 message,
                 state: TaskState::Working,
                 result: None,
+                result_chars: None,
                 question: None,
                 next_poll_ms: Some(now),
                 held_until_ms: None,

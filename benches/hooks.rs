@@ -183,6 +183,7 @@ fn seed(home: &Path) {
                 message: "slow 20 build",
                 state: TaskState::Working,
                 result: None,
+                result_chars: None,
                 question: None,
                 next_poll_ms: Some(i64::MAX / 2),
                 held_until_ms: None,
@@ -194,6 +195,7 @@ fn seed(home: &Path) {
     let u = PollUpdate {
         state: TaskState::Completed,
         text: Some("done".into()),
+        text_chars: None,
         question: None,
         context_id: None,
         failed_polls: 0,

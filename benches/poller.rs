@@ -147,6 +147,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size, bin: &str) -> Measured {
                     message: &message,
                     state: TaskState::Working,
                     result: None,
+                    result_chars: None,
                     question: None,
                     next_poll_ms: Some(start + spread * n as i64 / size.tasks as i64),
                     held_until_ms: None,

@@ -328,6 +328,7 @@ fn writer_cost(dir: &Path, scale: &dyn Fn(u32) -> u32) {
         let upd = PollUpdate {
             state: TaskState::Working,
             text: None,
+            text_chars: None,
             question: None,
             context_id: None,
             failed_polls: 0,
@@ -441,6 +442,7 @@ fn seed(home: &Path, n: usize) {
                     message: "slow 20 build",
                     state: TaskState::Working,
                     result: None,
+                    result_chars: None,
                     question: None,
                     next_poll_ms: Some(now),
                     held_until_ms: None,

@@ -6,6 +6,7 @@
 //! the reasoning. Starting one (`ensure`) is in `spawn.rs`: the hooks call it, and they must not
 //! reach this file's tokio loop.
 
+use crate::results::overflow::update_for_row;
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule::{self, PollOutcome};
 use a2a_mod_core::task::EndReason;
@@ -44,8 +45,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let Some(mut lock) = a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
         return Ok(());
     };
-    let keep_whole = crate::results::overflow::keeper(&ctx, &session_id);
-    let store = Store::open(&paths.db)?.keep_long_results(keep_whole);
+    let store = Store::open(&paths.db)?;
     store.meta_set("poller_pid", &std::process::id().to_string())?;
     tracing::info!("poller of session {session_id} started");
     let mut config = Loaded::load(&ctx.config_path(), None);
@@ -165,9 +165,10 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         for m in told {
             match m.what {
                 streams::Told::Event(ref v) => {
-                    if let Some(u) =
+                    if let Some(mut u) =
                         schedule::after_event(a2a_mod_a2a::poll_outcome(&Ok(v.clone())))
                     {
+                        update_for_row(&ctx, &session_id, &m.key, &mut u);
                         events.push((m.key.clone(), u));
                     }
                 }
@@ -180,7 +181,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         let mut updates = Vec::with_capacity(answers.len());
         for (t, started, outcome) in answers {
             in_flight.remove(&t.seq);
-            let u = schedule::after_poll(
+            let mut u = schedule::after_poll(
                 t.failed_polls,
                 t.state,
                 outcome,
@@ -192,6 +193,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
             }
             let key = t.key();
+            update_for_row(&ctx, &session_id, &key, &mut u);
             if u.end.is_some() {
                 subs.forget(&key);
             } else if let Some(w) = workers.built(&t.worker)

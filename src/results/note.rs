@@ -23,7 +23,7 @@ pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {
     }
 }
 
-/// A stored task's result whole: the row's, or the file the store saved it in when the row holds
+/// A stored task's result whole: the row's, or the file it was saved in when the row holds
 /// its head (`TaskRecord::result_chars`); the head if that file is gone (pruned).
 pub fn whole_result(ctx: &Ctx, session: &str, t: &TaskRecord) -> Option<String> {
     if t.result_chars.is_none() {
@@ -46,12 +46,7 @@ pub enum Whole<'a> {
     AtTheTaskTool,
 }
 
-/// One task's note, its result and question cut to `limit` characters each.
-pub fn note(ctx: &Ctx, session: &str, f: TaskFacts<'_>, limit: usize, whole: Whole<'_>) -> String {
-    note_with(ctx, session, (f, None), limit, whole)
-}
-
-/// [`note`] of a stored task, whose result may be the head of one the store saved whole.
+/// [`note`] of a stored task, whose result may be the head of one saved whole.
 pub fn of_record(
     ctx: &Ctx,
     session: &str,
@@ -59,10 +54,13 @@ pub fn of_record(
     limit: usize,
     whole: Whole<'_>,
 ) -> String {
-    note_with(ctx, session, (facts(t), t.result_chars), limit, whole)
+    note(ctx, session, (facts(t), t.result_chars), limit, whole)
 }
 
-fn note_with(
+/// One task's note, its result and question cut to `limit` characters each. `saved_chars`: the
+/// result is the head of one saved whole, this many characters long
+/// ([`for_row`](super::overflow::for_row)).
+pub fn note(
     ctx: &Ctx,
     session: &str,
     (mut f, saved_chars): (TaskFacts<'_>, Option<u64>),

@@ -1,10 +1,13 @@
-//! Worker text longer than Claude may be shown, in a tool result ([`crate::session`]) or the hidden
-//! context (`wake`): the part kept, and the whole saved under `state/results/<session>/` for the
+//! Worker text longer than a task's row keeps ([`for_row`], before the row is recorded) or than
+//! Claude may be shown, in a tool result ([`crate::session`]) or the hidden context (`wake`):
+//! the part kept, and the whole saved under `state/results/<session>/` for the
 //! Read tool, with the note that says where (or why it could not be saved). The folder is
 //! `artifacts.rs`'s, the one home of files saved from workers' answers.
 
+use a2a_mod_core::bounds::row_keeps;
 use a2a_mod_core::fence;
 use a2a_mod_core::lifecycle::TaskKey;
+use a2a_mod_core::task::PollUpdate;
 use a2a_mod_sys::env::Ctx;
 use anyhow::Result;
 
@@ -17,8 +20,8 @@ pub enum Saved {
 
 /// `text` cut to `max` chars for Claude, and what to append when it was cut: where the whole
 /// is saved, or (when it cannot be) `otherwise`'s words. Nothing to append when it fits.
-/// `saved_chars`: `text` is the head of a result the store already saved whole
-/// ([`keeper`]), this many characters long.
+/// `saved_chars`: `text` is the head of a result already saved whole ([`for_row`]), this many
+/// characters long.
 pub fn bound_result<'a>(
     ctx: &Ctx,
     session: &str,
@@ -94,9 +97,9 @@ pub fn saved_path(
     })
 }
 
-/// Saves a whole result that was too long to show, under `state/results/<session>/`. A file
-/// that already holds these very bytes is kept as it is: the store saved it when it recorded
-/// the result ([`keeper`]), and the tool result that follows names the same file.
+/// Saves a task's worker text whole under `state/results/<session>/`, where the notes point:
+/// the one writer of these files, for the row's bound ([`for_row`]) and a note's
+/// ([`bound_result`]).
 pub fn save_full_result(
     ctx: &Ctx,
     session: &str,
@@ -107,15 +110,39 @@ pub fn save_full_result(
     crate::results::artifacts::ready_session_dir(ctx, session)?;
     let path = saved_path(ctx, session, key, kind);
     let clean = fence::clean_multiline(text);
-    if !a2a_mod_sys::fsx::holds(&path, clean.as_bytes()) {
-        a2a_mod_sys::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
-    }
+    a2a_mod_sys::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
     Ok(path)
 }
 
-/// The store's keeper of results longer than a row holds (`a2a_mod_store::KeepWhole`): each is
-/// saved whole where the notes point, once, when it is recorded.
-pub fn keeper(ctx: &Ctx, session: &str) -> Box<a2a_mod_store::KeepWhole> {
-    let (ctx, session) = (ctx.clone(), session.to_string());
-    Box::new(move |key, text| save_full_result(&ctx, &session, key, Saved::Result, text).map(drop))
+/// What a task's row is handed of a worker's result, decided before the row is recorded: a
+/// result longer than a row keeps ([`row_keeps`]) is saved whole first, and the row gets its
+/// head and the whole's length; when the file cannot be written, the row gets the whole (a
+/// result is never lost; a note that cuts it then says why).
+pub fn for_row<'a>(
+    ctx: &Ctx,
+    session: &str,
+    key: &TaskKey,
+    text: Option<&'a str>,
+) -> (Option<&'a str>, Option<u64>) {
+    let Some((head, chars)) = text.and_then(row_keeps) else {
+        return (text, None);
+    };
+    match save_full_result(ctx, session, key, Saved::Result, text.unwrap_or_default()) {
+        Ok(_) => (Some(head), Some(chars)),
+        Err(e) => {
+            tracing::warn!("{key}: the result stays whole in the store: {e:#}");
+            (text, None)
+        }
+    }
+}
+
+/// [`for_row`] of a poll's or a stream's update, in place.
+pub fn update_for_row(ctx: &Ctx, session: &str, key: &TaskKey, u: &mut PollUpdate) {
+    if let (Some(head), Some(chars)) = for_row(ctx, session, key, u.text.as_deref()) {
+        let len = head.len();
+        if let Some(text) = &mut u.text {
+            text.truncate(len);
+        }
+        u.text_chars = Some(chars);
+    }
 }

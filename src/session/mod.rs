@@ -10,6 +10,7 @@
 pub mod attach;
 
 use crate::results::note;
+use crate::results::overflow::{for_row, update_for_row};
 use a2a_mod_a2a::{A2aError, Outgoing, Started, TaskView, Worker};
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
@@ -219,8 +220,7 @@ impl Session {
 
     /// [`Session::open`] for a session already located (links followed once, by the caller).
     pub fn open_at(ctx: &Ctx, config: Config, paths: SessionPaths) -> Result<Session> {
-        let keep = crate::results::overflow::keeper(ctx, &paths.owner);
-        let store = Store::open(&paths.db)?.keep_long_results(keep);
+        let store = Store::open(&paths.db)?;
         Ok(Session {
             ctx: ctx.clone(),
             config,
@@ -252,7 +252,9 @@ impl Session {
         self.config.timing.poll_timeout()
     }
 
-    fn note(&self, v: &TaskView, worker: &str) -> String {
+    /// `saved`: the whole's length when the row holds the head of a result saved whole
+    /// ([`for_row`]), so the note names that file.
+    fn note(&self, v: &TaskView, worker: &str, saved: Option<u64>) -> String {
         let facts = TaskFacts {
             worker,
             task_id: &v.task_id,
@@ -267,7 +269,7 @@ impl Session {
         let whole = note::Whole::Saved {
             otherwise: &otherwise,
         };
-        let mut told = note::note(&self.ctx, &self.id, facts, MAX_RESULT_CHARS, whole);
+        let mut told = note::note(&self.ctx, &self.id, (facts, saved), MAX_RESULT_CHARS, whole);
         if let Some(c) = v
             .context_id
             .as_deref()
@@ -287,6 +289,11 @@ impl Session {
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
         let key = TaskKey::new(worker, &v.task_id);
+        // A long result was saved whole before its row was recorded; the row says so.
+        let saved = match self.store(|s| s.get(&key)) {
+            Ok(row) => row.and_then(|r| r.result_chars),
+            Err(_) => None,
+        };
         // Saved once the task ended or waits, so the files are there before Claude reads of them.
         let artifacts = if v.state.is_live() {
             Vec::new()
@@ -320,7 +327,7 @@ impl Session {
             })
         };
         Outcome {
-            note: self.note(v, worker) + &listed,
+            note: self.note(v, worker, saved) + &listed,
             worker: worker.to_string(),
             task_id: v.task_id.clone(),
             context_id: v.context_id.clone(),
@@ -543,6 +550,8 @@ impl Session {
             (true, 1, Some(_)) => "(1 file and data)".to_string(),
             (true, n, Some(_)) => format!("({n} files and data)"),
         };
+        let key = TaskKey::new(alias, &view.task_id);
+        let (result, result_chars) = for_row(&self.ctx, &self.id, &key, view.text.as_deref());
         let now = now_ms();
         self.store(|s| {
             s.record_sent(
@@ -558,7 +567,8 @@ impl Session {
                         .filter(|prev| prev.task_id == view.task_id)
                         .map_or(shown.as_str(), |prev| prev.message.as_str()),
                     state: view.state,
-                    result: view.text.as_deref(),
+                    result,
+                    result_chars,
                     question: view.question.as_deref(),
                     next_poll_ms: Some(window.first_background_poll_ms()),
                     held_until_ms: Some(window.hold_ms()),
@@ -699,7 +709,9 @@ impl Session {
     fn apply(&self, alias: &str, task_id: &str, after: &inline::After) -> Result<()> {
         let (update, told) = after.update();
         let key = TaskKey::new(alias, task_id);
-        self.store(|s| s.apply_poll(&key, update, told, now_ms()))
+        let mut update = update.clone();
+        update_for_row(&self.ctx, &self.id, &key, &mut update);
+        self.store(|s| s.apply_poll(&key, &update, told, now_ms()))
             .map(drop)
     }
 
@@ -779,7 +791,8 @@ impl Session {
                     } else {
                         v
                     };
-                    if let Some(u) = schedule::after_event(a2a_mod_a2a::poll_outcome(&Ok(v))) {
+                    if let Some(mut u) = schedule::after_event(a2a_mod_a2a::poll_outcome(&Ok(v))) {
+                        update_for_row(&self.ctx, &self.id, &key, &mut u);
                         let applied = self.store(|s| s.transition(&key, Event::Streamed(&u), now_ms()));
                         if let Err(e) = applied {
                             tracing::warn!("{e:#}");
@@ -867,10 +880,13 @@ impl Session {
         }
         let now = now_ms();
         let next = now + self.config.timing.poll_interval().as_millis() as i64;
+        let key = TaskKey::new(&rec.worker, &view.task_id);
+        let (text, text_chars) = for_row(&self.ctx, &self.id, &key, view.text.as_deref());
         let seen = a2a_mod_core::task::Seen {
             task_id: &view.task_id,
             state: view.state,
-            text: view.text.as_deref(),
+            text,
+            text_chars,
             question: view.question.as_deref(),
         };
         self.store(|s| s.record_seen(&rec.worker, seen, next, now))?;

@@ -164,6 +164,7 @@ fn doctor_names_the_wake_path_of_each_live_session() {
             message: "slow 20 build",
             state: TaskState::Working,
             result: None,
+            result_chars: None,
             question: None,
             next_poll_ms: Some(i64::MAX / 2),
             held_until_ms: None,

@@ -139,6 +139,7 @@ fn sent<'a>(worker: &'a str, id: &'a str, message: &'a str, state: TaskState) ->
         message,
         state,
         result: None,
+        result_chars: None,
         question: None,
         next_poll_ms: Some(0),
         held_until_ms: None,
@@ -157,6 +158,7 @@ fn end(state: TaskState, reason: EndReason) -> PollUpdate {
     PollUpdate {
         state,
         text: Some("result".into()),
+        text_chars: None,
         question: None,
         context_id: None,
         failed_polls: 0,
@@ -957,6 +959,7 @@ fn the_snapshot_follows_every_kind_of_write() {
         task_id: "t2",
         state: TaskState::Working,
         text: None,
+        text_chars: None,
         question: None,
     };
     s.record_seen("adk", seen, NOW + 5_000, NOW + 5_000)

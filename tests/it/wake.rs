@@ -42,6 +42,7 @@ pub(crate) fn live(s: &Store, worker: &str, id: &str) {
             message: "slow 20 build",
             state: TaskState::Working,
             result: None,
+            result_chars: None,
             question: None,
             next_poll_ms: Some(i64::MAX / 2),
             held_until_ms: None,
@@ -63,6 +64,7 @@ pub(crate) fn end(s: &Store, worker: &str, id: &str, state: TaskState, text: Opt
         text: text
             .filter(|_| state != TaskState::InputRequired)
             .map(str::to_owned),
+        text_chars: None,
         question: text
             .filter(|_| state == TaskState::InputRequired)
             .map(str::to_owned),

@@ -69,9 +69,30 @@ pub fn cut_chars(s: &str, max: usize) -> (&str, usize) {
     }
 }
 
+/// What a task's row keeps of a worker's result (the plan of the one saver): `None` when it
+/// keeps it whole; else its head and the whole's length in characters, the whole going to a
+/// file first ([`crate::lifecycle::Life::result_chars`]).
+pub fn row_keeps(text: &str) -> Option<(&str, u64)> {
+    match cut_chars(text, STORED_TEXT_CHARS) {
+        (_, 0) => None,
+        (head, cut) => Some((head, (head.chars().count() + cut) as u64)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_keeps_a_result_up_to_its_bound_and_the_head_of_a_longer_one() {
+        let fits = "é".repeat(STORED_TEXT_CHARS);
+        assert_eq!(row_keeps(&fits), None);
+        let long = fits.clone() + "xyz";
+        assert_eq!(
+            row_keeps(&long),
+            Some((fits.as_str(), STORED_TEXT_CHARS as u64 + 3))
+        );
+    }
 
     #[test]
     fn plain_ids() {

@@ -279,6 +279,7 @@ mod tests {
                 update: PollUpdate {
                     state: TaskState::Working,
                     text: None,
+                    text_chars: None,
                     question: None,
                     context_id: None,
                     failed_polls: 0,

@@ -36,9 +36,10 @@ pub struct Life {
     pub state: TaskState,
     pub context_id: Option<String>,
     pub result: Option<String>,
-    /// Set when `result` holds only the head of a longer text (the store keeps at most
-    /// [`crate::bounds::STORED_TEXT_CHARS`] of it): how many characters the whole has. The whole
-    /// is then saved as a file by whoever wrote the row; `None` for a text held whole.
+    /// Set when `result` holds only the head of a longer text (a row keeps at most
+    /// [`crate::bounds::STORED_TEXT_CHARS`] of it, [`crate::bounds::row_keeps`]): how many
+    /// characters the whole has. The whole was saved as a file before the event that carried it
+    /// was recorded; `None` for a text held whole.
     pub result_chars: Option<u64>,
     pub question: Option<String>,
     pub updated_ms: i64,
@@ -78,6 +79,8 @@ pub struct NewTask<'a> {
     pub message: &'a str,
     pub state: TaskState,
     pub result: Option<&'a str>,
+    /// As [`crate::task::PollUpdate::text_chars`].
+    pub result_chars: Option<u64>,
     pub question: Option<&'a str>,
     /// When the background poller may first poll it (live tasks).
     pub next_poll_ms: Option<i64>,
@@ -176,7 +179,7 @@ pub fn apply(before: Option<&Life>, event: Event<'_>, now: i64) -> Option<Life> 
             .map(str::to_string)
             .or_else(|| before.and_then(|b| b.context_id.clone())),
         result: t.result.map(str::to_string),
-        result_chars: None,
+        result_chars: t.result_chars,
         question: t.question.map(str::to_string),
         updated_ms: now,
         ended_ms: ended,
@@ -228,7 +231,7 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
         Event::Seen { seen, next_poll_ms } => {
             n.state = seen.state;
             if let Some(text) = seen.text {
-                (n.result, n.result_chars) = (Some(text.to_string()), None);
+                (n.result, n.result_chars) = (Some(text.to_string()), seen.text_chars);
             }
             n.question = seen.question.map(str::to_string);
             (n.failed_polls, n.last_error, n.held_until_ms) = (0, None, None);
@@ -321,7 +324,7 @@ impl Life {
     fn take_told(&mut self, u: &PollUpdate) {
         self.state = u.state;
         if let Some(text) = &u.text {
-            (self.result, self.result_chars) = (Some(text.clone()), None);
+            (self.result, self.result_chars) = (Some(text.clone()), u.text_chars);
         }
         self.question = u.question.clone();
         self.context_id = u.context_id.clone().or(self.context_id.take());
@@ -357,6 +360,7 @@ mod tests {
             message: "build",
             state,
             result: None,
+            result_chars: None,
             question: None,
             next_poll_ms: Some(9_500),
             held_until_ms: Some(4_500),
@@ -368,6 +372,7 @@ mod tests {
         PollUpdate {
             state,
             text: Some("done".into()),
+            text_chars: None,
             question: None,
             context_id: None,
             failed_polls: 0,
@@ -405,6 +410,7 @@ mod tests {
                 task_id: "t1",
                 state: TaskState::Working,
                 text: None,
+                text_chars: None,
                 question: None,
             },
             next_poll_ms: 9,
@@ -562,6 +568,7 @@ mod tests {
             task_id: "t1",
             state: TaskState::Completed,
             text: Some("42"),
+            text_chars: None,
             question: None,
         };
         let looked = apply(

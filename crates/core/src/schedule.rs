@@ -67,6 +67,7 @@ pub fn after_poll(
         PollOutcome::NotFound => PollUpdate {
             state: TaskState::Unknown,
             text: None,
+            text_chars: None,
             question: None,
             context_id: None,
             failed_polls: 0,
@@ -81,6 +82,7 @@ pub fn after_poll(
             PollUpdate {
                 state: state_before,
                 text: None,
+                text_chars: None,
                 question: None,
                 context_id: None,
                 // The worker answered: contact is not lost, however long it asks us to wait.
@@ -97,6 +99,7 @@ pub fn after_poll(
             PollUpdate {
                 state: state_before,
                 text: None,
+                text_chars: None,
                 question: None,
                 context_id: None,
                 failed_polls: failed,
@@ -141,6 +144,7 @@ fn told(
     PollUpdate {
         state,
         text,
+        text_chars: None,
         question,
         context_id,
         failed_polls: 0,

@@ -202,6 +202,9 @@ mod tests {
 pub struct PollUpdate {
     pub state: TaskState,
     pub text: Option<String>,
+    /// Set when `text` is the head of a longer result, saved whole in a file before this
+    /// update was handed to the store ([`crate::bounds::row_keeps`]): the whole's length.
+    pub text_chars: Option<u64>,
     pub question: Option<String>,
     pub context_id: Option<String>,
     pub failed_polls: u32,
@@ -221,5 +224,7 @@ pub struct Seen<'a> {
     pub state: TaskState,
     /// Result text, when the worker gave one (a look without it keeps the stored result).
     pub text: Option<&'a str>,
+    /// As [`PollUpdate::text_chars`].
+    pub text_chars: Option<u64>,
     pub question: Option<&'a str>,
 }

@@ -16,4 +16,4 @@ pub mod snapshot;
 mod store;
 
 pub use session::SessionPaths;
-pub use store::{ClaimError, KeepWhole, Reader, Store, TaskRecord};
+pub use store::{ClaimError, Reader, Store, TaskRecord};

@@ -50,7 +50,7 @@ pub const MIGRATIONS: &[&str] = &[
     // reads it again), so the common case is one statement, as before the state machine.
     "ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 0;",
     // 6: a result longer than a row keeps (`core::lifecycle::Life::result_chars`): the row holds
-    // its head and this many characters in all, the whole saved as a file by the store's keeper.
+    // its head and this many characters in all, the whole saved as a file before the row was written.
     "ALTER TABLE tasks ADD COLUMN result_chars INTEGER;",
     // 7: a task Claude Code follows as its own MCP task (`core::lifecycle::Life::native_ms`).
     "ALTER TABLE tasks ADD COLUMN native_ms INTEGER;",

@@ -120,35 +120,6 @@ pub struct Store {
     // whose `Drop` re-stamps the snapshot after the close; see `impl Drop for Store`.
     reader: Reader,
     publisher: Publisher,
-    keep: Option<Box<KeepWhole>>,
-}
-
-/// Saves a task's result whole when it is longer than a row keeps
-/// ([`a2a_mod_core::bounds::STORED_TEXT_CHARS`]); the row then holds its head and its length.
-/// The binary sets it ([`Store::keep_long_results`]): the file's home is the results folder,
-/// which is not the store's.
-pub type KeepWhole = dyn Fn(&TaskKey, &str) -> Result<()> + Send + Sync;
-
-/// A result longer than a row keeps, saved whole by `keep` and cut to its head in `life`. Without
-/// a keeper, or when the keeper fails, the row holds it whole: a result is never lost.
-fn cut_long_result(keep: Option<&KeepWhole>, key: &TaskKey, life: &mut Life) {
-    let (Some(keep), Some(text), None) = (keep, life.result.as_deref(), life.result_chars) else {
-        return;
-    };
-    let (head, cut) = a2a_mod_core::fence::bound(text, a2a_mod_core::bounds::STORED_TEXT_CHARS);
-    if cut == 0 {
-        return;
-    }
-    match keep(key, text) {
-        Ok(()) => {
-            let total = (head.chars().count() + cut) as u64;
-            life.result = Some(head.to_string());
-            life.result_chars = Some(total);
-        }
-        Err(e) => {
-            tracing::warn!("{key}: the result stays whole in the store: {e:#}")
-        }
-    }
 }
 
 impl std::ops::Deref for Store {
@@ -491,16 +462,15 @@ enum Applied {
 /// One event for one task read at `row` (its seq and version), inside the caller's write
 /// transaction.
 fn transition(
-    (c, keep): (&Connection, Option<&KeepWhole>),
-    (key, row): (&TaskKey, (i64, i64)),
+    c: &Connection,
+    row: (i64, i64),
     before: &Life,
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Applied> {
-    let Some(mut after) = lifecycle::apply(Some(before), event, now) else {
+    let Some(after) = lifecycle::apply(Some(before), event, now) else {
         return Ok(Applied::No);
     };
-    cut_long_result(keep, key, &mut after);
     Ok(match persist(c, row, &after)? {
         true => Applied::Yes(after.wakes_waiters(Some(before))),
         false => Applied::Stale,
@@ -512,15 +482,14 @@ fn transition(
 /// the waiters. A row read before the transaction may have changed since: written only if not,
 /// else (and whenever the old row says the event does not apply) read again and decided afresh.
 fn transition_row(
-    (c, keep): (&Connection, Option<&KeepWhole>),
+    c: &Connection,
     t: &TaskRecord,
     event: Event<'_>,
     now: i64,
 ) -> rusqlite::Result<Option<bool>> {
-    let key = t.key();
-    match transition((c, keep), (&key, (t.seq, t.version)), &t.life, event, now)? {
+    match transition(c, (t.seq, t.version), &t.life, event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
-        Applied::No | Applied::Stale => transition_key((c, keep), &key, event, now),
+        Applied::No | Applied::Stale => transition_key(c, &t.key(), event, now),
     }
 }
 
@@ -539,7 +508,7 @@ fn select_life(c: &Connection, key: &TaskKey) -> rusqlite::Result<Option<((i64, 
 
 /// [`transition_row`] for a task by its key.
 fn transition_key(
-    (c, keep): (&Connection, Option<&KeepWhole>),
+    c: &Connection,
     key: &TaskKey,
     event: Event<'_>,
     now: i64,
@@ -548,7 +517,7 @@ fn transition_key(
         return Ok(None);
     };
     // Read in this transaction: never stale.
-    match transition((c, keep), (key, row), &before, event, now)? {
+    match transition(c, row, &before, event, now)? {
         Applied::Yes(wakes) => Ok(Some(wakes)),
         Applied::No | Applied::Stale => Ok(None),
     }
@@ -841,7 +810,6 @@ impl Store {
                 lock: PublishLock::open(path),
                 closing: None,
             },
-            keep: None,
         };
         store
             .migrate()
@@ -870,16 +838,6 @@ impl Store {
             }
         }
         p.lock.unlock();
-    }
-
-    /// Long results go to `keep` and the rows hold their heads (see [`KeepWhole`]).
-    pub fn keep_long_results(mut self, keep: Box<KeepWhole>) -> Store {
-        self.keep = Some(keep);
-        self
-    }
-
-    fn keep(&self) -> Option<&KeepWhole> {
-        self.keep.as_deref()
     }
 
     fn migrate(&self) -> Result<()> {
@@ -947,7 +905,7 @@ impl Store {
     /// One event for one task (`lifecycle::Event`), in one write transaction: whether it
     /// applied. The writes below are this for their own events, or for many tasks at once.
     pub fn transition(&self, key: &TaskKey, event: Event<'_>, now: i64) -> Result<bool> {
-        let applied = self.write(|c| transition_key((c, self.keep()), key, event, now))?;
+        let applied = self.write(|c| transition_key(c, key, event, now))?;
         if applied == Some(true) {
             self.ended();
         }
@@ -960,14 +918,12 @@ impl Store {
         let key = TaskKey::new(t.worker, t.task_id);
         let wakes = self.write(|c| {
             if let Some((row, before)) = select_life(c, &key)? {
-                let applied =
-                    transition((c, self.keep()), (&key, row), &before, Event::Sent(t), now)?;
+                let applied = transition(c, row, &before, Event::Sent(t), now)?;
                 return Ok(matches!(applied, Applied::Yes(true)));
             }
-            let Some(mut n) = lifecycle::apply(None, Event::Sent(t), now) else {
+            let Some(n) = lifecycle::apply(None, Event::Sent(t), now) else {
                 return Ok(false);
             };
-            cut_long_result(self.keep(), &key, &mut n);
             static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
                 format!(
                     "INSERT INTO tasks (worker, task_id, message, started_ms, {LIFE}, tracked)
@@ -1025,15 +981,14 @@ impl Store {
             // Events first: a streamed ending in hand beats the sixth failed poll (or a "not
             // found") of the same pass; the polls then find the task ended and change nothing.
             for (key, u) in events {
-                wakes |=
-                    transition_key((c, self.keep()), key, Event::Streamed(u), now)? == Some(true);
+                wakes |= transition_key(c, key, Event::Streamed(u), now)? == Some(true);
             }
             for (t, update) in polls {
                 let event = Event::Polled {
                     update,
                     told: false,
                 };
-                wakes |= transition_row((c, self.keep()), t, event, now)? == Some(true);
+                wakes |= transition_row(c, t, event, now)? == Some(true);
             }
             Ok(wakes)
         })?;
@@ -1133,7 +1088,7 @@ impl Store {
                 if !rows.is_empty() {
                     deliver(&rows).map_err(ClaimError::Deliver)?;
                     for t in &rows {
-                        transition_row((c, self.keep()), t, event, now)?;
+                        transition_row(c, t, event, now)?;
                     }
                 }
                 Ok(rows)
@@ -1159,7 +1114,7 @@ impl Store {
     ) -> Result<()> {
         self.write(|c| {
             for key in tasks {
-                transition_key((c, self.keep()), key, Event::Told, now)?;
+                transition_key(c, key, Event::Told, now)?;
             }
             Ok(())
         })
@@ -1170,7 +1125,7 @@ impl Store {
         let n = self.write(|c| {
             let live = select(c, "WHERE worker = ?1 AND ended_ms IS NULL", [worker])?;
             for t in &live {
-                transition_row((c, self.keep()), t, Event::Removed, now)?;
+                transition_row(c, t, Event::Removed, now)?;
             }
             Ok(live.len())
         })?;
@@ -1211,6 +1166,7 @@ mod tests {
             message: "slow 20 build",
             state,
             result: None,
+            result_chars: None,
             question: None,
             next_poll_ms: Some(100),
             held_until_ms: None,
@@ -1293,6 +1249,7 @@ mod tests {
         PollUpdate {
             state,
             text: Some("done".into()),
+            text_chars: None,
             question: None,
             context_id: None,
             failed_polls: 0,
@@ -1344,55 +1301,42 @@ mod tests {
         assert_eq!(row(&s, "t1").ended_ms, Some(20));
     }
 
-    /// A result longer than a row keeps goes to the keeper once and the row holds its head and
-    /// its length, through later changes too; a keeper that fails, or none, leaves it whole.
+    /// The row holds what it is handed: a result's head and the whole's length (the caller saved
+    /// the whole first), through later changes too; a text handed whole stays whole, whatever
+    /// its length (the caller could not save it: a result is never lost).
     #[test]
-    fn a_long_result_is_kept_whole_by_the_keeper_and_its_head_by_the_row() {
-        use std::sync::{Arc, Mutex};
+    fn a_long_result_is_held_as_handed_head_and_length_or_whole() {
         let max = a2a_mod_core::bounds::STORED_TEXT_CHARS;
         let long: String = "é".repeat(max + 5);
+        let (head, chars) = a2a_mod_core::bounds::row_keeps(&long).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let kept: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
-        let into = kept.clone();
-        let s = Store::open(&dir.path().join("s.db"))
-            .unwrap()
-            .keep_long_results(Box::new(move |key: &TaskKey, text: &str| {
-                let task_id = key.task_id.as_str();
-                if task_id == "refused" {
-                    anyhow::bail!("disk full");
-                }
-                into.lock()
-                    .unwrap()
-                    .push((task_id.to_string(), text.chars().count()));
-                Ok(())
-            }));
-        let mut done = upd(TaskState::Completed, Some(EndReason::State));
-        done.text = Some(long.clone());
-        for id in ["t1", "refused"] {
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        for (id, text, text_chars) in [("t1", head, Some(chars)), ("unsaved", &long[..], None)] {
+            let mut done = upd(TaskState::Completed, Some(EndReason::State));
+            (done.text, done.text_chars) = (Some(text.to_string()), text_chars);
             s.record_sent(&sent("fake", id, TaskState::Working), 0)
                 .unwrap();
             s.apply_poll(&k(id), &done, false, 10).unwrap();
             assert_eq!(s.claim_unannounced(20).unwrap().len(), 1);
         }
         let t = row(&s, "t1");
-        assert_eq!(t.result.as_deref().map(|r| r.chars().count()), Some(max));
-        assert_eq!(t.result_chars, Some((max + 5) as u64));
-        assert_eq!(t.announced_ms, Some(20), "a later change keeps the head");
-        assert_eq!(*kept.lock().unwrap(), [("t1".to_string(), max + 5)]);
-        let refused = row(&s, "refused");
         assert_eq!(
-            (refused.life.result, refused.life.result_chars),
+            (t.result.as_deref(), t.result_chars),
+            (Some(head), Some(chars))
+        );
+        assert_eq!(chars, (max + 5) as u64);
+        assert_eq!(t.announced_ms, Some(20), "a later change keeps the head");
+        let unsaved = row(&s, "unsaved");
+        assert_eq!(
+            (unsaved.life.result, unsaved.life.result_chars),
             (Some(long.clone()), None)
         );
 
-        // A send that ends at once is cut the same way; a store without a keeper keeps it whole.
+        // A send that ends at once is held the same way.
         let mut at_once = sent("fake", "t2", TaskState::Completed);
-        at_once.result = Some(&long);
+        (at_once.result, at_once.result_chars) = (Some(head), Some(chars));
         s.record_sent(&at_once, 30).unwrap();
-        assert_eq!(row(&s, "t2").result_chars, Some((max + 5) as u64));
-        let plain = Store::open(&dir.path().join("plain.db")).unwrap();
-        plain.record_sent(&at_once, 30).unwrap();
-        assert_eq!(row(&plain, "t2").result, Some(long));
+        assert_eq!(row(&s, "t2").result_chars, Some(chars));
     }
 
     /// A delivery that fails comes out as `ClaimError::Deliver` (the monitor's "stdout gone"),

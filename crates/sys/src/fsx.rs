@@ -58,37 +58,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> 
     write_atomic_with(path, bytes, mode, true)
 }
 
-/// Whether `path` is a regular file holding exactly `bytes` (a symlink is not followed and never
-/// holds them): a write of the same bytes again can be skipped. Reads, in pieces, only a file of
-/// the same length.
-pub fn holds(path: &Path, bytes: &[u8]) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-    else {
-        return false;
-    };
-    if !f
-        .metadata()
-        .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
-    {
-        return false;
-    }
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut rest = bytes;
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => return rest.is_empty(),
-            Ok(n) if n <= rest.len() && buf[..n] == rest[..n] => rest = &rest[n..],
-            Ok(_) => return false,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
-    }
-}
-
 /// [`write_atomic`] without the `sync_all`, for derived data that the next write rebuilds anyway
 /// (the status snapshot): readers still never see half a file, but a crash may lose the update.
 /// Always [`PRIVATE_FILE`]: the only such file is state.
