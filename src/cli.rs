@@ -313,15 +313,8 @@ pub struct HookArgs {
     pub event: HookEvent,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum HookEvent {
-    SessionStart,
-    UserPromptSubmit,
-    PostToolUse,
-    Wake,
-    /// The Stop hook: in a headless or SDK run, waits for live tasks and hands their results over
-    Stop,
-}
+/// Which hook runs: the hot crate's, so the hooks need nothing of this file.
+pub use a2a_mod_hot::hook::Entry as HookEvent;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {

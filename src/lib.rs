@@ -3,33 +3,29 @@
 //! through the small [`testing`] surface, for `tests/` and `benches/`. Everything else is private
 //! to the crate, so an item nothing uses is a warning.
 
-mod claude;
 pub mod cli;
 pub mod cmd;
-pub mod error;
-mod hook;
 mod log;
 mod mcp;
 mod poller;
-mod results;
 mod session;
-mod statusline;
-mod wake;
+
+pub use a2a_mod_hot::error;
 
 /// What `tests/` and `benches/` use besides the binary: the store as the poller leaves it, the
 /// fake worker in process, the status line's pure parts, the lock and clock helpers. Not an API:
 /// hidden from the docs, and it changes with any commit.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::claude::statusline_input::WireStatuslineInput;
     pub use crate::poller::{is_running, lock_path};
-    pub use crate::results::note::whole_result;
-    pub use crate::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
-    pub use crate::statusline::{Env, HotConfig, line_for};
     pub use a2a_mod_a2a::{Outgoing, Started, Worker, http_client};
     pub use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
     pub use a2a_mod_core::{status, task};
     pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode, token_text};
+    pub use a2a_mod_hot::claude::statusline_input::WireStatuslineInput;
+    pub use a2a_mod_hot::results::note::whole_result;
+    pub use a2a_mod_hot::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
+    pub use a2a_mod_hot::statusline::{Env, HotConfig, line_for};
     pub use a2a_mod_store::{Reader, Store, TaskRecord, notify, session, snapshot};
     pub use a2a_mod_sys::config::WorkerConfig;
     pub use a2a_mod_sys::env::{Ctx, now_ms};

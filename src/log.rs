@@ -3,25 +3,11 @@
 //! log sink: it is the protocol (MCP, hooks, status line, monitor lines). Secrets cannot reach a
 //! line: they live in `Secret`, which prints `***`.
 
+use a2a_mod_hot::log::open_append;
 use a2a_mod_sys::env::Ctx;
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-
-/// Opens the log for appending, creating it 0600 (it may name workers and task ids) in a 0700
-/// state folder. No tightening here: the status line appends through this (when logging is on),
-/// and the hot path chmods nothing; [`init_file`] tightens.
-pub fn open_append(ctx: &Ctx) -> Option<std::fs::File> {
-    let _ = a2a_mod_sys::fsx::create_private_dir(&ctx.state_dir);
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(a2a_mod_sys::fsx::PRIVATE_FILE)
-        .open(ctx.log_path())
-        .ok()
-}
 
 /// Starts logging to the state folder's log file at `A2A_MOD_LOG` (default `info`). Failing to
 /// open the log never stops the caller.

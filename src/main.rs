@@ -7,16 +7,16 @@
 // entry point returns its exit code to `main`.
 #![allow(clippy::disallowed_methods)]
 
-use a2a_mod::cli::{Cli, StatuslineArgs};
-use a2a_mod::cmd::{Run, statusline};
+use a2a_mod::cli::Cli;
+use a2a_mod::cmd::Run;
 use a2a_mod::error;
 use clap::Parser;
 
 fn main() {
     // Hot path first: `statusline` runs every second, so it skips building clap's whole command
     // tree; anything unusual (`--help`, a typo) falls through to clap below.
-    if let Some(then) = statusline::fast_args(std::env::args_os().skip(1)) {
-        std::process::exit(exit_code(StatuslineArgs { then }.run()));
+    if let Some(then) = a2a_mod_hot::statusline::fast_args(std::env::args_os().skip(1)) {
+        std::process::exit(a2a_mod_hot::statusline::run(then.as_deref()));
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,

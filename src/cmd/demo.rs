@@ -9,8 +9,8 @@ use super::Run;
 use super::shell::{runtime, user_command};
 use crate::cli::DemoArgs;
 use crate::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
-use crate::statusline::theme::Theme;
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
+use a2a_mod_hot::statusline::theme::Theme;
 use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::{Context, Result};
@@ -34,7 +34,7 @@ impl Run for DemoArgs {
         // like every user command.
         user_command()?;
         start()?;
-        Ok(crate::error::EXIT_OK)
+        Ok(a2a_mod_hot::error::EXIT_OK)
     }
 }
 
@@ -138,9 +138,9 @@ async fn demo(ctx: Ctx) -> Result<()> {
         return Ok(());
     }
     say("\nThe monitor wakes Claude with one line (what the transcript shows):");
-    say(&indent(&crate::wake::line(&announced)));
+    say(&indent(&a2a_mod_hot::wake::line(&announced)));
     say("\nand a hook attaches the result as hidden context (what Claude reads, you do not see):");
-    let context = crate::wake::context(&ctx, &session.id, &delivered, 0);
+    let context = a2a_mod_hot::wake::context(&ctx, &session.id, &delivered, 0);
     say(&indent(&context));
     say(
         "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",

@@ -1,5 +1,5 @@
 //! `a2a-mod install [--scope user|project] [--dry-run] [--uninstall]`: the IO shell around
-//! [`claude::settings`](crate::claude::settings) (pure). It writes the plugin folder, registers and
+//! [`claude::settings`](a2a_mod_hot::claude::settings) (pure). It writes the plugin folder, registers and
 //! enables the plugin (through the `claude` CLI when it is on PATH, which also fills Claude Code's
 //! plugin records; otherwise by writing the same settings keys), then writes our status line,
 //! permission rule and binary path, with a backup, atomically, and reports each entry.
@@ -11,8 +11,8 @@
 
 use super::Run;
 use super::shell::{out, run_with_deadline, user_command};
-use crate::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
 use crate::cli::{InstallArgs, Scope};
+use a2a_mod_hot::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
 use a2a_mod_sys::env::Ctx;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value};
@@ -115,7 +115,7 @@ fn this_exe() -> Result<String> {
 fn plugin_files_action(dir: &Path, exe: &str) -> Action {
     let mut any_missing = false;
     let mut any_diff = false;
-    for (rel, text, _) in crate::claude::plugin::installed_files(exe) {
+    for (rel, text, _) in a2a_mod_hot::claude::plugin::installed_files(exe) {
         match std::fs::read_to_string(dir.join(rel)) {
             Ok(t) if t == text => {}
             Ok(_) => any_diff = true,
@@ -131,7 +131,7 @@ fn plugin_files_action(dir: &Path, exe: &str) -> Action {
 
 /// The plugin files with the hooks, monitor and MCP server naming `exe` directly.
 fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
-    for (rel, text, mode) in crate::claude::plugin::installed_files(exe) {
+    for (rel, text, mode) in a2a_mod_hot::claude::plugin::installed_files(exe) {
         let p = dir.join(rel);
         if std::fs::read_to_string(&p).is_ok_and(|t| t == text) {
             continue;
@@ -222,7 +222,7 @@ impl Run for InstallArgs {
     fn run(self) -> Result<i32> {
         let ctx = user_command()?;
         install(&ctx, &self)?;
-        Ok(crate::error::EXIT_OK)
+        Ok(a2a_mod_hot::error::EXIT_OK)
     }
 }
 

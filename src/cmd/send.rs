@@ -113,7 +113,7 @@ fn send_here(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     req.input = input;
     let (o, _) = runtime()?.block_on(s.send(req))?;
     print_outcome(&o, a.json)?;
-    Ok(crate::error::EXIT_OK)
+    Ok(a2a_mod_hot::error::EXIT_OK)
 }
 
 fn open(a: &SendArgs, data: Option<serde_json::Value>) -> Result<(Session, String, SendInput)> {
@@ -166,10 +166,10 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     let (session, handed) = match sent {
         Ok((s, Ok((o, handed)))) => {
             let code = if gone {
-                crate::error::EXIT_OK
+                a2a_mod_hot::error::EXIT_OK
             } else {
                 match print_outcome(&o, a.json) {
-                    Ok(()) => crate::error::EXIT_OK,
+                    Ok(()) => a2a_mod_hot::error::EXIT_OK,
                     Err(e) => report(&e),
                 }
             };
@@ -178,7 +178,7 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
         }
         Ok((_, Err(e))) | Err(e) => {
             let code = if gone {
-                crate::error::EXIT_FAILURE
+                a2a_mod_hot::error::EXIT_FAILURE
             } else {
                 report(&e)
             };
@@ -188,23 +188,23 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     };
     drop(tell);
     let (Some(session), Some(h)) = (session, handed) else {
-        return Ok(crate::error::EXIT_OK);
+        return Ok(a2a_mod_hot::error::EXIT_OK);
     };
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     detach();
     rt.block_on(session.follow_on(h));
-    Ok(crate::error::EXIT_OK)
+    Ok(a2a_mod_hot::error::EXIT_OK)
 }
 
 /// An error as `main` renders it, and its exit code.
 #[allow(clippy::print_stderr)]
 fn report(e: &anyhow::Error) -> i32 {
-    if crate::error::is_broken_pipe(e) {
-        return crate::error::EXIT_OK;
+    if a2a_mod_hot::error::is_broken_pipe(e) {
+        return a2a_mod_hot::error::EXIT_OK;
     }
-    eprintln!("{}", crate::error::render(e));
-    crate::error::EXIT_FAILURE
+    eprintln!("{}", a2a_mod_hot::error::render(e));
+    a2a_mod_hot::error::EXIT_FAILURE
 }
 
 /// Tells the command its exit code (unless it is gone).

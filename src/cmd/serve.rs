@@ -52,7 +52,7 @@ impl Run for ServeArgs {
             .build()
             .context("serve: cannot start the async runtime")?;
         rt.block_on(serve(plan, &cfg.serve, claude, store))?;
-        Ok(crate::error::EXIT_OK)
+        Ok(a2a_mod_hot::error::EXIT_OK)
     }
 }
 
@@ -278,7 +278,7 @@ mod tests {
     }
 
     fn render(e: anyhow::Error) -> String {
-        crate::error::render(&e)
+        a2a_mod_hot::error::render(&e)
     }
 
     #[test]

@@ -90,10 +90,10 @@ fn base(t: &TaskRecord, made_ms: i64, status: TaskStatus) -> Task {
 /// own input request, which would go to the user's screen). The worker's output comes once, as
 /// the hidden context.
 fn result(t: &TaskRecord) -> JsonObject {
-    let mut text = crate::wake::line(std::slice::from_ref(t));
+    let mut text = a2a_mod_hot::wake::line(std::slice::from_ref(t));
     if t.state.is_waiting() {
         text.push('\n');
-        text.push_str(&fence::note(&crate::results::note::facts(t)));
+        text.push_str(&fence::note(&a2a_mod_hot::results::note::facts(t)));
     }
     let r = CallToolResult::success(vec![ContentBlock::text(text)]);
     match serde_json::to_value(r) {

@@ -7,13 +7,13 @@
 //! note as text for other hosts. Bad input is an `isError` result with one line saying what to do.
 
 use super::server::A2aServer;
-use crate::results::note;
 use crate::session::{BUDGET_RESERVE, Budget, Outcome, Session};
 use a2a_mod_a2a::Worker;
 use a2a_mod_core::ending::Standing;
 use a2a_mod_core::lifecycle::{Event, TaskKey};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;
+use a2a_mod_hot::results::note;
 use a2a_mod_store::TaskRecord;
 use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::now_ms;
@@ -442,7 +442,7 @@ fn structured(value: &impl Serialize, text: String) -> CallToolResult {
 /// A tool error Claude reads as one line saying what to do (no structured part: Claude Code would
 /// show that instead of the line).
 fn tool_error(e: &anyhow::Error) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(crate::error::render(e))])
+    CallToolResult::error(vec![ContentBlock::text(a2a_mod_hot::error::render(e))])
 }
 
 const NO_TASKS: &str = "no tasks in this session";
@@ -562,7 +562,7 @@ async fn list_workers(config: &Config, budget: Budget) -> WorkersOut {
                     name: None,
                     description: None,
                     skills: Vec::new(),
-                    error: Some(crate::error::render(&e)),
+                    error: Some(a2a_mod_hot::error::render(&e)),
                 },
             }
         }

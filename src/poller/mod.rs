@@ -3,13 +3,13 @@
 //! one per session by an OS file lock, which a crash (`kill -9`) releases. It lives outside the
 //! MCP server so tasks sent from the command line are polled too, and so a poller survives the
 //! process that started it; it exits when the session has no live task left. ARCHITECTURE.md has
-//! the reasoning. Starting one (`ensure`) is in `spawn.rs`: the hooks call it, and they must not
-//! reach this file's tokio loop.
+//! the reasoning. Starting one (`ensure`) is the hot crate's ([`a2a_mod_hot::poller`]): the hooks
+//! call it, and they must not reach this file's tokio loop.
 
-use crate::results::overflow::update_for_row;
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule::{self, PollOutcome};
 use a2a_mod_core::task::EndReason;
+use a2a_mod_hot::results::overflow::update_for_row;
 use a2a_mod_store::{SessionPaths, Store, TaskRecord};
 use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::{Ctx, now_ms};
@@ -21,10 +21,9 @@ use tokio::sync::mpsc;
 
 mod holds;
 mod keep;
-mod spawn;
 mod streams;
+pub use a2a_mod_hot::poller::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
 pub(crate) use keep::Keep;
-pub use spawn::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
 
 /// How often the poller looks at the store for tasks added by other processes.
 const RESCAN: Duration = Duration::from_millis(500);

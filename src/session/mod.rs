@@ -9,13 +9,13 @@
 
 pub mod attach;
 
-use crate::results::note;
-use crate::results::overflow::{for_row, update_for_row};
 use a2a_mod_a2a::{A2aError, Outgoing, Started, TaskView, Worker};
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
 use a2a_mod_core::task::{EndReason, TaskState};
 use a2a_mod_core::{inline, schedule};
+use a2a_mod_hot::results::note;
+use a2a_mod_hot::results::overflow::{for_row, update_for_row};
 use a2a_mod_store::{SessionPaths, Store, TaskRecord};
 use a2a_mod_sys::config::Config;
 use a2a_mod_sys::env::{Ctx, now_ms};
@@ -303,7 +303,7 @@ impl Session {
                     .reader(i)
                     .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
             };
-            crate::results::artifacts::save(
+            a2a_mod_hot::results::artifacts::save(
                 &self.ctx,
                 &self.id,
                 &key,
@@ -312,7 +312,7 @@ impl Session {
                 &spilled,
             )
         };
-        let listed = crate::results::artifacts::summary(
+        let listed = a2a_mod_hot::results::artifacts::summary(
             &self.ctx,
             &self.id,
             &key,

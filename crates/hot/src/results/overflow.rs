@@ -1,5 +1,5 @@
 //! Worker text longer than a task's row keeps ([`for_row`], before the row is recorded) or than
-//! Claude may be shown, in a tool result ([`crate::session`]) or the hidden context (`wake`):
+//! Claude may be shown, in a tool result (the binary's session) or the hidden context (`wake`):
 //! the part kept, and the whole saved under `state/results/<session>/` for the
 //! Read tool, with the note that says where (or why it could not be saved). The folder is
 //! `artifacts.rs`'s, the one home of files saved from workers' answers.

@@ -1,8 +1,7 @@
-//! Starting a session's poller, and knowing whether one runs: the synchronous half of
-//! [`crate::poller`], re-exported from it. Hooks, the monitor, the MCP server and `send` call
-//! [`ensure`]; the hooks run on every prompt, so this file builds no runtime and names no async
-//! crate (`tests/it/arch.rs` checks what the hot paths reach). The poller's loop is in
-//! `poller/mod.rs`.
+//! Starting a session's poller, and knowing whether one runs: the synchronous half of the
+//! poller, re-exported by the binary's `poller` module, whose loop (`src/poller/mod.rs`) runs
+//! in the process this starts. Hooks, the monitor, the MCP server and `send` call [`ensure`];
+//! the hooks run on every prompt, and this crate has no runtime to build.
 
 use a2a_mod_store::{Reader, SessionPaths};
 use a2a_mod_sys::env::Ctx;

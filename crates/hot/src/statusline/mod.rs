@@ -1,5 +1,5 @@
-//! Claude Code's status line, what `a2a-mod statusline` (`cmd/statusline.rs`, which reads stdin,
-//! runs `--then` and prints) shows: stdin JSON → the session's status snapshot
+//! Claude Code's status line, what `a2a-mod statusline` ([`command`], which reads stdin, runs
+//! `--then` and prints) shows: stdin JSON → the session's status snapshot
 //! ([`a2a_mod_store::snapshot`]; the store itself, read-only, when the snapshot is missing or
 //! stale) → [`a2a_mod_core::status::render_snapshot`] → one line.
 //!
@@ -23,7 +23,10 @@
 //! - `A2A_MOD_THEN_TIMEOUT_MS`: the `--then` deadline (default [`THEN_DEADLINE`]).
 //! - `CLAUDE_CODE_SESSION_ID`: the session when stdin names none (Claude Code sets it here too).
 
+mod command;
 pub mod theme;
+
+pub use command::{fast_args, run};
 
 use crate::claude::statusline_input::WireStatuslineInput;
 use a2a_mod_core::status::{self, Snapshot};

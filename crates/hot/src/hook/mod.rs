@@ -9,6 +9,7 @@ pub mod mode;
 mod rewake;
 mod stop;
 
+pub use crate::claude::hook_input::Entry;
 use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use crate::error::EXIT_OK;
 use a2a_mod_store::{Reader, SessionPaths, Store, pids, session};
@@ -22,7 +23,7 @@ fn read_input() -> WireHookInput {
     WireHookInput::parse(&buf)
 }
 
-pub fn run(hook: crate::cli::HookEvent) -> i32 {
+pub fn run(hook: Entry) -> i32 {
     let input = HookInput::from((hook, read_input()));
     let Ok(ctx) = Ctx::from_env() else {
         return EXIT_OK;

@@ -16,10 +16,13 @@ use std::path::Path;
 
 /// The built-in themes, embedded at build time.
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("default", include_str!("../../themes/default.toml")),
-    ("plain", include_str!("../../themes/plain.toml")),
-    ("powerline", include_str!("../../themes/powerline.toml")),
-    ("ascii", include_str!("../../themes/ascii.toml")),
+    ("default", include_str!("../../../../themes/default.toml")),
+    ("plain", include_str!("../../../../themes/plain.toml")),
+    (
+        "powerline",
+        include_str!("../../../../themes/powerline.toml"),
+    ),
+    ("ascii", include_str!("../../../../themes/ascii.toml")),
 ];
 
 // Parsing and finding themes; the types themselves are pure, in [`a2a_mod_core::theme`].

@@ -8,28 +8,28 @@
 pub const FILES: &[(&str, &str, u32)] = &[
     (
         ".claude-plugin/plugin.json",
-        include_str!("../../.claude-plugin/plugin.json"),
+        include_str!("../../../../.claude-plugin/plugin.json"),
         0o644,
     ),
     (
         ".claude-plugin/marketplace.json",
-        include_str!("../../.claude-plugin/marketplace.json"),
+        include_str!("../../../../.claude-plugin/marketplace.json"),
         0o644,
     ),
-    (".mcp.json", include_str!("../../.mcp.json"), 0o644),
+    (".mcp.json", include_str!("../../../../.mcp.json"), 0o644),
     (
         "hooks/hooks.json",
-        include_str!("../../hooks/hooks.json"),
+        include_str!("../../../../hooks/hooks.json"),
         0o644,
     ),
     (
         "monitors/monitors.json",
-        include_str!("../../monitors/monitors.json"),
+        include_str!("../../../../monitors/monitors.json"),
         0o644,
     ),
     (
         "bin/a2a-mod-launch",
-        include_str!("../../bin/a2a-mod-launch"),
+        include_str!("../../../../bin/a2a-mod-launch"),
         0o755,
     ),
 ];

@@ -6,7 +6,6 @@
 //! Hot path: one small struct parsed straight from the bytes already read; the fields we do not
 //! read (a PostToolUse payload's whole tool output) are skipped unparsed. No IO here.
 
-use crate::cli::HookEvent as Hook;
 use serde::{Deserialize, Deserializer};
 
 /// The one field reader for Claude Code's stdin: an explicit `null` (which Claude Code sends), a
@@ -79,6 +78,18 @@ impl From<WireSessionSource> for SessionSource {
     }
 }
 
+/// The hook Claude Code runs, as our command line names it (`a2a-mod hook <entry>`, the entries
+/// `install` writes).
+#[derive(Debug, Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
+pub enum Entry {
+    SessionStart,
+    UserPromptSubmit,
+    PostToolUse,
+    Wake,
+    /// The Stop hook: in a headless or SDK run, waits for live tasks and hands their results over
+    Stop,
+}
+
 /// What a hook call is about. The hook is named by our command line (`a2a-mod hook <event>`, the
 /// entry we installed), not by stdin's `hook_event_name`, so a payload without it is served the
 /// same.
@@ -104,16 +115,16 @@ pub struct HookInput {
     pub event: HookEvent,
 }
 
-impl From<(Hook, WireHookInput)> for HookInput {
-    fn from((hook, w): (Hook, WireHookInput)) -> HookInput {
+impl From<(Entry, WireHookInput)> for HookInput {
+    fn from((hook, w): (Entry, WireHookInput)) -> HookInput {
         let event = match hook {
-            Hook::SessionStart => HookEvent::SessionStart {
+            Entry::SessionStart => HookEvent::SessionStart {
                 source: w.source.into(),
             },
-            Hook::UserPromptSubmit => HookEvent::UserPromptSubmit,
-            Hook::PostToolUse => HookEvent::PostToolUse,
-            Hook::Wake => HookEvent::Wake,
-            Hook::Stop => HookEvent::Stop {
+            Entry::UserPromptSubmit => HookEvent::UserPromptSubmit,
+            Entry::PostToolUse => HookEvent::PostToolUse,
+            Entry::Wake => HookEvent::Wake,
+            Entry::Stop => HookEvent::Stop {
                 stop_hook_active: w.stop_hook_active,
             },
         };
@@ -128,12 +139,12 @@ impl From<(Hook, WireHookInput)> for HookInput {
 mod tests {
     use super::*;
 
-    fn input(hook: Hook, stdin: &[u8]) -> HookInput {
+    fn input(hook: Entry, stdin: &[u8]) -> HookInput {
         (hook, WireHookInput::parse(stdin)).into()
     }
 
     fn start(stdin: &[u8]) -> HookInput {
-        input(Hook::SessionStart, stdin)
+        input(Entry::SessionStart, stdin)
     }
 
     fn event(session_id: &str, event: HookEvent) -> HookInput {
@@ -205,7 +216,7 @@ mod tests {
             (br#"{"session_id":"s"}"#, false),
         ] {
             assert_eq!(
-                input(Hook::Stop, stdin),
+                input(Entry::Stop, stdin),
                 event(
                     "s",
                     HookEvent::Stop {
@@ -229,7 +240,7 @@ mod tests {
             br#"{"session_id":"s1""#,
         ] {
             assert_eq!(
-                input(Hook::UserPromptSubmit, stdin),
+                input(Entry::UserPromptSubmit, stdin),
                 event("", HookEvent::UserPromptSubmit),
                 "{stdin:?}"
             );
@@ -241,13 +252,13 @@ mod tests {
         let post = br#"{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash",
             "tool_input":{"command":"ls"},"tool_response":{"stdout":"a\nb","exitCode":0}}"#;
         assert_eq!(
-            input(Hook::PostToolUse, post),
+            input(Entry::PostToolUse, post),
             event("s1", HookEvent::PostToolUse)
         );
-        assert_eq!(input(Hook::Wake, post), event("s1", HookEvent::Wake));
+        assert_eq!(input(Entry::Wake, post), event("s1", HookEvent::Wake));
         let prompt = br#"{"session_id":"s1","prompt":"hi","source":"clear"}"#;
         assert_eq!(
-            input(Hook::UserPromptSubmit, prompt),
+            input(Entry::UserPromptSubmit, prompt),
             event("s1", HookEvent::UserPromptSubmit)
         );
     }

@@ -5,13 +5,13 @@
 //! results (`tasks --prune`, offered by `doctor`). `overflow.rs` (beside this file) keeps too-long
 //! texts in the same folder.
 //!
-//! Saving is called where a task's outcome is seen: [`crate::session`] (the tools and the CLI) and
+//! Saving is called where a task's outcome is seen: the binary's session (the tools and the CLI) and
 //! the poller. Paths are built only from our own session id, the task id made one safe component
 //! ([`core::artifact::task_dir_name`](a2a_mod_core::artifact::task_dir_name)) and names rebuilt
 //! from safe characters ([`core::artifact::file_name`](a2a_mod_core::artifact::file_name)); files
 //! are created new (`O_EXCL | O_NOFOLLOW`, 0600) and renamed into place, and a symlink where one of
 //! our folders should be is refused, so nothing a worker names is ever written outside the task's
-//! folder. No network, no tokio: the hooks reach this.
+//! folder. No network, no tokio (this crate has neither): the hooks reach this.
 
 use a2a_mod_core::artifact::{self, Artifact, Kept, Part};
 use a2a_mod_core::bounds;
