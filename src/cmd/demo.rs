@@ -130,6 +130,13 @@ async fn demo(ctx: Ctx) -> Result<()> {
     }
     line.finish();
 
+    show_wake_up(&ctx, &session)?;
+    worker.stop().await;
+    Ok(())
+}
+
+/// What Claude gets when the slow task ends: the monitor's line and the hook's hidden context.
+fn show_wake_up(ctx: &Ctx, session: &Session) -> Result<()> {
     let now = now_ms();
     let announced = session.store(|s| s.claim_unannounced(now))?;
     let delivered = session.store(|s| s.take_undelivered(now))?;
@@ -140,12 +147,11 @@ async fn demo(ctx: Ctx) -> Result<()> {
     say("\nThe monitor wakes Claude with one line (what the transcript shows):");
     say(&indent(&a2a_mod_hot::wake::line(&announced)));
     say("\nand a hook attaches the result as hidden context (what Claude reads, you do not see):");
-    let context = a2a_mod_hot::wake::context(&ctx, &session.id, &delivered, 0);
+    let context = a2a_mod_hot::wake::context(ctx, &session.id, &delivered, 0);
     say(&indent(&context));
     say(
         "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",
     );
-    worker.stop().await;
     Ok(())
 }
 

@@ -226,74 +226,104 @@ impl Run for InstallArgs {
     }
 }
 
-fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
-    let path = settings_path(args.scope)?;
-    let before = read_settings_or_empty(&path)?;
-    let key = path.to_string_lossy().into_owned();
-    let scope = scope_name(args.scope);
-    let claude = which("claude");
-    let refuse = |e: settings::Refused| {
+/// The settings file `install` edits, as it is before, and the Claude Code CLI if there is one.
+struct Target {
+    path: PathBuf,
+    before: Value,
+    /// The file's path as the record of wrapped status lines keys it.
+    key: String,
+    scope: &'static str,
+    claude: Option<PathBuf>,
+}
+
+impl Target {
+    /// A settings key we must write but cannot (a wrong type): nothing is changed.
+    fn refuse(&self, e: settings::Refused) -> anyhow::Error {
         anyhow!(
             "cannot edit {}: {e} — fix that key by hand, then run again; nothing was changed",
-            path.display()
+            self.path.display()
         )
-    };
-
-    if args.uninstall {
-        let mut record = load_record(ctx);
-        let (after, changes) =
-            settings::uninstall(before.clone(), record.get(&key)).map_err(refuse)?;
-        let mut lines = vec![format!(
-            "a2a-mod install --uninstall ({scope} scope): {}",
-            path.display()
-        )];
-        lines.extend(changes.iter().map(|c| report_line(c, args.dry_run)));
-        let changed = changes.iter().any(|c| c.action.changes());
-        if args.dry_run {
-            lines.push(dry_run_tail(&before, &after, changed));
-            return out(&lines.join("\n"));
-        }
-        if !changed {
-            lines.push("Nothing to remove: a2a-mod is not installed there.".into());
-            return out(&lines.join("\n"));
-        }
-        let bak = backup(&path)?;
-        let mut after = after;
-        let plugin_was_on = changes[1].action == Action::Removed;
-        if let (Some(claude), true) = (&claude, plugin_was_on) {
-            // Lets Claude Code drop its own records of the plugin too (installed_plugins.json,
-            // the cached copy); the settings keys are then removed below whatever it did.
-            for a in [
-                &["plugin", "uninstall", PLUGIN_ID, "--scope", scope][..],
-                &[
-                    "plugin",
-                    "marketplace",
-                    "remove",
-                    MARKETPLACE,
-                    "--scope",
-                    scope,
-                ][..],
-            ] {
-                if let Err(e) = run_claude(claude, a) {
-                    lines.push(format!("  note: `{}` said: {e}", claude_cmd_text(a)));
-                }
-            }
-            let now = read_settings_or_empty(&path)?;
-            let (cleaned, _) = settings::uninstall(now, record.get(&key)).map_err(refuse)?;
-            after = settings::reorder_like(prune_emptied(cleaned, &before), &before);
-        }
-        a2a_mod_sys::fsx::write_atomic(&path, pretty(&after).as_bytes(), None)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        if record.shift_remove(&key).is_some() {
-            save_record(ctx, &record)?;
-        }
-        if let Some(b) = bak {
-            lines.push(format!("Backup of the previous file: {}", b.display()));
-        }
-        lines.push("Removed. Restart Claude Code sessions for it to take effect.".into());
-        return out(&lines.join("\n"));
     }
 
+    fn write(&self, settings: &Value) -> Result<()> {
+        a2a_mod_sys::fsx::write_atomic(&self.path, pretty(settings).as_bytes(), None)
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+}
+
+fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
+    let path = settings_path(args.scope)?;
+    let t = Target {
+        before: read_settings_or_empty(&path)?,
+        key: path.to_string_lossy().into_owned(),
+        path,
+        scope: scope_name(args.scope),
+        claude: which("claude"),
+    };
+    if args.uninstall {
+        uninstall(ctx, args, &t)
+    } else {
+        install_into(ctx, args, &t)
+    }
+}
+
+fn uninstall(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
+    let (path, before, scope) = (&t.path, &t.before, t.scope);
+    let mut record = load_record(ctx);
+    let (after, changes) =
+        settings::uninstall(before.clone(), record.get(&t.key)).map_err(|e| t.refuse(e))?;
+    let mut lines = vec![format!(
+        "a2a-mod install --uninstall ({scope} scope): {}",
+        path.display()
+    )];
+    lines.extend(changes.iter().map(|c| report_line(c, args.dry_run)));
+    let changed = changes.iter().any(|c| c.action.changes());
+    if args.dry_run {
+        lines.push(dry_run_tail(before, &after, changed));
+        return out(&lines.join("\n"));
+    }
+    if !changed {
+        lines.push("Nothing to remove: a2a-mod is not installed there.".into());
+        return out(&lines.join("\n"));
+    }
+    let bak = backup(path)?;
+    let mut after = after;
+    let plugin_was_on = changes[1].action == Action::Removed;
+    if let (Some(claude), true) = (&t.claude, plugin_was_on) {
+        // Lets Claude Code drop its own records of the plugin too (installed_plugins.json,
+        // the cached copy); the settings keys are then removed below whatever it did.
+        for a in [
+            &["plugin", "uninstall", PLUGIN_ID, "--scope", scope][..],
+            &[
+                "plugin",
+                "marketplace",
+                "remove",
+                MARKETPLACE,
+                "--scope",
+                scope,
+            ][..],
+        ] {
+            if let Err(e) = run_claude(claude, a) {
+                lines.push(format!("  note: `{}` said: {e}", claude_cmd_text(a)));
+            }
+        }
+        let now = read_settings_or_empty(path)?;
+        let (cleaned, _) = settings::uninstall(now, record.get(&t.key)).map_err(|e| t.refuse(e))?;
+        after = settings::reorder_like(prune_emptied(cleaned, before), before);
+    }
+    t.write(&after)?;
+    if record.shift_remove(&t.key).is_some() {
+        save_record(ctx, &record)?;
+    }
+    if let Some(b) = bak {
+        lines.push(format!("Backup of the previous file: {}", b.display()));
+    }
+    lines.push("Removed. Restart Claude Code sessions for it to take effect.".into());
+    out(&lines.join("\n"))
+}
+
+fn install_into(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
+    let (path, before, scope) = (&t.path, &t.before, t.scope);
     let exe = this_exe()?;
     let plugin_dir = ctx.plugin_dir();
     let plugin_dir_s = plugin_dir
@@ -304,7 +334,7 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
         exe: exe.clone(),
         plugin_dir: plugin_dir_s.clone(),
     };
-    let plan = settings::install(before.clone(), &opts).map_err(refuse)?;
+    let plan = settings::install(before.clone(), &opts).map_err(|e| t.refuse(e))?;
     let files = Change {
         entry: "plugin files",
         action: plugin_files_action(&plugin_dir, &exe),
@@ -313,7 +343,7 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     let mut changes = vec![files];
     changes.extend(plan.changes.iter().cloned());
     let plugin_changes = plan.changes[..2].iter().any(|c| c.action.changes());
-    let cli_steps: Vec<Vec<&str>> = match (&claude, plugin_changes) {
+    let cli_steps: Vec<Vec<&str>> = match (&t.claude, plugin_changes) {
         (Some(_), true) => vec![
             vec![
                 "plugin",
@@ -338,7 +368,7 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
         for s in &cli_steps {
             lines.push(format!("  would run: {}", claude_cmd_text(s)));
         }
-        lines.push(dry_run_tail(&before, &plan.settings, changed));
+        lines.push(dry_run_tail(before, &plan.settings, changed));
         return out(&lines.join("\n"));
     }
     if !changed {
@@ -349,46 +379,33 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
     write_plugin_files(&plugin_dir, &exe)?;
     let settings_changed = plan.changes.iter().any(|c| c.action.changes());
     let bak = if settings_changed {
-        backup(&path)?
+        backup(path)?
     } else {
         None
     };
     let mut final_settings = plan.settings.clone();
-    if let Some(claude) = &claude {
-        let mut cli_ok = true;
-        for s in &cli_steps {
-            match run_claude(claude, s) {
-                Ok(msg) => lines.push(format!("  ran: {} → {msg}", claude_cmd_text(s))),
-                Err(e) => {
-                    cli_ok = false;
-                    lines.push(format!(
-                        "  note: `{}` failed ({e}); writing the same settings keys directly",
-                        claude_cmd_text(s)
-                    ));
-                    break;
-                }
-            }
-        }
-        if !cli_steps.is_empty() && cli_ok {
-            // The CLI rewrote the file; apply our entries to what it wrote.
-            let now = read_settings_or_empty(&path)?;
-            let redone = settings::install(now, &opts).map_err(refuse)?.settings;
-            final_settings = settings::reorder_like(redone, &plan.settings);
-        }
+    if let Some(claude) = &t.claude
+        && run_cli_steps(claude, &cli_steps, &mut lines)
+    {
+        // The CLI rewrote the file; apply our entries to what it wrote.
+        let now = read_settings_or_empty(path)?;
+        let redone = settings::install(now, &opts)
+            .map_err(|e| t.refuse(e))?
+            .settings;
+        final_settings = settings::reorder_like(redone, &plan.settings);
     }
     if settings_changed {
-        a2a_mod_sys::fsx::write_atomic(&path, pretty(&final_settings).as_bytes(), None)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        t.write(&final_settings)?;
     }
     if let Some(w) = plan.wrapped {
         let mut record = load_record(ctx);
-        record.insert(key, w);
+        record.insert(t.key.clone(), w);
         save_record(ctx, &record)?;
     }
     if let Some(b) = bak {
         lines.push(format!("Backup of the previous file: {}", b.display()));
     }
-    if claude.is_none() {
+    if t.claude.is_none() {
         lines.push(
             "Claude Code (`claude`) is not on PATH: the settings keys were written directly."
                 .into(),
@@ -399,6 +416,25 @@ fn install(ctx: &Ctx, args: &InstallArgs) -> Result<()> {
             .into(),
     );
     out(&lines.join("\n"))
+}
+
+/// Runs the Claude Code CLI's plugin steps in order, each reported in `lines`; stops at the
+/// first that fails (the settings keys are then written directly). Whether there were steps and
+/// all ran, so the file the CLI rewrote is the one to add our entries to.
+fn run_cli_steps(claude: &Path, steps: &[Vec<&str>], lines: &mut Vec<String>) -> bool {
+    for s in steps {
+        match run_claude(claude, s) {
+            Ok(msg) => lines.push(format!("  ran: {} → {msg}", claude_cmd_text(s))),
+            Err(e) => {
+                lines.push(format!(
+                    "  note: `{}` failed ({e}); writing the same settings keys directly",
+                    claude_cmd_text(s)
+                ));
+                return false;
+            }
+        }
+    }
+    !steps.is_empty()
 }
 
 fn dry_run_tail(before: &Value, after: &Value, changed: bool) -> String {

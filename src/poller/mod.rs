@@ -35,6 +35,9 @@ const BATCH: Duration = Duration::from_millis(100);
 /// At most this many polls in flight at once, so 500 tasks do not open 500 sockets together.
 const MAX_IN_FLIGHT: usize = 64;
 
+/// A poll's answer as it comes back: the row the poll was sent for, when it went out, what it got.
+type Answer = (TaskRecord, i64, PollOutcome);
+
 /// The poller's main loop. Returns when the session has no live task, or at once when another
 /// poller holds the lock.
 pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
@@ -47,101 +50,30 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let store = Store::open(&paths.db)?;
     store.meta_set("poller_pid", &std::process::id().to_string())?;
     tracing::info!("poller of session {session_id} started");
-    let mut config = Loaded::load(&ctx.config_path(), None);
-    let mut workers = a2a_mod_a2a::Workers::default();
-    // By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
-    let mut in_flight: HashSet<i64> = HashSet::new();
-    let (tx, mut rx) = mpsc::unbounded_channel::<(TaskRecord, i64, PollOutcome)>();
+    let config = Loaded::load(&ctx.config_path(), None);
+    let (tx, mut rx) = mpsc::unbounded_channel::<Answer>();
     // Subscriptions to the tasks of streaming workers: their events come in beside the
     // polls' answers and go to the store in the same write.
     let (stx, mut srx) = mpsc::unbounded_channel::<streams::Msg>();
-    let keep = |c: &Config| Keep::new(&ctx, &session_id, c);
-    let mut subs = streams::Streams::new(stx, keep(&config.config));
-    let mut holds = holds::Holds::new();
-    let card_ready = holds.card_ready();
-    let mut swept_ms = now_ms();
-
+    let subs = streams::Streams::new(stx, Keep::new(&ctx, &session_id, &config.config));
+    let mut p = Poller {
+        ctx: &ctx,
+        session_id: &session_id,
+        store,
+        config,
+        workers: a2a_mod_a2a::Workers::default(),
+        in_flight: HashSet::new(),
+        tx,
+        subs,
+        holds: holds::Holds::new(),
+        swept_ms: now_ms(),
+    };
+    let card_ready = p.holds.card_ready();
     loop {
-        if config.changed(&ctx.config_path()) {
-            config = Loaded::load(&ctx.config_path(), Some(config));
-            workers.clear();
-            holds.reload();
-            subs.keep = keep(&config.config);
-            let t = &config.config.timing;
-            if !t.streaming || t.max_streams_per_worker == 0 {
-                subs.close_all();
-            }
-        }
-        let timing = &config.config.timing;
-        let now = now_ms();
-        let mut worker_of = |alias: &str| {
-            let cfg = config.config.workers.get(alias)?;
-            Some(workers.get(alias, cfg, timing.streaming))
-        };
-        // Subscriptions as soon as a window's hold is over (`holds.rs`).
-        if timing.streaming && timing.max_streams_per_worker > 0 {
-            holds.pass(&store, now, timing, &mut subs, &mut worker_of)?;
-        } else {
-            holds.off();
-        }
-        // Dropped streams whose backoff is over, for tasks still live and not held by a window.
-        for key in subs.retries_due(now) {
-            let live = store
-                .get(&key)?
-                .is_some_and(|t| t.is_live() && !t.is_held(now))
-                && !store.stream_leased(&key, now)?;
-            if let (true, Some(w)) = (live, worker_of(&key.worker)) {
-                subs.consider(&key, &w, timing);
-            }
-        }
-        let horizon = now + (timing.poll_interval() / 10).min(BATCH).as_millis() as i64;
-        let mut no_room = false;
-        let mut removed: HashSet<String> = HashSet::new();
-        // The rows of polls in flight still look due: ask for enough to see past them.
-        for t in store.due_tasks(horizon, MAX_IN_FLIGHT + in_flight.len())? {
-            if in_flight.contains(&t.seq) {
-                continue;
-            }
-            if in_flight.len() >= MAX_IN_FLIGHT {
-                no_room = true;
-                break;
-            }
-            let Some(worker) = worker_of(&t.worker) else {
-                // Removed from config without `worker remove` (edited by hand): same outcome.
-                // Never on a config we could not read: a typo must not drop tasks.
-                // One call ends all of that worker's tasks; its other due rows need none.
-                if config.ok && removed.insert(t.worker.clone()) {
-                    store.end_removed(&t.worker, now)?;
-                }
-                continue;
-            };
-            in_flight.insert(t.seq);
-            let tx = tx.clone();
-            let timeout = timing.poll_timeout();
-            let keep = subs.keep.clone();
-            tokio::spawn(async move {
-                let started = now_ms();
-                let deadline = tokio::time::Instant::now() + timeout;
-                let got = worker.get_task(&t.task_id, deadline).await;
-                if let Ok(v) = &got {
-                    keep.save(&t.worker, v).await;
-                }
-                let outcome = a2a_mod_a2a::poll_outcome(&got);
-                let _ = tx.send((t, started, outcome));
-            });
-        }
-
+        p.reload_config();
+        let next = p.start_due(now_ms())?;
         // Sleep until the next poll falls due, at most RESCAN (other processes add tasks); a
-        // poll's answer wakes us at once. Tasks whose poll is in flight are not "due": sleeping
-        // on them would spin until they answer (up to the 15 s poll timeout).
-        let next = match (no_room, store.next_due_after(horizon)?) {
-            (false, Some(due)) => Some(due),
-            _ => None,
-        };
-        let next = [next, subs.next_retry_ms(), holds.next_look_ms()]
-            .into_iter()
-            .flatten()
-            .min();
+        // poll's answer wakes us at once.
         let wait = next.map_or(RESCAN, |due| {
             Duration::from_millis((due - now_ms()).clamp(0, RESCAN.as_millis() as i64) as u64)
         });
@@ -160,6 +92,147 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         while let Ok(m) = srx.try_recv() {
             told.push(m);
         }
+        p.apply(answers, told)?;
+        p.sweep()?;
+
+        if p.in_flight.is_empty() && p.store.live_count()? == 0 {
+            // Release, then look once more: a task recorded between the check and the release
+            // would otherwise wait for the next `ensure`.
+            drop(lock);
+            if p.store.live_count()? == 0 {
+                tracing::info!("poller of session {session_id}: no live task left, exiting");
+                return Ok(());
+            }
+            match a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
+                Some(l) => lock = l,
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// The poller's state between passes of its loop.
+struct Poller<'a> {
+    ctx: &'a Ctx,
+    session_id: &'a str,
+    store: Store,
+    config: Loaded,
+    workers: a2a_mod_a2a::Workers,
+    /// By row (`seq`, which an upsert keeps): the rows of polls in flight come back as due.
+    in_flight: HashSet<i64>,
+    tx: mpsc::UnboundedSender<Answer>,
+    subs: streams::Streams,
+    holds: holds::Holds,
+    swept_ms: i64,
+}
+
+impl Poller<'_> {
+    /// A config edited since the last pass is read again (a broken one keeps the last good).
+    fn reload_config(&mut self) {
+        let path = self.ctx.config_path();
+        if !self.config.changed(&path) {
+            return;
+        }
+        let none = Loaded {
+            config: Config::default(),
+            mtime: None,
+            ok: false,
+        };
+        let previous = std::mem::replace(&mut self.config, none);
+        self.config = Loaded::load(&path, Some(previous));
+        self.workers.clear();
+        self.holds.reload();
+        self.subs.keep = Keep::new(self.ctx, self.session_id, &self.config.config);
+        let t = &self.config.config.timing;
+        if !t.streaming || t.max_streams_per_worker == 0 {
+            self.subs.close_all();
+        }
+    }
+
+    /// Opens the streams now due and sends the polls now due (a batch: those due within a tenth
+    /// of an interval); when the next thing is due (`None`: nothing known, look again soon).
+    fn start_due(&mut self, now: i64) -> Result<Option<i64>> {
+        let timing = &self.config.config.timing;
+        let (config, workers) = (&self.config, &mut self.workers);
+        let mut worker_of = |alias: &str| {
+            let cfg = config.config.workers.get(alias)?;
+            Some(workers.get(alias, cfg, timing.streaming))
+        };
+        // Subscriptions as soon as a window's hold is over (`holds.rs`).
+        if timing.streaming && timing.max_streams_per_worker > 0 {
+            let subs = &mut self.subs;
+            self.holds
+                .pass(&self.store, now, timing, subs, &mut worker_of)?;
+        } else {
+            self.holds.off();
+        }
+        // Dropped streams whose backoff is over, for tasks still live and not held by a window.
+        for key in self.subs.retries_due(now) {
+            let live = self
+                .store
+                .get(&key)?
+                .is_some_and(|t| t.is_live() && !t.is_held(now))
+                && !self.store.stream_leased(&key, now)?;
+            if let (true, Some(w)) = (live, worker_of(&key.worker)) {
+                self.subs.consider(&key, &w, timing);
+            }
+        }
+        let horizon = now + (timing.poll_interval() / 10).min(BATCH).as_millis() as i64;
+        let mut no_room = false;
+        let mut removed: HashSet<String> = HashSet::new();
+        // The rows of polls in flight still look due: ask for enough to see past them.
+        let in_flight = &mut self.in_flight;
+        for t in self
+            .store
+            .due_tasks(horizon, MAX_IN_FLIGHT + in_flight.len())?
+        {
+            if in_flight.contains(&t.seq) {
+                continue;
+            }
+            if in_flight.len() >= MAX_IN_FLIGHT {
+                no_room = true;
+                break;
+            }
+            let Some(worker) = worker_of(&t.worker) else {
+                // Removed from config without `worker remove` (edited by hand): same outcome.
+                // Never on a config we could not read: a typo must not drop tasks.
+                // One call ends all of that worker's tasks; its other due rows need none.
+                if config.ok && removed.insert(t.worker.clone()) {
+                    self.store.end_removed(&t.worker, now)?;
+                }
+                continue;
+            };
+            in_flight.insert(t.seq);
+            let tx = self.tx.clone();
+            let timeout = timing.poll_timeout();
+            let keep = self.subs.keep.clone();
+            tokio::spawn(async move {
+                let started = now_ms();
+                let deadline = tokio::time::Instant::now() + timeout;
+                let got = worker.get_task(&t.task_id, deadline).await;
+                if let Ok(v) = &got {
+                    keep.save(&t.worker, v).await;
+                }
+                let outcome = a2a_mod_a2a::poll_outcome(&got);
+                let _ = tx.send((t, started, outcome));
+            });
+        }
+        // Tasks whose poll is in flight are not "due": sleeping on them would spin until they
+        // answer (up to the 15 s poll timeout).
+        let next = match (no_room, self.store.next_due_after(horizon)?) {
+            (false, Some(due)) => Some(due),
+            _ => None,
+        };
+        Ok([next, self.subs.next_retry_ms(), self.holds.next_look_ms()]
+            .into_iter()
+            .flatten()
+            .min())
+    }
+
+    /// The polls' answers and the streams' events of one pass, to the store in one write (each
+    /// long result saved whole first), after the streams they end are forgotten.
+    fn apply(&mut self, answers: Vec<Answer>, told: Vec<streams::Msg>) -> Result<()> {
+        let timing = &self.config.config.timing;
         let mut events = Vec::new();
         for m in told {
             match m.what {
@@ -167,19 +240,19 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                     if let Some(mut u) =
                         schedule::after_event(a2a_mod_a2a::poll_outcome(&Ok(v.clone())))
                     {
-                        update_for_row(&ctx, &session_id, &m.key, &mut u);
+                        update_for_row(self.ctx, self.session_id, &m.key, &mut u);
                         events.push((m.key.clone(), u));
                     }
                 }
                 streams::Told::Closed(ref close) => {
-                    let w = workers.built(&m.key.worker).cloned();
-                    subs.closed(&m, close, w.as_deref(), now_ms());
+                    let w = self.workers.built(&m.key.worker).cloned();
+                    self.subs.closed(&m, close, w.as_deref(), now_ms());
                 }
             }
         }
         let mut updates = Vec::with_capacity(answers.len());
         for (t, started, outcome) in answers {
-            in_flight.remove(&t.seq);
+            self.in_flight.remove(&t.seq);
             let mut u = schedule::after_poll(
                 t.failed_polls,
                 t.state,
@@ -192,45 +265,43 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 tracing::warn!("{} task {}: lost contact", t.worker, t.task_id);
             }
             let key = t.key();
-            update_for_row(&ctx, &session_id, &key, &mut u);
+            update_for_row(self.ctx, self.session_id, &key, &mut u);
             if u.end.is_some() {
-                subs.forget(&key);
-            } else if let Some(w) = workers.built(&t.worker)
-                && !holds.is_held(t.seq)
+                self.subs.forget(&key);
+            } else if let Some(w) = self.workers.built(&t.worker)
+                && !self.holds.is_held(t.seq)
             {
                 // A poll's answer also considers a stream (a task over the cap gets one once a
                 // slot is free; a worker whose card came with this poll).
-                subs.consider(&key, w, timing);
+                self.subs.consider(&key, w, timing);
             }
             updates.push((t, u));
         }
         if !updates.is_empty() || !events.is_empty() {
-            store.apply_polls_and_events(
+            self.store.apply_polls_and_events(
                 updates.iter().map(|(t, u)| (t, u)),
                 events.iter().map(|(k, u)| (k, u)),
                 now_ms(),
             )?;
         }
-        // Streams of tasks ended elsewhere (a cancel, the `task` tool) are closed once an interval.
-        if !subs.is_empty() && now_ms() - swept_ms >= timing.poll_interval().as_millis() as i64 {
-            swept_ms = now_ms();
-            let live: HashSet<TaskKey> = store.live_tasks()?.iter().map(TaskRecord::key).collect();
-            subs.keep_only(&live);
-        }
+        Ok(())
+    }
 
-        if in_flight.is_empty() && store.live_count()? == 0 {
-            // Release, then look once more: a task recorded between the check and the release
-            // would otherwise wait for the next `ensure`.
-            drop(lock);
-            if store.live_count()? == 0 {
-                tracing::info!("poller of session {session_id}: no live task left, exiting");
-                return Ok(());
-            }
-            match a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
-                Some(l) => lock = l,
-                None => return Ok(()),
-            }
+    /// Streams of tasks ended elsewhere (a cancel, the `task` tool) are closed once an interval.
+    fn sweep(&mut self) -> Result<()> {
+        let interval = self.config.config.timing.poll_interval().as_millis() as i64;
+        if self.subs.is_empty() || now_ms() - self.swept_ms < interval {
+            return Ok(());
         }
+        self.swept_ms = now_ms();
+        let live: HashSet<TaskKey> = self
+            .store
+            .live_tasks()?
+            .iter()
+            .map(TaskRecord::key)
+            .collect();
+        self.subs.keep_only(&live);
+        Ok(())
     }
 }
 

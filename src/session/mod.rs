@@ -143,6 +143,38 @@ enum Slot {
     },
 }
 
+impl Slot {
+    /// The time of the window's next poll and its cut, `slot` taken for it (a poll in flight
+    /// has none: its branch of the wait is off); `Err` with the poller's next poll when the
+    /// window is over.
+    fn next(
+        slot: &mut Option<Slot>,
+        window: &mut inline::Window,
+        sent_at: Instant,
+    ) -> Result<(Duration, Duration), i64> {
+        match slot {
+            Some(Slot::Wait { at, cut }) => Ok((*at, *cut)),
+            Some(Slot::Poll { .. }) => Ok((Duration::ZERO, Duration::ZERO)),
+            None => match window.next(sent_at.elapsed(), now_ms()) {
+                inline::Step::Poll { at, cut } => {
+                    *slot = Some(Slot::Wait { at, cut });
+                    Ok((at, cut))
+                }
+                inline::Step::HandOver { next_poll_ms } => Err(next_poll_ms),
+            },
+        }
+    }
+
+    /// A GetTask of `task_id` in flight, given up at `deadline`.
+    fn poll(worker: &Arc<Worker>, task_id: &str, deadline: Instant) -> Slot {
+        let (worker, task) = (worker.clone(), task_id.to_string());
+        Slot::Poll {
+            poll: Box::pin(async move { worker.get_task(&task, deadline).await }),
+            started: now_ms(),
+        }
+    }
+}
+
 /// What ended one wait of the inline window.
 enum Woke {
     Due,
@@ -607,19 +639,11 @@ impl Session {
         let (alias, budget) = (req.alias, req.budget);
         let mut slot: Option<Slot> = None;
         loop {
-            let (at, cut) = match &slot {
-                Some(Slot::Wait { at, cut }) => (*at, *cut),
-                // No sleep while a poll is in flight (its branch is off; the time is unused).
-                Some(Slot::Poll { .. }) => (Duration::ZERO, Duration::ZERO),
-                None => match window.next(sent_at.elapsed(), now_ms()) {
-                    inline::Step::Poll { at, cut } => {
-                        slot = Some(Slot::Wait { at, cut });
-                        (at, cut)
-                    }
-                    inline::Step::HandOver { next_poll_ms } => {
-                        return self.hand_over(req, worker, &last, next_poll_ms, None, stream);
-                    }
-                },
+            let (at, cut) = match Slot::next(&mut slot, &mut window, sent_at) {
+                Ok(times) => times,
+                Err(next_poll_ms) => {
+                    return self.hand_over(req, worker, &last, next_poll_ms, None, stream);
+                }
             };
             let waiting = matches!(slot, Some(Slot::Wait { .. }));
             let woke = tokio::select! {
@@ -636,11 +660,7 @@ impl Session {
                     let deadline = budget
                         .request_deadline(self.poll_timeout())
                         .min(sent_at + cut);
-                    let (worker, task) = (worker.clone(), last.task_id.clone());
-                    slot = Some(Slot::Poll {
-                        poll: Box::pin(async move { worker.get_task(&task, deadline).await }),
-                        started: now_ms(),
-                    });
+                    slot = Some(Slot::poll(worker, &last.task_id, deadline));
                 }
                 Woke::Polled((polled, started)) => {
                     slot = None;
@@ -674,16 +694,10 @@ impl Session {
                 Woke::Event(r) => {
                     let partial = partial_of(&stream);
                     let deadline = budget.request_deadline(self.poll_timeout());
-                    let v = match filled(worker, r, partial, deadline).await {
-                        Some(Ok(v)) => v,
+                    let Some(v) = filled(worker, r, partial, deadline).await else {
                         // The stream is over (or broke): the polls carry the task on.
-                        other => {
-                            if let Some(Err(e)) = other {
-                                tracing::debug!(worker = %alias, "stream ended, polling on: {e}");
-                            }
-                            stream = None;
-                            continue;
-                        }
+                        stream = None;
+                        continue;
                     };
                     let after = window.streamed(
                         last.state,
@@ -949,18 +963,21 @@ impl Session {
     }
 }
 
-/// A streamed view with its answer looked up when it ended without one (`Worker::filled`).
+/// A streamed view with its answer looked up when it ended without one (`Worker::filled`);
+/// `None` when the stream is over or broke (said in the log).
 async fn filled(
     worker: &Worker,
     r: Option<Result<TaskView, A2aError>>,
     partial: Option<Vec<String>>,
     deadline: Instant,
-) -> Option<Result<TaskView, A2aError>> {
-    match r {
-        Some(Ok(v)) if !v.state.is_live() => {
-            Some(Ok(worker.whole(v, partial.as_deref(), deadline).await))
+) -> Option<TaskView> {
+    match r? {
+        Ok(v) if !v.state.is_live() => Some(worker.whole(v, partial.as_deref(), deadline).await),
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::debug!(worker = %worker.alias, "stream ended, polling on: {e}");
+            None
         }
-        other => other,
     }
 }
 

@@ -10,67 +10,6 @@
 use crate::util::{SECOND, TempHome, ok, wait_until};
 use crate::workers::{Kind, Peer};
 use serde_json::Value;
-use std::os::unix::fs::OpenOptionsExt;
-use std::process::Command;
-
-/// The state, hostile or careless workers: `a2a-mod tasks`, run while the first write of a session created its store,
-/// failed with "unable to open database file": its read-only open found no file, a writer then
-/// created it, and the existence check that followed found one, so the failed open was taken for
-/// a real error (seen on a loaded machine in `cli::concurrent_commands_never_see_database_is_locked`).
-///
-/// Deterministic, not a timing loop: the reader is held at exactly that point (the test seam
-/// `A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN` makes it block reading a FIFO after a failed open), a
-/// real writer creates the store, and only then is the reader let go. It must list the new task.
-#[test]
-fn tasks_failed_while_the_first_write_created_the_store() {
-    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
-        return;
-    };
-    let home = TempHome::new();
-    ok(&home, &["worker", "add", "w", &peer.url]);
-    let fifo = home.root().join("pause.fifo");
-    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
-    assert!(made.success());
-
-    let reader = home
-        .command()
-        .env("A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN", &fifo)
-        .args(["tasks", "--session", "race", "--json"])
-        .spawn();
-
-    // The reader is paused once the FIFO has a reader: a non-blocking open for writing succeeds
-    // only then (ENXIO before).
-    const O_NONBLOCK: i32 = 0o4000;
-    let mut release = None;
-    wait_until("the reader to fail its open and pause", 20 * SECOND, || {
-        release = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(O_NONBLOCK)
-            .open(&fifo)
-            .ok();
-        release.is_some()
-    });
-    let db = home.a2a_home().join("state/sessions/race.db");
-    assert!(!db.exists());
-
-    // The first write of the session creates the store, while the reader sits between its
-    // failed open and its existence check.
-    let sent = ok(
-        &home,
-        &["send", "w", "hello", "--session", "race", "--json"],
-    );
-    assert!(db.exists(), "{sent}");
-    drop(release);
-
-    let out = reader.wait_with_output().expect("tasks output");
-    assert!(
-        out.status.success(),
-        "tasks failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let listed: Value = serde_json::from_slice(&out.stdout).expect("tasks --json prints JSON");
-    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
-}
 
 /// The states a reader can meet while a writer creates a store, each set up exactly: an empty
 /// file (the writer has created it 0600 and SQLite has not written yet), a WAL database with no

@@ -215,6 +215,70 @@ pub enum CardError {
     NoEndpoint { card_url: String },
 }
 
+/// A v1 card's endpoints (`supportedInterfaces`), each URL resolved against the card's.
+fn v1_endpoints(raw: &Value, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Endpoint> {
+    let mut v1_list = Vec::new();
+    if let Some(list) = raw.get("supportedInterfaces").and_then(Value::as_array) {
+        for i in list {
+            let (Some(u), Some(b)) = (
+                str_of(i, "url").and_then(resolve),
+                str_of(i, "protocolBinding").and_then(binding_of),
+            ) else {
+                continue;
+            };
+            // supportedInterfaces is a v1 field: an entry without a version is v1.
+            let dialect = match str_of(i, "protocolVersion").map(str::trim) {
+                Some(v) if v.starts_with("0.") => Dialect::V03,
+                _ => Dialect::V1,
+            };
+            let tenant = str_of(i, "tenant")
+                .filter(|t| !t.is_empty())
+                .map(String::from);
+            v1_list.push(Endpoint {
+                dialect,
+                binding: b,
+                url: u,
+                tenant,
+            });
+        }
+    }
+    v1_list
+}
+
+/// A v0.3 card's endpoints: `url` with `preferredTransport`, then `additionalInterfaces`.
+fn v03_endpoints(raw: &Value, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Endpoint> {
+    let mut legacy = Vec::new();
+    if let Some(u) = str_of(raw, "url").and_then(resolve) {
+        let b = str_of(raw, "preferredTransport")
+            .map(binding_of)
+            .unwrap_or(Some(Binding::JsonRpc));
+        if let Some(b) = b {
+            legacy.push(Endpoint {
+                dialect: Dialect::V03,
+                binding: b,
+                url: u,
+                tenant: None,
+            });
+        }
+    }
+    if let Some(list) = raw.get("additionalInterfaces").and_then(Value::as_array) {
+        for i in list {
+            if let (Some(u), Some(b)) = (
+                str_of(i, "url").and_then(resolve),
+                str_of(i, "transport").and_then(binding_of),
+            ) {
+                legacy.push(Endpoint {
+                    dialect: Dialect::V03,
+                    binding: b,
+                    url: u,
+                    tenant: None,
+                });
+            }
+        }
+    }
+    legacy
+}
+
 impl Card {
     /// `forced` is `WorkerConfig.protocol`; with it there is no fallback.
     pub fn parse(raw: Value, card_url: &str, forced: Option<Dialect>) -> Result<Card, CardError> {
@@ -232,62 +296,9 @@ impl Card {
             })
         };
 
-        let mut v1_list = Vec::new();
-        if let Some(list) = raw.get("supportedInterfaces").and_then(Value::as_array) {
-            for i in list {
-                let (Some(u), Some(b)) = (
-                    str_of(i, "url").and_then(resolve),
-                    str_of(i, "protocolBinding").and_then(binding_of),
-                ) else {
-                    continue;
-                };
-                // supportedInterfaces is a v1 field: an entry without a version is v1.
-                let dialect = match str_of(i, "protocolVersion").map(str::trim) {
-                    Some(v) if v.starts_with("0.") => Dialect::V03,
-                    _ => Dialect::V1,
-                };
-                let tenant = str_of(i, "tenant")
-                    .filter(|t| !t.is_empty())
-                    .map(String::from);
-                v1_list.push(Endpoint {
-                    dialect,
-                    binding: b,
-                    url: u,
-                    tenant,
-                });
-            }
-        }
-        let mut legacy = Vec::new();
-        if let Some(u) = str_of(&raw, "url").and_then(resolve) {
-            let b = str_of(&raw, "preferredTransport")
-                .map(binding_of)
-                .unwrap_or(Some(Binding::JsonRpc));
-            if let Some(b) = b {
-                legacy.push(Endpoint {
-                    dialect: Dialect::V03,
-                    binding: b,
-                    url: u,
-                    tenant: None,
-                });
-            }
-        }
-        if let Some(list) = raw.get("additionalInterfaces").and_then(Value::as_array) {
-            for i in list {
-                if let (Some(u), Some(b)) = (
-                    str_of(i, "url").and_then(resolve),
-                    str_of(i, "transport").and_then(binding_of),
-                ) {
-                    legacy.push(Endpoint {
-                        dialect: Dialect::V03,
-                        binding: b,
-                        url: u,
-                        tenant: None,
-                    });
-                }
-            }
-        }
         // Hybrid rule: supportedInterfaces first; the v0.3 fields still serve as 0.3 endpoints.
-        let all: Vec<Endpoint> = v1_list.into_iter().chain(legacy).collect();
+        let mut all = v1_endpoints(&raw, &resolve);
+        all.extend(v03_endpoints(&raw, &resolve));
         let find = |d: Dialect, b: Binding| all.iter().find(|i| i.dialect == d && i.binding == b);
         let any = |b: Binding| all.iter().find(|i| i.binding == b);
 

@@ -46,7 +46,7 @@ pub enum Part {
 
 /// What became of one artifact part: saved to a file, listed by URL, or dropped (and why). The
 /// tool result's `artifacts`, the `.artifacts.json` beside the files, and the summaries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Kept {
     /// The artifact's name as a2a-mod shows it (made safe; see [`shown_name`]).

@@ -205,18 +205,7 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
             if !live {
                 return None;
             }
-            n.take_told(u);
-            (n.failed_polls, n.last_error) = (u.failed_polls, u.last_error.clone());
-            n.next_poll_ms = u.next_poll_ms;
-            // A hold runs out by itself; a poll keeps one still running (the window's own polls)
-            // unless it sets its own (a deferral).
-            n.held_until_ms = u.held_until_ms.or(b.held_until_ms.filter(|&h| h > now));
-            if let Some(reason) = u.end {
-                n.end(reason, now);
-                if told {
-                    n.mark_told(now);
-                }
-            }
+            n.polled(u, told, now);
         }
         Event::Streamed(u) => {
             if !live || b.is_held(now) {
@@ -228,29 +217,7 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
                 n.end(reason, now);
             }
         }
-        Event::Seen { seen, next_poll_ms } => {
-            n.state = seen.state;
-            if let Some(text) = seen.text {
-                (n.result, n.result_chars) = (Some(text.to_string()), seen.text_chars);
-            }
-            n.question = seen.question.map(str::to_string);
-            (n.failed_polls, n.last_error, n.held_until_ms) = (0, None, None);
-            if seen.state.is_live() {
-                n.next_poll_ms = Some(next_poll_ms);
-                (n.ended_ms, n.end_reason) = (None, None);
-                (n.announced_ms, n.delivered_ms) = (None, None);
-                // Claude Code's task ended with the end this undoes: the waiters tell the next.
-                if !live {
-                    n.native_ms = None;
-                }
-            } else {
-                if live {
-                    n.end(EndReason::State, now);
-                }
-                n.next_poll_ms = None;
-                n.mark_told(now);
-            }
-        }
+        Event::Seen { seen, next_poll_ms } => n.seen(seen, next_poll_ms, now),
         Event::HandedOver {
             next_poll_ms,
             held_until_ms,
@@ -319,6 +286,48 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
 }
 
 impl Life {
+    /// A poll's answer to a live task ([`Event::Polled`]).
+    fn polled(&mut self, u: &PollUpdate, told: bool, now: i64) {
+        self.take_told(u);
+        (self.failed_polls, self.last_error) = (u.failed_polls, u.last_error.clone());
+        self.next_poll_ms = u.next_poll_ms;
+        // A hold runs out by itself; a poll keeps one still running (the window's own polls)
+        // unless it sets its own (a deferral).
+        self.held_until_ms = u.held_until_ms.or(self.held_until_ms.filter(|&h| h > now));
+        if let Some(reason) = u.end {
+            self.end(reason, now);
+            if told {
+                self.mark_told(now);
+            }
+        }
+    }
+
+    /// A fresh look outside the poller ([`Event::Seen`]), live or not before it.
+    fn seen(&mut self, seen: Seen<'_>, next_poll_ms: i64, now: i64) {
+        let was_live = self.is_live();
+        self.state = seen.state;
+        if let Some(text) = seen.text {
+            (self.result, self.result_chars) = (Some(text.to_string()), seen.text_chars);
+        }
+        self.question = seen.question.map(str::to_string);
+        (self.failed_polls, self.last_error, self.held_until_ms) = (0, None, None);
+        if seen.state.is_live() {
+            self.next_poll_ms = Some(next_poll_ms);
+            (self.ended_ms, self.end_reason) = (None, None);
+            (self.announced_ms, self.delivered_ms) = (None, None);
+            // Claude Code's task ended with the end this undoes: the waiters tell the next.
+            if !was_live {
+                self.native_ms = None;
+            }
+        } else {
+            if was_live {
+                self.end(EndReason::State, now);
+            }
+            self.next_poll_ms = None;
+            self.mark_told(now);
+        }
+    }
+
     /// What the worker told, from a poll or a stream: a result or a context id that is absent
     /// keeps the one already known; the question is always the latest.
     fn take_told(&mut self, u: &PollUpdate) {

@@ -404,35 +404,17 @@ impl TaskRecord {
                 s.made = m.artifacts();
                 return s;
             }
-            Script::Slow { ms, words } => {
+            Script::Slow { ms, .. } | Script::Tokens { ms, .. } | Script::Flood { ms, .. } => {
                 let done_at = created.saturating_add(*ms);
-                return if now_ms >= done_at {
-                    at(
-                        TaskState::Completed,
-                        done_at,
-                        None,
-                        Some(format!("done: {words}")),
-                    )
-                } else {
-                    at(TaskState::Working, created, None, None)
-                };
-            }
-            Script::Tokens { bytes, chunk, ms } => {
-                let done_at = created.saturating_add(*ms);
-                return if now_ms >= done_at {
-                    let text = token_text(*bytes, *chunk);
-                    at(TaskState::Completed, done_at, None, Some(text))
-                } else {
-                    at(TaskState::Working, created, None, None)
-                };
-            }
-            Script::Flood { ms, .. } => {
-                let done_at = created.saturating_add(*ms);
-                return if now_ms >= done_at {
-                    at(TaskState::Completed, done_at, None, Some("flooded".into()))
-                } else {
-                    at(TaskState::Working, created, None, None)
-                };
+                if now_ms < done_at {
+                    return at(TaskState::Working, created, None, None);
+                }
+                return at(
+                    TaskState::Completed,
+                    done_at,
+                    None,
+                    Some(self.timed_result()),
+                );
             }
             Script::Quiet { ms, words } => {
                 let done_at = created.saturating_add(*ms);
@@ -448,12 +430,12 @@ impl TaskRecord {
                 return s;
             }
             // Made a `slow` on arrival (`server.rs`); as written, it is done.
-            Script::SlowUntil { words, .. } => {
+            Script::SlowUntil { .. } => {
                 return at(
                     TaskState::Completed,
                     created,
                     None,
-                    Some(format!("done: {words}")),
+                    Some(self.timed_result()),
                 );
             }
             Script::Fail(why) => return at(TaskState::Failed, created, Some(why), None),
@@ -489,6 +471,18 @@ impl TaskRecord {
                 s.history.push(answer.clone());
                 s
             }
+        }
+    }
+
+    /// What a task that ends by itself at its time answers (`slow`, `tokens`, `flood`).
+    fn timed_result(&self) -> String {
+        match &self.script {
+            Script::Tokens { bytes, chunk, .. } => token_text(*bytes, *chunk),
+            Script::Flood { .. } => "flooded".into(),
+            Script::Slow { words, .. } | Script::SlowUntil { words, .. } => {
+                format!("done: {words}")
+            }
+            _ => String::new(),
         }
     }
 

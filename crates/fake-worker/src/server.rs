@@ -3,7 +3,7 @@
 //! Never panics on a request: every malformed input becomes a JSON-RPC error or an HTTP status.
 //! Locks are std mutexes held only for synchronous work, never across an await.
 
-use super::script::{HistoryEntry, Script, TaskRecord};
+use super::script::{HistoryEntry, Script, Snapshot, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
 use crate::options::{FakeWorkerOptions, RequestEvent, StreamMode};
 use a2a_mod_sys::secret::Secret;
@@ -478,6 +478,26 @@ impl Streaming {
         Ok(axum::response::sse::Event::default().data(v.to_string()))
     }
 
+    /// The next batch of a flood's no-op updates (`flood`: how many in all, at what rate a second),
+    /// paced: the batch waits for its time.
+    async fn flood_batch(&mut self, task: &Value, flood: (usize, Option<u64>)) -> Vec<SseEvent> {
+        let began = *self
+            .flood_began
+            .get_or_insert_with(tokio::time::Instant::now);
+        if let Some(rate) = flood.1 {
+            let due = Duration::from_micros(self.flooded as u64 * 1_000_000 / rate);
+            tokio::time::sleep_until(began + due).await;
+        }
+        let u = wire::rpc_result(&self.id, wire::status_update(self.d, task, false));
+        let line = u.to_string();
+        let n = FLOOD_BATCH.min(flood.0 - self.flooded);
+        self.flooded += n;
+        (self.sh.flooded).fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        (0..n)
+            .map(|_| Ok(axum::response::sse::Event::default().data(line.clone())))
+            .collect()
+    }
+
     /// The next events to send (empty when the stream ends without another).
     async fn step(&mut self) -> Vec<SseEvent> {
         let mode = self.sh.stream_mode(self.subscribe);
@@ -536,24 +556,8 @@ impl Streaming {
                     out.push(Self::data(&wire::rpc_result(&self.id, u)));
                 }
                 Some(_) if self.flooded < flood.0 && snap.state.is_live() => {
-                    // Paced: the batch waits for its time at RATE a second.
-                    let began = *self
-                        .flood_began
-                        .get_or_insert_with(tokio::time::Instant::now);
-                    if let Some(rate) = flood.1 {
-                        let due = Duration::from_micros(self.flooded as u64 * 1_000_000 / rate);
-                        tokio::time::sleep_until(began + due).await;
-                    }
-                    let u = wire::rpc_result(&self.id, wire::status_update(self.d, &task, false));
-                    let line = u.to_string();
-                    let n = FLOOD_BATCH.min(flood.0 - self.flooded);
-                    self.flooded += n;
-                    (self.sh.flooded).fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-                    for _ in 0..n {
-                        out.push(Ok(axum::response::sse::Event::default().data(line.clone())));
-                    }
                     // Not a change: the state told stays what it was.
-                    return out;
+                    return self.flood_batch(&task, flood).await;
                 }
                 Some(_) => {}
             }
@@ -604,121 +608,24 @@ fn dispatch(
     headers: &HeaderMap,
     parsed: Option<Value>,
 ) -> Outcome {
-    let null = Value::Null;
     let Some(req) = parsed else {
         return error(
-            &null,
+            &Value::Null,
             None,
             wire::PARSE_ERROR,
             "Parse error: the body is not JSON",
         );
     };
-    let Some(obj) = req.as_object() else {
-        return error(
-            &null,
-            None,
-            wire::INVALID_REQUEST,
-            "Invalid Request: expected one JSON-RPC object (batches are not supported)",
-        );
-    };
-    let id = match obj.get("id") {
-        None => Value::Null,
-        Some(v @ (Value::Null | Value::String(_) | Value::Number(_))) => v.clone(),
-        Some(_) => {
-            return error(
-                &null,
-                None,
-                wire::INVALID_REQUEST,
-                "Invalid Request: id must be a string, number or null",
-            );
-        }
-    };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return error(
-            &id,
-            None,
-            wire::INVALID_REQUEST,
-            "Invalid Request: jsonrpc must be \"2.0\"",
-        );
-    }
-    let Some(method) = obj.get("method").and_then(Value::as_str) else {
-        return error(
-            &id,
-            None,
-            wire::INVALID_REQUEST,
-            "Invalid Request: method must be a string",
-        );
+    let (id, method, params) = match envelope(&req) {
+        Ok(e) => e,
+        Err(refused) => return refused,
     };
     let empty = Value::Object(Map::new());
-    let params = match obj.get("params") {
-        None => &empty,
-        Some(p @ Value::Object(_)) => p,
-        Some(_) => {
-            return error(
-                &id,
-                None,
-                wire::INVALID_PARAMS,
-                "Invalid params: params must be an object",
-            );
-        }
+    let params = params.unwrap_or(&empty);
+    let d = match dialect(sh, method, &id, requested_version(uri, headers)) {
+        Ok(d) => d,
+        Err(refused) => return refused,
     };
-    let streamed = matches!(
-        method,
-        "SendStreamingMessage" | "SubscribeToTask" | "message/stream" | "tasks/resubscribe"
-    );
-    let d = match method {
-        "SendMessage" | "GetTask" | "CancelTask" | "ListTasks" if !sh.v03_only => Dialect::V1,
-        "SendStreamingMessage" | "SubscribeToTask"
-            if !sh.v03_only && sh.stream != StreamMode::Off =>
-        {
-            Dialect::V1
-        }
-        "message/stream" | "tasks/resubscribe" if sh.stream != StreamMode::Off => Dialect::V03,
-        "message/send" | "tasks/get" | "tasks/cancel" => Dialect::V03,
-        _ => {
-            return error(
-                &id,
-                None,
-                wire::METHOD_NOT_FOUND,
-                &format!("Method not found: {method}"),
-            );
-        }
-    };
-    let version = requested_version(uri, headers);
-    if d == Dialect::V1 && !is_v1(version) {
-        // The Python v1 handler treats a missing header as 0.3 and refuses v1 methods.
-        let v = version.unwrap_or("0.3");
-        return error(
-            &id,
-            Some(d),
-            wire::VERSION_NOT_SUPPORTED,
-            &format!("A2A version '{v}' is not supported for {method}"),
-        );
-    }
-    if d == Dialect::V03 && !sh.v03_only && is_v1(version) {
-        let v = version.unwrap_or_default();
-        return error(
-            &id,
-            Some(d),
-            wire::INTERNAL_ERROR,
-            &format!("version '{v}' is not supported by this handler"),
-        );
-    }
-    if streamed {
-        let subscribe = matches!(method, "SubscribeToTask" | "tasks/resubscribe");
-        match sh.stream_mode(subscribe) {
-            StreamMode::Http404 => return Outcome::Status(StatusCode::NOT_FOUND),
-            StreamMode::RpcError => {
-                return error(
-                    &id,
-                    Some(d),
-                    wire::UNSUPPORTED_OPERATION,
-                    "Unsupported operation: streaming is not served",
-                );
-            }
-            _ => {}
-        }
-    }
     match method {
         "SendStreamingMessage" | "message/stream" => match send(sh, at, d, &id, params) {
             Outcome::Reply {
@@ -739,6 +646,128 @@ fn dispatch(
         "ListTasks" => list(sh, at, d, &id, params),
         _ => get_or_cancel(sh, at, d, &id, params, true),
     }
+}
+
+/// A JSON-RPC request's id, method and params (`None` when absent), or the error reply to a
+/// malformed one.
+fn envelope(req: &Value) -> Result<(Value, &str, Option<&Value>), Outcome> {
+    let null = Value::Null;
+    let Some(obj) = req.as_object() else {
+        return Err(error(
+            &null,
+            None,
+            wire::INVALID_REQUEST,
+            "Invalid Request: expected one JSON-RPC object (batches are not supported)",
+        ));
+    };
+    let id = match obj.get("id") {
+        None => Value::Null,
+        Some(v @ (Value::Null | Value::String(_) | Value::Number(_))) => v.clone(),
+        Some(_) => {
+            return Err(error(
+                &null,
+                None,
+                wire::INVALID_REQUEST,
+                "Invalid Request: id must be a string, number or null",
+            ));
+        }
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(error(
+            &id,
+            None,
+            wire::INVALID_REQUEST,
+            "Invalid Request: jsonrpc must be \"2.0\"",
+        ));
+    }
+    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+        return Err(error(
+            &id,
+            None,
+            wire::INVALID_REQUEST,
+            "Invalid Request: method must be a string",
+        ));
+    };
+    let params = match obj.get("params") {
+        None => None,
+        Some(p @ Value::Object(_)) => Some(p),
+        Some(_) => {
+            return Err(error(
+                &id,
+                None,
+                wire::INVALID_PARAMS,
+                "Invalid params: params must be an object",
+            ));
+        }
+    };
+    Ok((id, method, params))
+}
+
+/// The dialect of `method` as this worker serves it, or the refusal: a method it does not serve,
+/// a version header that does not match, streaming it refuses.
+fn dialect(
+    sh: &Shared,
+    method: &str,
+    id: &Value,
+    version: Option<&str>,
+) -> Result<Dialect, Outcome> {
+    let streamed = matches!(
+        method,
+        "SendStreamingMessage" | "SubscribeToTask" | "message/stream" | "tasks/resubscribe"
+    );
+    let d = match method {
+        "SendMessage" | "GetTask" | "CancelTask" | "ListTasks" if !sh.v03_only => Dialect::V1,
+        "SendStreamingMessage" | "SubscribeToTask"
+            if !sh.v03_only && sh.stream != StreamMode::Off =>
+        {
+            Dialect::V1
+        }
+        "message/stream" | "tasks/resubscribe" if sh.stream != StreamMode::Off => Dialect::V03,
+        "message/send" | "tasks/get" | "tasks/cancel" => Dialect::V03,
+        _ => {
+            return Err(error(
+                id,
+                None,
+                wire::METHOD_NOT_FOUND,
+                &format!("Method not found: {method}"),
+            ));
+        }
+    };
+    if d == Dialect::V1 && !is_v1(version) {
+        // The Python v1 handler treats a missing header as 0.3 and refuses v1 methods.
+        let v = version.unwrap_or("0.3");
+        return Err(error(
+            id,
+            Some(d),
+            wire::VERSION_NOT_SUPPORTED,
+            &format!("A2A version '{v}' is not supported for {method}"),
+        ));
+    }
+    if d == Dialect::V03 && !sh.v03_only && is_v1(version) {
+        let v = version.unwrap_or_default();
+        return Err(error(
+            id,
+            Some(d),
+            wire::INTERNAL_ERROR,
+            &format!("version '{v}' is not supported by this handler"),
+        ));
+    }
+    if streamed {
+        let subscribe = matches!(method, "SubscribeToTask" | "tasks/resubscribe");
+        match sh.stream_mode(subscribe) {
+            StreamMode::Http404 => return Err(Outcome::Status(StatusCode::NOT_FOUND)),
+            StreamMode::RpcError => {
+                return Err(error(
+                    id,
+                    Some(d),
+                    wire::UNSUPPORTED_OPERATION,
+                    "Unsupported operation: streaming is not served",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(d)
 }
 
 fn history_length(v: Option<&Value>) -> Option<usize> {
@@ -808,40 +837,19 @@ fn has_parts(message: &Value) -> bool {
 }
 
 fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
-    let Some(message) = params.get("message") else {
-        return error(
-            id,
-            Some(d),
-            wire::INVALID_PARAMS,
-            "Invalid params: params.message is required",
-        );
-    };
-    let (message_id, text) = match read_message(d, message) {
-        Ok(m) => m,
-        Err(why) => {
-            return error(
-                id,
-                Some(d),
-                wire::INVALID_PARAMS,
-                &format!("Invalid params: {why}"),
-            );
+    let (message, message_id, text) = match params.get("message").map(|m| (m, read_message(d, m))) {
+        Some((m, Ok((message_id, text)))) => (m, message_id, text),
+        refused => {
+            let why = match refused {
+                Some((_, Err(why))) => why.to_string(),
+                _ => "params.message is required".to_string(),
+            };
+            let why = format!("Invalid params: {why}");
+            return error(id, Some(d), wire::INVALID_PARAMS, &why);
         }
     };
     let config = params.get("configuration");
-    let non_blocking = match d {
-        Dialect::V1 => {
-            config
-                .and_then(|c| c.get("returnImmediately"))
-                .and_then(Value::as_bool)
-                == Some(true)
-        }
-        Dialect::V03 => {
-            config
-                .and_then(|c| c.get("blocking"))
-                .and_then(Value::as_bool)
-                == Some(false)
-        }
-    };
+    let non_blocking = non_blocking(d, config);
     let hl = history_length(config.and_then(|c| c.get("historyLength")));
     let entry = HistoryEntry {
         message_id,
@@ -868,13 +876,7 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 answer: None,
                 canceled_ms: None,
             };
-            let rec = tasks.entry(task_id).or_insert(rec);
-            let snap = if non_blocking {
-                rec.submitted()
-            } else {
-                rec.snapshot(at.since_ms)
-            };
-            (&*rec, snap)
+            record_new(&mut tasks, rec, non_blocking, at.since_ms)
         }
         Some(task_id) => {
             let Some(rec) = tasks.get_mut(task_id) else {
@@ -909,19 +911,7 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(a2a_mod_sys::ids::uuid_v4);
-            let mut script = Script::parse(&entry.text);
-            if let Script::SlowUntil { unix_ms, words } = script {
-                let now_unix = sh.start_unix_ms.saturating_add(at.since_ms as i64);
-                let ms = u64::try_from(unix_ms.saturating_sub(now_unix)).unwrap_or(0);
-                script = Script::Slow { ms, words };
-            }
-            // A message of files or data alone is answered with what it held.
-            if entry.text.is_empty() && has_parts(message) {
-                script = Script::Parts(String::new());
-            }
-            if let Script::Parts(echo) = &mut script {
-                *echo = super::echo::summary(message, &context_id);
-            }
+            let script = script_of(sh, at, message, &entry.text, &context_id);
             let rec = TaskRecord {
                 id: task_id.clone(),
                 context_id,
@@ -931,13 +921,7 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
                 answer: None,
                 canceled_ms: None,
             };
-            let rec = tasks.entry(task_id).or_insert(rec);
-            let snap = if non_blocking {
-                rec.submitted()
-            } else {
-                rec.snapshot(at.since_ms)
-            };
-            (&*rec, snap)
+            record_new(&mut tasks, rec, non_blocking, at.since_ms)
         }
     };
     let task = wire::task(d, rec, &snap, hl, sh.start_unix_ms);
@@ -946,6 +930,49 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
         task_id: Some(rec.id.clone()),
         rpc_error: None,
     }
+}
+
+/// Whether a send asks not to wait for the task (v1 `returnImmediately`, v0.3 `blocking: false`).
+fn non_blocking(d: Dialect, config: Option<&Value>) -> bool {
+    let flag = |name: &str| config.and_then(|c| c.get(name)).and_then(Value::as_bool);
+    match d {
+        Dialect::V1 => flag("returnImmediately") == Some(true),
+        Dialect::V03 => flag("blocking") == Some(false),
+    }
+}
+
+/// What a new task's first message asks the worker to do.
+fn script_of(sh: &Shared, at: Arrival, message: &Value, text: &str, context_id: &str) -> Script {
+    let mut script = Script::parse(text);
+    if let Script::SlowUntil { unix_ms, words } = script {
+        let now_unix = sh.start_unix_ms.saturating_add(at.since_ms as i64);
+        let ms = u64::try_from(unix_ms.saturating_sub(now_unix)).unwrap_or(0);
+        script = Script::Slow { ms, words };
+    }
+    // A message of files or data alone is answered with what it held.
+    if text.is_empty() && has_parts(message) {
+        script = Script::Parts(String::new());
+    }
+    if let Script::Parts(echo) = &mut script {
+        *echo = super::echo::summary(message, context_id);
+    }
+    script
+}
+
+/// A new task kept, and how it looks to the send: just submitted to one that does not wait.
+fn record_new(
+    tasks: &mut HashMap<String, TaskRecord>,
+    rec: TaskRecord,
+    non_blocking: bool,
+    now_ms: u64,
+) -> (&TaskRecord, Snapshot) {
+    let rec = tasks.entry(rec.id.clone()).or_insert(rec);
+    let snap = if non_blocking {
+        rec.submitted()
+    } else {
+        rec.snapshot(now_ms)
+    };
+    (&*rec, snap)
 }
 
 /// A subscription: to a live task only (subscribing to an ended one is an error, as in the SDKs).

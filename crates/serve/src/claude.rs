@@ -229,15 +229,8 @@ async fn run(
             },
             Some(reply) = replies.recv(), if asked.is_some() => {
                 let Some(a) = asked.take() else { continue };
-                let (response, keep) = match reply {
-                    Reply::Said(text) => a.answer(&text),
-                    Reply::TimedOut(secs) => (a.timed_out(secs), Vec::new()),
-                };
-                if !keep.is_empty() && reports.send(Report::Allowed(keep)).await.is_err() {
+                if !answer(a, reply, reports, stdin.as_mut()).await {
                     break;
-                }
-                if let Some(i) = stdin.as_mut() {
-                    write_line(i, &response).await;
                 }
             }
             () = crate::engine::stopped(&mut stop) => {
@@ -260,6 +253,28 @@ async fn run(
     Err(RunEnd::Failed(
         failure("Claude Code", status, " without a result", tail).await,
     ))
+}
+
+/// The client's reply to the question the run waits on, written as the CLI's control response;
+/// what it allows for the context's later runs goes to the engine first. False when the engine
+/// no longer listens.
+async fn answer(
+    asked: Asked,
+    reply: Reply,
+    reports: &mpsc::Sender<Report>,
+    stdin: Option<&mut tokio::process::ChildStdin>,
+) -> bool {
+    let (response, keep) = match reply {
+        Reply::Said(text) => asked.answer(&text),
+        Reply::TimedOut(secs) => (asked.timed_out(secs), Vec::new()),
+    };
+    if !keep.is_empty() && reports.send(Report::Allowed(keep)).await.is_err() {
+        return false;
+    }
+    if let Some(i) = stdin {
+        write_line(i, &response).await;
+    }
+    true
 }
 
 /// Writes one stream-json line to the run's stdin. A failed write shows as the run's own

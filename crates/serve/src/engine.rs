@@ -595,22 +595,7 @@ impl Engine {
             }
         }
         if let (Some(end), Some(repo), Some(before)) = (end, &repo, &before) {
-            let changes = async {
-                let after = repo.snapshot(&format!("{}-after", job.task_id)).await?;
-                repo.diff(before, &after).await
-            }
-            .await;
-            match changes {
-                Ok(c) if !c.files.is_empty() => self.report(
-                    &live,
-                    Report::Changes {
-                        patch: c.patch,
-                        files: c.files,
-                    },
-                ),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(task = %job.task_id, "no changes.patch: {e:#}"),
-            }
+            self.report_changes(&live, &job, repo, before).await;
             self.report(&live, end);
         }
         if live.is_live() {
@@ -625,6 +610,33 @@ impl Engine {
             self.report(&live, end);
         }
         self.retire(&job);
+    }
+
+    /// What the run changed in the agent's git folder since `before`, told as the task's
+    /// changes (nothing when it changed nothing; a warning when they cannot be read).
+    async fn report_changes(
+        &self,
+        live: &Live,
+        job: &Job,
+        repo: &crate::changes::Repo,
+        before: &str,
+    ) {
+        let changes = async {
+            let after = repo.snapshot(&format!("{}-after", job.task_id)).await?;
+            repo.diff(before, &after).await
+        }
+        .await;
+        match changes {
+            Ok(c) if !c.files.is_empty() => self.report(
+                live,
+                Report::Changes {
+                    patch: c.patch,
+                    files: c.files,
+                },
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(task = %job.task_id, "no changes.patch: {e:#}"),
+        }
     }
 
     /// Keeps what the client allowed for good for the context's later runs.

@@ -367,12 +367,6 @@ fn open_existing(
         Ok(c) => return Ok(Some(c)),
         Err(e) => e,
     };
-    // Test seam for the store-creation race (`tests/it/regression.rs`): a reader whose open found
-    // no store blocks reading this FIFO, so a test can create the store at exactly that point.
-    // Read only on that path (no store), never when a store opens.
-    if let Some(fifo) = a2a_mod_sys::env::pause_after_failed_open() {
-        let _ = std::fs::read(fifo);
-    }
     if !path.exists() {
         return Ok(None);
     }

@@ -126,13 +126,6 @@ pub fn wake_tick_ms() -> Option<u64> {
     number(WAKE_TICK)
 }
 
-/// A test seam: a FIFO a store reader blocks on after a failed open (`a2a_mod_store::Store::open`).
-pub const PAUSE_AFTER_FAILED_OPEN: &str = "A2A_MOD_TEST_PAUSE_AFTER_FAILED_OPEN";
-
-pub fn pause_after_failed_open() -> Option<OsString> {
-    os(PAUSE_AFTER_FAILED_OPEN)
-}
-
 /// A variable the user named for a secret (`bearer_env`, `api_key_env`, `client_secret_env`,
 /// `fake-worker --bearer-env`), read at each use so a changed value is picked up: its value
 /// trimmed, unless unset or blank.

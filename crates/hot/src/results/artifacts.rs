@@ -72,10 +72,14 @@ pub fn save(
         return Vec::new();
     }
     let dir = task_dir(ctx, session, task_id);
-    let ready = private_dirs(ctx, session, &dir);
-    let mut taken: HashSet<String> = HashSet::new();
-    taken.insert(MANIFEST.to_string());
-    let mut used: u64 = 0;
+    let mut saver = Saver {
+        ready: private_dirs(ctx, session, &dir),
+        dir,
+        taken: HashSet::from([MANIFEST.to_string()]),
+        used: 0,
+        max_bytes,
+        spilled,
+    };
     let mut items = Vec::new();
     let mut parts_seen = 0usize;
     // Parts past the cap are counted, never decoded: 4 MiB of tiny parts must not become 400k
@@ -88,168 +92,189 @@ pub fn save(
             continue;
         }
         let shown = artifact::shown_name(a.name.as_deref());
-        let base = artifact::file_name(a.name.as_deref(), "artifact");
-        let texts: Vec<&str> = a
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect();
-        let mut pieces: Vec<Piece> = Vec::new();
-        if !texts.is_empty() {
-            let text = a2a_mod_core::fence::clean_multiline(&texts.join("\n"));
-            pieces.push(Piece::File {
-                kind: "text",
-                name: ext_or(&base, "txt"),
-                media_type: Some("text/plain".into()),
-                bytes: Ok(Body::Held(text.into_bytes())),
-            });
-        }
-        for p in &a.parts {
-            if pieces.len() >= room {
-                not_kept += usize::from(!matches!(p, Part::Text(_)));
-                continue;
-            }
-            match p {
-                Part::Text(_) => {}
-                Part::Data(v) => pieces.push(Piece::File {
-                    kind: "data",
-                    name: artifact::with_ext(&base, "json"),
-                    media_type: Some("application/json".into()),
-                    bytes: serde_json::to_string_pretty(v)
-                        .map(|s| Body::Held((s + "\n").into_bytes()))
-                        .map_err(|_| "its data is not JSON".to_string()),
-                }),
-                Part::Bytes {
-                    filename,
-                    media_type,
-                    base64,
-                } => pieces.push(Piece::File {
-                    kind: "file",
-                    name: artifact::file_name(filename.as_deref().or(a.name.as_deref()), "file"),
-                    media_type: media_type.clone(),
-                    bytes: decode(base64)
-                        .map(Body::Held)
-                        .ok_or_else(|| "its bytes are not base64".to_string()),
-                }),
-                Part::Spilled {
-                    filename,
-                    media_type,
-                    bytes,
-                    index,
-                } => pieces.push(Piece::File {
-                    kind: "file",
-                    name: artifact::file_name(filename.as_deref().or(a.name.as_deref()), "file"),
-                    media_type: media_type.clone(),
-                    bytes: Ok(Body::Spilled {
-                        len: *bytes,
-                        index: index.clone(),
-                    }),
-                }),
-                Part::Url {
-                    filename: _,
-                    media_type,
-                    url,
-                } => pieces.push(Piece::Url {
-                    media_type: media_type.clone(),
-                    url: url.clone(),
-                }),
-            }
-        }
-        for piece in pieces {
+        for piece in pieces(a, room, &mut not_kept) {
             parts_seen += 1;
-            let mut k = Kept {
-                artifact: shown.clone(),
-                kind: String::new(),
-                media_type: None,
-                bytes: None,
-                path: None,
-                url: None,
-                dropped: None,
-            };
-            match piece {
-                Piece::Url { media_type, url } => {
-                    k.kind = "url".into();
-                    k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
-                    k.url = Some(artifact::plain(&url, bounds::ARTIFACT_URL_CHARS));
-                }
-                Piece::File {
-                    kind,
-                    name,
-                    media_type,
-                    bytes,
-                } => {
-                    k.kind = kind.into();
-                    k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
-                    if let Ok(b) = &bytes {
-                        k.bytes = Some(b.len());
-                    }
-                    let len = k.bytes.unwrap_or(0);
-                    let source = bytes.and_then(|b| match b {
-                        Body::Held(v) => {
-                            Ok(Box::new(std::io::Cursor::new(v)) as Box<dyn std::io::Read + '_>)
-                        }
-                        Body::Spilled { index, .. } => index.and_then(|i| {
-                            spilled(i).ok_or_else(|| "its bytes were not kept".to_string())
-                        }),
-                    });
-                    match source {
-                        Err(why) => k.dropped = Some(why),
-                        Ok(_) if used.saturating_add(len) > max_bytes => {
-                            k.dropped = Some(format!(
-                                "over the {} per-task cap ([results] max_task_mib)",
-                                mib(max_bytes)
-                            ));
-                        }
-                        Ok(mut from) => match &ready {
-                            Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
-                            Ok(()) => {
-                                let name = artifact::unique_name(&name, &mut taken);
-                                let path = dir.join(&name);
-                                match write_new_from(&path, &mut from) {
-                                    Ok(()) => {
-                                        used += len;
-                                        k.path = Some(path.display().to_string());
-                                    }
-                                    Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
-                                }
-                            }
-                        },
-                    }
-                }
-            }
-            items.push(k);
+            items.push(saver.keep(&shown, piece));
         }
     }
     if not_kept > 0 {
         items.push(Kept {
             artifact: format!("{not_kept} more parts"),
             kind: "parts".into(),
-            media_type: None,
-            bytes: None,
-            path: None,
-            url: None,
             dropped: Some(format!(
                 "more than {} parts in one task",
                 bounds::ARTIFACT_PARTS
             )),
+            ..Kept::default()
         });
     }
-    if ready.is_ok() {
+    if saver.ready.is_ok() {
         let m = Manifest {
             worker: worker.to_string(),
             task_id: task_id.to_string(),
             items: items.clone(),
         };
         if let Ok(json) = serde_json::to_vec(&m)
-            && let Err(e) = write_new(&dir.join(MANIFEST), &json)
+            && let Err(e) = write_new(&saver.dir.join(MANIFEST), &json)
         {
             tracing::warn!("cannot list the artifacts of task {task_id}: {e:#}");
         }
     }
     items
+}
+
+/// What one artifact gives to save or list, at most `room` pieces: its text parts joined as one
+/// file, then each other part; a non-text part past `room` counts in `not_kept`.
+fn pieces(a: &Artifact, room: usize, not_kept: &mut usize) -> Vec<Piece> {
+    let base = artifact::file_name(a.name.as_deref(), "artifact");
+    let texts: Vec<&str> = a
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut pieces: Vec<Piece> = Vec::new();
+    if !texts.is_empty() {
+        let text = a2a_mod_core::fence::clean_multiline(&texts.join("\n"));
+        pieces.push(Piece::File {
+            kind: "text",
+            name: ext_or(&base, "txt"),
+            media_type: Some("text/plain".into()),
+            bytes: Ok(Body::Held(text.into_bytes())),
+        });
+    }
+    let file_name = |filename: &Option<String>| {
+        artifact::file_name(filename.as_deref().or(a.name.as_deref()), "file")
+    };
+    for p in &a.parts {
+        if pieces.len() >= room {
+            *not_kept += usize::from(!matches!(p, Part::Text(_)));
+            continue;
+        }
+        match p {
+            Part::Text(_) => {}
+            Part::Data(v) => pieces.push(Piece::File {
+                kind: "data",
+                name: artifact::with_ext(&base, "json"),
+                media_type: Some("application/json".into()),
+                bytes: serde_json::to_string_pretty(v)
+                    .map(|s| Body::Held((s + "\n").into_bytes()))
+                    .map_err(|_| "its data is not JSON".to_string()),
+            }),
+            Part::Bytes {
+                filename,
+                media_type,
+                base64,
+            } => pieces.push(Piece::File {
+                kind: "file",
+                name: file_name(filename),
+                media_type: media_type.clone(),
+                bytes: decode(base64)
+                    .map(Body::Held)
+                    .ok_or_else(|| "its bytes are not base64".to_string()),
+            }),
+            Part::Spilled {
+                filename,
+                media_type,
+                bytes,
+                index,
+            } => pieces.push(Piece::File {
+                kind: "file",
+                name: file_name(filename),
+                media_type: media_type.clone(),
+                bytes: Ok(Body::Spilled {
+                    len: *bytes,
+                    index: index.clone(),
+                }),
+            }),
+            Part::Url {
+                filename: _,
+                media_type,
+                url,
+            } => pieces.push(Piece::Url {
+                media_type: media_type.clone(),
+                url: url.clone(),
+            }),
+        }
+    }
+    pieces
+}
+
+/// One task's saving under way: its folder (and whether it could be made), the names taken and
+/// the bytes written so far against the per-task cap.
+struct Saver<'a> {
+    dir: PathBuf,
+    ready: Result<()>,
+    taken: HashSet<String>,
+    used: u64,
+    max_bytes: u64,
+    spilled: SpillReader<'a>,
+}
+
+impl Saver<'_> {
+    /// One piece of the artifact `shown`: saved (its path), listed (a URL), or dropped with why.
+    fn keep(&mut self, shown: &str, piece: Piece) -> Kept {
+        let mut k = Kept {
+            artifact: shown.to_string(),
+            ..Kept::default()
+        };
+        let (kind, name, media_type, bytes) = match piece {
+            Piece::Url { media_type, url } => {
+                k.kind = "url".into();
+                k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
+                k.url = Some(artifact::plain(&url, bounds::ARTIFACT_URL_CHARS));
+                return k;
+            }
+            Piece::File {
+                kind,
+                name,
+                media_type,
+                bytes,
+            } => (kind, name, media_type, bytes),
+        };
+        k.kind = kind.into();
+        k.media_type = media_type.map(|m| artifact::plain(&m, MEDIA_TYPE_CHARS));
+        if let Ok(b) = &bytes {
+            k.bytes = Some(b.len());
+        }
+        let len = k.bytes.unwrap_or(0);
+        let spilled = self.spilled;
+        let source = bytes.and_then(|b| match b {
+            Body::Held(v) => Ok(Box::new(std::io::Cursor::new(v)) as Box<dyn std::io::Read + '_>),
+            Body::Spilled { index, .. } => {
+                index.and_then(|i| spilled(i).ok_or_else(|| "its bytes were not kept".to_string()))
+            }
+        });
+        let mut from = match source {
+            Err(why) => {
+                k.dropped = Some(why);
+                return k;
+            }
+            Ok(_) if self.used.saturating_add(len) > self.max_bytes => {
+                k.dropped = Some(format!(
+                    "over the {} per-task cap ([results] max_task_mib)",
+                    mib(self.max_bytes)
+                ));
+                return k;
+            }
+            Ok(from) => from,
+        };
+        if let Err(e) = &self.ready {
+            k.dropped = Some(format!("cannot be saved: {e:#}"));
+            return k;
+        }
+        let path = self.dir.join(artifact::unique_name(&name, &mut self.taken));
+        match write_new_from(&path, &mut from) {
+            Ok(()) => {
+                self.used += len;
+                k.path = Some(path.display().to_string());
+            }
+            Err(e) => k.dropped = Some(format!("cannot be saved: {e:#}")),
+        }
+        k
+    }
 }
 
 /// One thing to save (or list) from an artifact.
