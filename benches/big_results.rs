@@ -25,6 +25,7 @@
 // Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
 #![allow(clippy::disallowed_methods)]
 
+mod common;
 use a2a_mod::testing::task::TaskState;
 use a2a_mod::testing::{Ctx, FakeWorker, FakeWorkerOptions, StreamMode, now_ms, token_text};
 use a2a_mod::testing::{NewTask, Outgoing, Started, Store, Worker, WorkerConfig, session};
@@ -402,19 +403,7 @@ fn main() {
             file_kib: 64,
         }
     };
-    println!(
-        "a2a-mod big results: {} build{}",
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        },
-        if full {
-            ""
-        } else {
-            " (smoke run; `cargo bench --bench big_results` for the full sizes)"
-        }
-    );
+    println!("{}", common::header("big_results", "", full));
     let cases: [Case; 7] = [
         token_inline,
         token_background,

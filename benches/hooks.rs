@@ -13,9 +13,11 @@
 // A benchmark prints its figures, and a failed set-up is a bug in the bench itself.
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
+mod common;
 use a2a_mod::testing::Ctx;
 use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
 use a2a_mod::testing::{NewTask, Store, session};
+use common::{compile_hello, median};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -216,11 +218,6 @@ fn seed(home: &Path) {
     store.take_undelivered(3_000).expect("deliver");
 }
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 /// One run with the environment of an attended interactive session's hook: wall time, stdout,
 /// exit code.
 fn spawn(c: &Case, bin: &Path) -> (Duration, String, i32) {
@@ -248,27 +245,4 @@ fn spawn(c: &Case, bin: &Path) -> (Duration, String, i32) {
     }
     let code = child.wait().map_or(-1, |s| s.code().unwrap_or(-1));
     (t.elapsed(), out, code)
-}
-
-fn compile_hello(dir: &Path) -> PathBuf {
-    let src = dir.join("hello.rs");
-    std::fs::write(&src, "fn main() { println!(\"hello world\"); }\n").expect("write");
-    let out = dir.join("hello");
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let status = Command::new(rustc)
-        .args([
-            "-C",
-            "opt-level=3",
-            "-C",
-            "strip=symbols",
-            "-C",
-            "panic=abort",
-        ])
-        .arg("-o")
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .expect("rustc (needed to build the hello-world baseline)");
-    assert!(status.success(), "rustc failed");
-    out
 }

@@ -22,6 +22,7 @@
 // Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
 #![allow(clippy::disallowed_methods)]
 
+mod common;
 use a2a_mod::testing::WorkerConfig;
 use a2a_mod::testing::task::TaskState;
 use a2a_mod::testing::{Ctx, now_ms};
@@ -273,17 +274,8 @@ fn main() {
         (2, 20, vec![0.5])
     };
     println!(
-        "a2a-mod poller: {} build, {wall:?} per case{}",
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        },
-        if full {
-            ""
-        } else {
-            " (smoke run; `cargo bench --bench poller` for the full size)"
-        }
+        "{}",
+        common::header("poller", &format!(", {wall:?} per case"), full)
     );
     let mut cases: Vec<(f64, Option<usize>)> = cadences.iter().map(|c| (*c, None)).collect();
     // Streaming at the seed's cadence: every task of every worker holds a subscription.

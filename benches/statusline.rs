@@ -14,12 +14,14 @@
 // A bench reports its measurements on stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod common;
 use a2a_mod::testing::Ctx;
 use a2a_mod::testing::Theme;
 use a2a_mod::testing::status::{self, Row};
 use a2a_mod::testing::task::TaskState;
 use a2a_mod::testing::task::{EndReason, PollUpdate};
 use a2a_mod::testing::{NewTask, Reader, Store, session, snapshot};
+use common::{compile_hello, median};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -379,11 +381,6 @@ fn writer_cost(dir: &Path, scale: &dyn Fn(u32) -> u32) {
     }
 }
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 /// One run: wall time, the child's CPU time (user + system, from `wait4`) and its stdout. CPU time
 /// is what the process itself costs, so it shifts far less than wall time when other jobs share
 /// the cores.
@@ -452,29 +449,4 @@ fn seed(home: &Path, n: usize) {
             )
             .expect("seed");
     }
-}
-
-/// A hello-world Rust binary built with the same release settings as ours (opt-level 3, strip,
-/// panic=abort): the floor any Rust process pays to start.
-fn compile_hello(dir: &Path) -> PathBuf {
-    let src = dir.join("hello.rs");
-    std::fs::write(&src, "fn main() { println!(\"hello world\"); }\n").expect("write");
-    let out = dir.join("hello");
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let status = Command::new(rustc)
-        .args([
-            "-C",
-            "opt-level=3",
-            "-C",
-            "strip=symbols",
-            "-C",
-            "panic=abort",
-        ])
-        .arg("-o")
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .expect("rustc (needed to build the hello-world baseline)");
-    assert!(status.success(), "rustc failed");
-    out
 }

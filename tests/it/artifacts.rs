@@ -681,11 +681,11 @@ fn prune_and_saving_refuse_a_symlinked_results_folder() {
 /// artifact with its path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_send_tool_result_lists_artifacts() {
-    use crate::mcp::{Home, Mcp, structured};
+    use crate::mcp::{Mcp, structured};
     let fw = a2a_mod::testing::FakeWorker::start(Default::default())
         .await
         .unwrap();
-    let home = Home::new(Some(&fw.url), "");
+    let home = TempHome::with_fake(Some(&fw.url), "");
     let mut m = Mcp::start(&home, &[]).await;
     let r = m
         .call(
@@ -697,7 +697,7 @@ async fn the_send_tool_result_lists_artifacts() {
     assert_eq!(s["state"], "completed", "{s}");
     let arts = s["artifacts"].as_array().unwrap();
     assert_eq!(arts.len(), 2, "{s}");
-    let root = home.path().join("state/results");
+    let root = home.a2a_home().join("state/results");
     for a in arts {
         let p = PathBuf::from(a["path"].as_str().unwrap());
         assert!(p.starts_with(&root) && p.exists(), "{p:?}");

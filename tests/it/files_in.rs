@@ -12,7 +12,7 @@
 //! error naming the rule, and nothing is sent. "Nothing is read before all paths pass" is
 //! observed with inotify: a good file listed before a refused one is never opened.
 
-use crate::mcp::{Home, Mcp, structured};
+use crate::mcp::{Mcp, structured};
 use crate::util::{TempHome, append_config, ok};
 use crate::workers::{Kind, Peer};
 use serde_json::{Value, json};
@@ -117,7 +117,7 @@ async fn mcp_files_data_and_context(kind: Kind) {
         return;
     };
     let p = Project::new();
-    let home = Home::new(Some(&worker.url), "");
+    let home = TempHome::with_fake(Some(&worker.url), "");
     let env = p.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut m = Mcp::start(&home, &env).await;
@@ -347,20 +347,20 @@ async fn mcp_refusals_name_their_rule() {
     p.write("big.bin", &vec![1u8; 10_241]);
     p.write("m1.bin", &vec![2u8; 9_000]);
     p.write("m2.bin", &vec![3u8; 9_000]);
-    let home = Home::new(Some(&worker.url), "");
+    let home = TempHome::with_fake(Some(&worker.url), "");
     // The home is allowed too, so its state folder and config file are refused by the private
     // rule alone.
     append_config(
-        home.path(),
+        &home.a2a_home(),
         &format!(
             "[files]\nmax_file_mib = 0.009765625\nmax_send_mib = 0.0146484375\nallow_dirs = [\"/dev\", \"/proc/self\", {:?}]\n",
-            home.path().display().to_string()
+            home.a2a_home().display().to_string()
         ),
     );
-    std::fs::create_dir_all(home.path().join("state")).unwrap();
-    std::fs::write(home.path().join("state/saved.txt"), b"not yours").unwrap();
-    let state_file = home.path().join("state/saved.txt");
-    let config_file = home.path().join("config.toml");
+    std::fs::create_dir_all(home.a2a_home().join("state")).unwrap();
+    std::fs::write(home.a2a_home().join("state/saved.txt"), b"not yours").unwrap();
+    let state_file = home.a2a_home().join("state/saved.txt");
+    let config_file = home.a2a_home().join("config.toml");
     let env = p.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut m = Mcp::start(&home, &env).await;
@@ -475,7 +475,7 @@ async fn mcp_workers_show_skill_modes() {
     let Some(worker) = Peer::start(Kind::Fake, &[]) else {
         return;
     };
-    let home = Home::new(Some(&worker.url), "");
+    let home = TempHome::with_fake(Some(&worker.url), "");
     let mut m = Mcp::start(&home, &[]).await;
     let r = m.call("workers", json!({})).await;
     let w = &structured(&r)["workers"][0];

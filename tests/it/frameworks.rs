@@ -11,7 +11,7 @@
 //! same context; files and data sent. What a framework cannot do is a [`Quirks`] flag, each one
 //! a framework limitation documented in docs/a2a.md ("What real servers do").
 
-use crate::mcp::{Home, Mcp, SESSION, structured};
+use crate::mcp::{Mcp, SESSION, structured};
 use crate::util::{TempHome, ended_row, hook_context, task_row};
 use crate::workers::{Kind, Peer};
 use a2a_mod::testing::TaskRecord;
@@ -86,8 +86,8 @@ fn matrix(kind: Kind, extra: &[&str], q: Quirks) {
     let Some(peer) = Peer::start(kind, extra) else {
         return;
     };
-    let home = Home::new(Some(&peer.url), "");
-    let h = home.temp();
+    let home = TempHome::with_fake(Some(&peer.url), "");
+    let h = &home;
     let cells: [(&str, Cell); 10] = [
         ("immediate", immediate),
         ("background", background),
@@ -424,8 +424,8 @@ fn fast_token_stream(h: &TempHome, _: Quirks) {
 /// 300 chunks over 10 s, sent through the MCP server as Claude sends them: the window hands the
 /// task over at 7.5 s, and what Claude gets of it (the hidden context, the saved file, the
 /// `task` tool) is every chunk, in order, once.
-async fn token_stream(home: &Home) {
-    let h = home.temp();
+async fn token_stream(home: &TempHome) {
+    let h = home;
     let whole: String = (0..300).map(|i| format!("t{i:03} ")).collect();
     let whole = whole.trim_end();
     let mut m = Mcp::start(home, &[]).await;

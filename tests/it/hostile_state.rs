@@ -4,15 +4,14 @@
 //! instead of silence; a corrupt session store named with its fix by `tasks`, while the status
 //! line and the hooks stay silent.
 
+use crate::mcp::Mcp;
 use crate::util::*;
 use crate::workers::{Kind, Peer};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Output;
 
 /// `a2a-mod <args>` in `home` under `umask 022`, the common default that made state readable by
 /// every user; what it starts (the poller) inherits the umask.
@@ -108,89 +107,21 @@ fn state_files_are_private_whatever_the_umask() {
     assert_eq!(loose(&state), Vec::<String>::new());
 }
 
-/// `a2a-mod mcp` over stdio, with a thread turning its stdout into messages.
-struct McpStdio {
-    child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    rx: mpsc::Receiver<Value>,
-}
-
-impl McpStdio {
-    fn start(home: &TempHome) -> McpStdio {
-        let mut child = home
-            .command()
-            .arg("mcp")
-            .session("b42c70ee-1f2a-4c1e-9b7e-0a1b2c3d4e5f")
-            .stdin_pipe()
-            .stderr(Stdio::null())
-            .spawn();
-        let out = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && tx.send(v).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        McpStdio { child, stdin, rx }
-    }
-
-    fn write(&mut self, line: &[u8]) {
-        let w = self.stdin.as_mut().unwrap();
-        w.write_all(line).unwrap();
-        w.write_all(b"\n").unwrap();
-        w.flush().unwrap();
-    }
-
-    /// The response to `id` (notifications skipped), or a panic at the deadline: never a hang.
-    fn response(&self, id: &Value, deadline: Duration) -> Value {
-        let end = std::time::Instant::now() + deadline;
-        loop {
-            let left = end.saturating_duration_since(std::time::Instant::now());
-            let msg = self
-                .rx
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("no response to {id} within {deadline:?}: {e}"));
-            if msg.get("id") == Some(id) && msg.get("method").is_none() {
-                return msg;
-            }
-        }
-    }
-}
-
-impl Drop for McpStdio {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A request line over the 16 MiB limit of one message is answered at once with a JSON-RPC error
 /// carrying its id (found after the params, where Claude Code's SDK writes it), the reason is in
 /// the log, and the connection stays up for the next call. rmcp alone drops such a line with no
 /// reply, and Claude Code then waits for its tool timeout.
-#[test]
-fn a_too_long_mcp_request_gets_an_error_reply() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_too_long_mcp_request_gets_an_error_reply() {
     let home = TempHome::new();
-    let mut mcp = McpStdio::start(&home);
-    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},
-        "clientInfo":{"name":"claude-code","version":"2.1.332"}}});
-    mcp.write(init.to_string().as_bytes());
-    let r = mcp.response(&json!(1), 30 * SECOND);
-    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
-    mcp.write(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut mcp = Mcp::start(&home, &[]).await;
 
     let big = "x".repeat(16 * 1024 * 1024 + 1000);
     let line = format!(
         r#"{{"method":"tools/call","params":{{"name":"send","arguments":{{"worker":"w","message":"{big}"}}}},"jsonrpc":"2.0","id":7}}"#
     );
-    mcp.write(line.as_bytes());
-    let r = mcp.response(&json!(7), 60 * SECOND);
+    mcp.write_line(line.as_bytes()).await;
+    let r = mcp.response_within(&json!(7), 60 * SECOND).await;
     assert_eq!(r["error"]["code"], -32600, "{r}");
     let msg = r["error"]["message"].as_str().unwrap();
     assert!(
@@ -199,8 +130,7 @@ fn a_too_long_mcp_request_gets_an_error_reply() {
     );
     assert!(!msg.contains('\n'), "{msg}");
 
-    mcp.write(br#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
-    let r = mcp.response(&json!(8), 30 * SECOND);
+    let r = mcp.request("tools/list", json!({})).await;
     assert!(r["result"]["tools"].is_array(), "{r}");
 
     let log = home.a2a_home().join("state/a2a-mod.log");

@@ -3,10 +3,9 @@
 //! Covers the handshake, `tools/list`, each tool's happy path and bad inputs, the inline window,
 //! progress, the budget against a `silent` worker, and a cancelled `send`.
 
-use crate::util::{TempHome, append_timing, ok};
+use crate::util::TempHome;
 use a2a_mod::testing::{FakeWorker, FakeWorkerOptions};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -26,36 +25,6 @@ fn discover_probe() -> Value {
             "extensions":{"io.modelcontextprotocol/tasks":{}}}}}})
 }
 
-/// A [`TempHome`] with the fake worker added as `fake` and `[timing]` appended.
-pub(crate) struct Home {
-    home: TempHome,
-    a2a: PathBuf,
-}
-
-impl Home {
-    pub(crate) fn new(worker_url: Option<&str>, timing: &str) -> Home {
-        let home = TempHome::new();
-        if let Some(url) = worker_url {
-            ok(&home, &["worker", "add", "fake", url]);
-        }
-        if !timing.is_empty() {
-            append_timing(&home.a2a_home(), timing);
-        }
-        let a2a = home.a2a_home();
-        Home { home, a2a }
-    }
-
-    /// `A2A_MOD_HOME`.
-    pub(crate) fn path(&self) -> &Path {
-        &self.a2a
-    }
-
-    /// The temp home itself, to run other commands in it.
-    pub(crate) fn temp(&self) -> &TempHome {
-        &self.home
-    }
-}
-
 /// The server process and what it has said so far.
 pub(crate) struct Mcp {
     child: Child,
@@ -67,8 +36,8 @@ pub(crate) struct Mcp {
 }
 
 impl Mcp {
-    async fn spawn(home: &Home, env: &[(&str, &str)]) -> Mcp {
-        let mut cmd = home.home.command();
+    async fn spawn(home: &TempHome, env: &[(&str, &str)]) -> Mcp {
+        let mut cmd = home.command();
         cmd.arg("mcp")
             .session(SESSION)
             .env_remove("MCP_TOOL_TIMEOUT")
@@ -92,7 +61,7 @@ impl Mcp {
     }
 
     /// Spawns and does Claude Code's handshake: probe, `-32601`, `initialize`, `initialized`.
-    pub(crate) async fn start(home: &Home, env: &[(&str, &str)]) -> Mcp {
+    pub(crate) async fn start(home: &TempHome, env: &[(&str, &str)]) -> Mcp {
         let mut m = Mcp::spawn(home, env).await;
         m.write(&discover_probe()).await;
         let probe = m.response(&json!("server-discover-probe-1")).await;
@@ -110,9 +79,13 @@ impl Mcp {
     }
 
     async fn write(&mut self, v: &Value) {
-        let mut line = serde_json::to_vec(v).unwrap();
-        line.push(b'\n');
-        self.stdin.write_all(&line).await.unwrap();
+        self.write_line(&serde_json::to_vec(v).unwrap()).await;
+    }
+
+    /// One line as is, however it is made (a test of what the server does with bad input).
+    pub(crate) async fn write_line(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
     }
 
@@ -130,14 +103,19 @@ impl Mcp {
         id
     }
 
-    async fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send_request(method, params).await;
         self.response(&id).await
     }
 
     /// Reads until the response to `id`, keeping everything else in `seen`.
-    async fn response(&mut self, id: &Value) -> Value {
-        let deadline = Instant::now() + WAIT;
+    pub(crate) async fn response(&mut self, id: &Value) -> Value {
+        self.response_within(id, WAIT).await
+    }
+
+    /// [`Mcp::response`] with its own deadline (an answer that takes longer by its nature).
+    pub(crate) async fn response_within(&mut self, id: &Value, wait: Duration) -> Value {
+        let deadline = Instant::now() + wait;
         loop {
             let msg = self.next_message(deadline).await;
             if msg.get("id") == Some(id) && msg.get("method").is_none() {
@@ -212,7 +190,7 @@ const QUICK_POLLER: &str = "poll_interval_s = 0.2\npoll_timeout_s = 1\nmax_faile
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_handshake_and_tools_list() {
-    let home = Home::new(None, "");
+    let home = TempHome::with_fake(None, "");
     let mut m = Mcp::start(&home, &[]).await;
     let list = m.request("tools/list", json!({})).await;
     let tools = list["result"]["tools"].as_array().unwrap();
@@ -261,7 +239,7 @@ async fn mcp_handshake_and_tools_list() {
     assert_eq!(structured(&r)["tasks"], json!([]));
     assert!(
         !home
-            .path()
+            .a2a_home()
             .join("state/sessions")
             .join(format!("{SESSION}.db"))
             .exists()
@@ -273,7 +251,7 @@ async fn mcp_tools_happy_paths() {
     let fw = FakeWorker::start(FakeWorkerOptions::default())
         .await
         .unwrap();
-    let home = Home::new(Some(&fw.url), QUICK_POLLER);
+    let home = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
     let mut m = Mcp::start(&home, &[]).await;
 
     let r = m.call("workers", json!({})).await;
@@ -366,7 +344,7 @@ async fn mcp_hand_over_then_cancel() {
         .await
         .unwrap();
     let timing = format!("inline_polls_s = [0.2, 0.2]\n{QUICK_POLLER}");
-    let home = Home::new(Some(&fw.url), &timing);
+    let home = TempHome::with_fake(Some(&fw.url), &timing);
     let mut m = Mcp::start(&home, &[]).await;
 
     let r = m
@@ -405,7 +383,7 @@ async fn mcp_bad_inputs_are_one_line_tool_errors() {
     let fw = FakeWorker::start(FakeWorkerOptions::default())
         .await
         .unwrap();
-    let home = Home::new(Some(&fw.url), "");
+    let home = TempHome::with_fake(Some(&fw.url), "");
     let mut m = Mcp::start(&home, &[]).await;
 
     let r = m
@@ -433,7 +411,7 @@ async fn mcp_bad_inputs_are_one_line_tool_errors() {
         assert!(error_line(&r).contains("taskId is empty"), "{tool}: {r}");
     }
     // An unreachable worker is listed with its error, not a failed call.
-    let cfg = home.path().join("config.toml");
+    let cfg = home.a2a_home().join("config.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(
         &cfg,
@@ -460,7 +438,7 @@ async fn mcp_silent_worker_released_at_budget() {
     let fw = FakeWorker::start(FakeWorkerOptions::default())
         .await
         .unwrap();
-    let home = Home::new(Some(&fw.url), QUICK_POLLER);
+    let home = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
     let mut m = Mcp::start(&home, &[("MCP_TOOL_TIMEOUT", "3000")]).await;
     let started = Instant::now();
     let r = m
@@ -487,7 +465,7 @@ async fn mcp_cancelled_send_keeps_task_tracked() {
     let fw = FakeWorker::start(FakeWorkerOptions::default())
         .await
         .unwrap();
-    let home = Home::new(Some(&fw.url), QUICK_POLLER);
+    let home = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
     let mut m = Mcp::start(&home, &[]).await;
     let token = m.next_id;
     let id = m
@@ -533,7 +511,7 @@ async fn mcp_cancelled_send_keeps_task_tracked() {
             .any(|msg| msg.get("id") == Some(&id) && msg.get("method").is_none())
     );
     let db = home
-        .path()
+        .a2a_home()
         .join("state/sessions")
         .join(format!("{SESSION}.db"));
     assert!(db.exists());
@@ -546,7 +524,7 @@ async fn mcp_cancel_during_send_still_tracks_the_task() {
     let fw = FakeWorker::start(FakeWorkerOptions::default())
         .await
         .unwrap();
-    let home = Home::new(Some(&fw.url), QUICK_POLLER);
+    let home = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
     let mut m = Mcp::start(&home, &[]).await;
     let token = m.next_id;
     let id = m
@@ -584,7 +562,7 @@ async fn mcp_replaces_a_killed_poller() {
         .await
         .unwrap();
     // A slow cadence keeps the poller busy without ending the task.
-    let home = Home::new(Some(&fw.url), "inline_polls_s = [0.1]\npoll_interval_s = 1");
+    let home = TempHome::with_fake(Some(&fw.url), "inline_polls_s = [0.1]\npoll_interval_s = 1");
     let mut m = Mcp::start(&home, &[]).await;
     let r = m
         .call(
@@ -593,7 +571,7 @@ async fn mcp_replaces_a_killed_poller() {
         )
         .await;
     assert_eq!(structured(&r)["tracked"], true);
-    let poller_pid = || crate::poller::recorded_poller_pid(home.path(), SESSION);
+    let poller_pid = || crate::poller::recorded_poller_pid(&home.a2a_home(), SESSION);
     let deadline = Instant::now() + WAIT;
     let first = loop {
         if let Some(pid) = poller_pid() {

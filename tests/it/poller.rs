@@ -752,7 +752,7 @@ fn worker_remove_ends_live_tasks() {
 
 mod over_mcp {
     use super::*;
-    use crate::mcp::{Home, Mcp, structured};
+    use crate::mcp::{Mcp, structured};
 
     /// The inline window as the worker saw it, for a `send` made by Claude through the MCP server:
     /// GetTask 0.5, 1.5, 3.5, 7.5 s after the send, ±150 ms.
@@ -761,7 +761,7 @@ mod over_mcp {
             return;
         };
         // The seed's inline polls, so streaming is off.
-        let home = Home::new(Some(&peer.url), "streaming = false");
+        let home = TempHome::with_fake(Some(&peer.url), "streaming = false");
         let s = sid(&format!("mcp-window-{kind:?}"));
         let _guard = NoOrphans(vec![s.clone()]);
         let mut m = Mcp::start(&home, &[("CLAUDE_CODE_SESSION_ID", s.as_str())]).await;
@@ -805,7 +805,7 @@ mod over_mcp {
         let Some(peer) = Peer::start(Kind::PyV1, &[]) else {
             return;
         };
-        let home = Home::new(
+        let home = TempHome::with_fake(
             Some(&peer.url),
             // The interval leaves a second between the hand-over and the first background poll,
             // so the test's clock at the return tells inline polls from background ones.
@@ -839,7 +839,7 @@ mod over_mcp {
             "no GetTask inside the window"
         );
         // Every poll hangs until cut at poll_timeout_s: two such and the task is lost.
-        let db = session::db_path(&Ctx::at(home.path()), &s);
+        let db = session::db_path(&Ctx::at(&home.a2a_home()), &s);
         let deadline = tokio::time::Instant::now() + 20 * SECOND;
         loop {
             let t = Reader::open(&db).unwrap().and_then(|st| {

@@ -79,11 +79,11 @@ fn an_answer_left_only_in_the_history_arrives_and_is_saved() {
 /// agent's own error, and the next send in the same MCP server still streams.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_error_on_a_stream_call_leaves_streaming_on() {
-    use crate::mcp::{Home, Mcp, structured};
+    use crate::mcp::{Mcp, structured};
     let Some(peer) = Peer::start(Kind::PyV1, &[]) else {
         return;
     };
-    let home = Home::new(Some(&peer.url), "");
+    let home = TempHome::with_fake(Some(&peer.url), "");
     let mut m = Mcp::start(&home, &[]).await;
     let first = m
         .call(
@@ -238,12 +238,12 @@ fn a_question_answered_on_a_new_task_waits_no_more() {
 /// poller opens no second one): the task runs to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_that_made_a_task_stays_open_after_the_window() {
-    use crate::mcp::{Home, Mcp, SESSION, structured};
+    use crate::mcp::{Mcp, SESSION, structured};
     let Some(peer) = Peer::start(Kind::Fake, &["--streaming", "on", "--cancel-on-disconnect"])
     else {
         return;
     };
-    let home = Home::new(Some(&peer.url), "");
+    let home = TempHome::with_fake(Some(&peer.url), "");
     let mut m = Mcp::start(&home, &[]).await;
     let r = m
         .call(
@@ -254,7 +254,7 @@ async fn the_stream_that_made_a_task_stays_open_after_the_window() {
     let s = structured(&r);
     assert_eq!(s["tracked"], true, "{s}");
     let id = s["taskId"].as_str().unwrap().to_string();
-    let a2a = home.path().to_path_buf();
+    let a2a = home.a2a_home();
     let t = tokio::task::spawn_blocking(move || {
         crate::util::ended_row(&a2a, SESSION, &id, 30 * SECOND)
     })

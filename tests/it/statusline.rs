@@ -10,7 +10,7 @@ use a2a_mod::testing::snapshot::{self, Loaded};
 use a2a_mod::testing::status;
 use a2a_mod::testing::task::{EndReason, PollUpdate, TaskState};
 use a2a_mod::testing::{Event, NewTask, Reader, Store, TaskKey, session};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// A whole ten seconds, so the spinner shows its first frame, ⠋.
@@ -22,11 +22,6 @@ fn fixture(name: &str) -> Vec<u8> {
         .join("tests/fixtures/statusline")
         .join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// A [`TempHome`] with this module's store, config and `statusline` command.
-struct Home {
-    home: TempHome,
 }
 
 struct Out {
@@ -41,20 +36,10 @@ impl Out {
     }
 }
 
-impl Home {
-    fn new() -> Home {
-        Home {
-            home: TempHome::new(),
-        }
-    }
-
-    /// `A2A_MOD_HOME`.
-    fn path(&self) -> PathBuf {
-        self.home.a2a_home()
-    }
-
+/// This module's store, config and `statusline` command, in a test's home.
+impl TempHome {
     fn ctx(&self) -> Ctx {
-        Ctx::at(&self.path())
+        Ctx::at(&self.a2a_home())
     }
 
     fn store(&self) -> Store {
@@ -66,11 +51,11 @@ impl Home {
     }
 
     fn config(&self, text: &str) {
-        std::fs::write(self.path().join("config.toml"), text).unwrap();
+        std::fs::write(self.a2a_home().join("config.toml"), text).unwrap();
     }
 
     fn cmd(&self, now: i64, env: &[(&str, &str)], args: &[&str]) -> TestCommand {
-        let mut c = self.home.command();
+        let mut c = self.command();
         c.arg("statusline").args(args);
         // The test may itself run inside Claude Code or a themed terminal: none of that leaks in.
         for k in [
@@ -192,7 +177,7 @@ fn seed_ended(s: &Store, id: &str, state: TaskState, reason: EndReason, took_s: 
 
 #[test]
 fn one_running() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(
             &sent("fake", "t1", "slow 20 build", TaskState::Working),
@@ -205,7 +190,7 @@ fn one_running() {
     assert_eq!(out.text(), "a2a-mod: ⠋ fake slow 20 build 0:12\n");
     assert!(out.stdout.contains('\x1b'), "default theme is coloured");
     // Submitted counts as running too; past an hour the time is h:mm:ss.
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(
             &sent("fake", "t1", "build", TaskState::Submitted),
@@ -217,7 +202,7 @@ fn one_running() {
 
 #[test]
 fn several_running() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(&sent("fake", "t1", "a", TaskState::Working), NOW - 5_000)
         .unwrap();
@@ -231,7 +216,7 @@ fn several_running() {
 
 #[test]
 fn one_waiting() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(&ask("fake", "t1", "Which colour?"), NOW - 60_000)
         .unwrap();
@@ -245,7 +230,7 @@ fn one_waiting() {
 
 #[test]
 fn several_waiting_none_running() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(&ask("fake", "t1", "Which colour?"), NOW - 9_000)
         .unwrap();
@@ -263,7 +248,7 @@ fn just_ended_shows_for_five_seconds() {
         (TaskState::Rejected, "a2a-mod: ✕ fake rejected 0:20\n"),
         (TaskState::Unknown, "a2a-mod: ? fake ended 0:20\n"),
     ] {
-        let h = Home::new();
+        let h = TempHome::new();
         seed_ended(&h.store(), "t1", state, EndReason::State, 20, 0);
         assert_eq!(h.line(NOW), want, "{state}");
         assert_eq!(h.line(NOW + 5_000), want, "{state} at 5 s");
@@ -273,7 +258,7 @@ fn just_ended_shows_for_five_seconds() {
 
 #[test]
 fn done_window_follows_config() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.config("[timing]\ndone_display_s = 1.5\n");
     seed_ended(
         &h.store(),
@@ -289,17 +274,17 @@ fn done_window_follows_config() {
 
 #[test]
 fn auth_required_lost_and_removed() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(&sent("fake", "t1", "auth", TaskState::AuthRequired), NOW)
         .unwrap();
     assert_eq!(h.line(NOW), "a2a-mod: ? fake needs auth\n");
 
-    let h = Home::new();
+    let h = TempHome::new();
     seed_ended(&h.store(), "t1", TaskState::Working, EndReason::Lost, 65, 2);
     assert_eq!(h.line(NOW), "a2a-mod: ✕ fake lost contact 1:05\n");
 
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(
         &sent("fake", "t1", "build", TaskState::Working),
@@ -312,7 +297,7 @@ fn auth_required_lost_and_removed() {
 
 #[test]
 fn spinner_moves_each_second_or_stands_still() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(&sent("fake", "t1", "build", TaskState::Working), NOW)
         .unwrap();
@@ -345,7 +330,7 @@ fn spinner_moves_each_second_or_stands_still() {
 
 #[test]
 fn one_running_and_one_waiting() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(
         &sent("fake", "t1", "slow 20 build", TaskState::Working),
@@ -362,7 +347,7 @@ fn one_running_and_one_waiting() {
 
 #[test]
 fn ended_while_one_waits() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(&ask("adk", "t2", "Which colour?"), NOW - 50_000)
         .unwrap();
@@ -376,7 +361,7 @@ fn ended_while_one_waits() {
 
 #[test]
 fn running_hides_a_fresh_outcome() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(&sent("adk", "t2", "build", TaskState::Working), NOW - 3_000)
         .unwrap();
@@ -386,7 +371,7 @@ fn running_hides_a_fresh_outcome() {
 
 #[test]
 fn a_waiting_task_answered_runs_again() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     let mut t = ask("fake", "t1", "Which colour?");
     t.message = "paint the shed";
@@ -407,7 +392,7 @@ fn a_waiting_task_answered_runs_again() {
 
 #[test]
 fn newlines_and_tabs_become_one_line() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     s.record_sent(
         &sent("fake", "t1", "fix\nthe\r\n\tbuild\n", TaskState::Working),
@@ -415,7 +400,7 @@ fn newlines_and_tabs_become_one_line() {
     )
     .unwrap();
     assert_eq!(h.line(NOW), "a2a-mod: ⠋ fake fix the build 0:01\n");
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(&ask("fake", "t1", "Which\ncolour?\n\n(red or blue)"), NOW)
         .unwrap();
@@ -429,7 +414,7 @@ fn newlines_and_tabs_become_one_line() {
 /// SessionStart hook links it to the old store, and the line must follow the link.
 #[test]
 fn follows_the_clear_link() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(
             &sent("fake", "t1", "slow 20 build", TaskState::Working),
@@ -445,7 +430,7 @@ fn follows_the_clear_link() {
 
 #[test]
 fn real_payloads_and_nulls_render() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(
             &sent("fake", "t1", "slow 20 build", TaskState::Working),
@@ -466,7 +451,7 @@ fn real_payloads_and_nulls_render() {
 
 #[test]
 fn bad_stdin_prints_nothing_and_exits_0() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(
             &sent("fake", "t1", "slow 20 build", TaskState::Working),
@@ -490,10 +475,10 @@ fn bad_stdin_prints_nothing_and_exits_0() {
 
 #[test]
 fn no_store_is_an_early_silent_exit_that_creates_nothing() {
-    let h = Home::new();
+    let h = TempHome::new();
     let out = h.run(NOW);
     assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""));
-    assert_eq!(std::fs::read_dir(h.path()).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(h.a2a_home()).unwrap().count(), 0);
     // A broken config is never read on that path, and does not matter on the other.
     h.config("[[[ broken");
     assert_eq!(h.run(NOW).stdout, "");
@@ -505,7 +490,7 @@ fn no_store_is_an_early_silent_exit_that_creates_nothing() {
 
 #[test]
 fn closed_stdout_exits_0() {
-    let h = Home::new();
+    let h = TempHome::new();
     h.store()
         .record_sent(&sent("fake", "t1", "build", TaskState::Working), NOW)
         .unwrap();
@@ -526,7 +511,7 @@ fn closed_stdout_exits_0() {
 
 // ---- Hostile worker text ----
 
-fn seed_raw(h: &Home, message: &[u8], question: Option<&[u8]>) {
+fn seed_raw(h: &TempHome, message: &[u8], question: Option<&[u8]>) {
     let state = if question.is_some() {
         TaskState::InputRequired
     } else {
@@ -586,7 +571,7 @@ fn hostile_text_never_reaches_the_terminal() {
         ),
     ];
     for (message, want) in cases {
-        let h = Home::new();
+        let h = TempHome::new();
         seed_raw(&h, message, None);
         let out = h.run(NOW);
         assert_clean(&out.stdout);
@@ -596,7 +581,7 @@ fn hostile_text_never_reaches_the_terminal() {
 
 #[test]
 fn hostile_questions_too() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_raw(
         &h,
         b"ask",
@@ -609,7 +594,7 @@ fn hostile_questions_too() {
 
 #[test]
 fn ten_kilobyte_lines_are_cut() {
-    let h = Home::new();
+    let h = TempHome::new();
     let long = "word ".repeat(2048);
     seed_raw(&h, long.as_bytes(), None);
     let out = h.run(NOW);
@@ -617,7 +602,7 @@ fn ten_kilobyte_lines_are_cut() {
         out.text(),
         format!("a2a-mod: ⠋ fake {}w… 0:01\n", "word ".repeat(6))
     );
-    let h = Home::new();
+    let h = TempHome::new();
     seed_raw(&h, b"ask", Some("?".repeat(10_240).as_bytes()));
     assert_eq!(
         h.run(NOW).text(),
@@ -627,7 +612,7 @@ fn ten_kilobyte_lines_are_cut() {
 
 #[test]
 fn cut_at_32_columns_through_a_wide_character() {
-    let h = Home::new();
+    let h = TempHome::new();
     // 'a' + 20 double-width characters = 41 columns; the 16th would straddle column 32.
     let text = format!("a{}", "界".repeat(20));
     seed_raw(&h, text.as_bytes(), None);
@@ -635,7 +620,7 @@ fn cut_at_32_columns_through_a_wide_character() {
         h.run(NOW).text(),
         format!("a2a-mod: ⠋ fake a{}… 0:01\n", "界".repeat(15))
     );
-    let h = Home::new();
+    let h = TempHome::new();
     let text = "🎉".repeat(20);
     seed_raw(&h, text.as_bytes(), None);
     assert_eq!(
@@ -646,7 +631,7 @@ fn cut_at_32_columns_through_a_wide_character() {
 
 // ---- Themes ----
 
-fn seed_one_running(h: &Home) {
+fn seed_one_running(h: &TempHome) {
     h.store()
         .record_sent(
             &sent("fake", "t1", "slow 20 build", TaskState::Working),
@@ -657,7 +642,7 @@ fn seed_one_running(h: &Home) {
 
 #[test]
 fn no_color_and_plain_print_no_escapes() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     let out = h.run_with(&fixture("idle.json"), NOW, &[("NO_COLOR", "1")], &[]);
     assert_eq!(out.stdout, "a2a-mod: ⠋ fake slow 20 build 0:12\n");
@@ -670,7 +655,7 @@ fn no_color_and_plain_print_no_escapes() {
 
 #[test]
 fn powerline_and_ascii() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     h.config("[statusline]\ntheme = \"powerline\"\n");
     let text = h.line(NOW);
@@ -690,7 +675,7 @@ fn powerline_and_ascii() {
         &[],
     );
     assert_eq!(out.text(), "a2a-mod: / fake slow 20 build 0:13\n");
-    let h = Home::new();
+    let h = TempHome::new();
     seed_ended(
         &h.store(),
         "t1",
@@ -706,19 +691,19 @@ fn powerline_and_ascii() {
 
 #[test]
 fn a_bad_theme_falls_back_to_default_with_one_warning() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     let default = h.run(NOW).stdout;
-    std::fs::create_dir(h.path().join("themes")).unwrap();
+    std::fs::create_dir(h.a2a_home().join("themes")).unwrap();
     std::fs::write(
-        h.path().join("themes/mine.toml"),
+        h.a2a_home().join("themes/mine.toml"),
         "[style]\nlabel = { fg = \"mauve\" }\n",
     )
     .unwrap();
     for theme in ["nonesuch", "mine", "../../etc/passwd"] {
         h.config(&format!("[statusline]\ntheme = {theme:?}\n"));
         assert_eq!(h.run(NOW).stdout, default, "{theme}");
-        let log = h.path().join("state/a2a-mod.log");
+        let log = h.a2a_home().join("state/a2a-mod.log");
         let _ = std::fs::remove_file(&log);
         let out = h.run_with(&fixture("idle.json"), NOW, &[("A2A_MOD_LOG", "warn")], &[]);
         assert_eq!(out.stdout, default);
@@ -727,12 +712,12 @@ fn a_bad_theme_falls_back_to_default_with_one_warning() {
         assert!(text.contains("WARN") && text.contains("default"), "{text}");
     }
     // Logging off: nothing is written.
-    let _ = std::fs::remove_file(h.path().join("state/a2a-mod.log"));
+    let _ = std::fs::remove_file(h.a2a_home().join("state/a2a-mod.log"));
     h.run(NOW);
-    assert!(!h.path().join("state/a2a-mod.log").exists());
+    assert!(!h.a2a_home().join("state/a2a-mod.log").exists());
     // A good user theme is used.
     std::fs::write(
-        h.path().join("themes/mine.toml"),
+        h.a2a_home().join("themes/mine.toml"),
         "[style]\nworker = { fg = \"cyan\" }\n",
     )
     .unwrap();
@@ -742,7 +727,7 @@ fn a_bad_theme_falls_back_to_default_with_one_warning() {
 
 #[test]
 fn config_with_other_tables_or_bad_values_still_renders() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     h.config(
         "[workers.fake]\nurl = \"http://127.0.0.1:9\"\nbearer_env = \"T\"\n[timing]\npoll_interval_s = 1\n[statusline]\nanimations = \"maybe\"\nfuture_key = 1\n[someday]\nx = 1\n",
@@ -756,9 +741,9 @@ fn config_with_other_tables_or_bad_values_still_renders() {
 
 #[test]
 fn then_prints_theirs_first_with_the_same_stdin() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
-    let dir = h.path().display().to_string();
+    let dir = h.a2a_home().display().to_string();
     let cmd = format!("cat > '{dir}/seen.json'; printf '\\033[32mtheirs\\033[0m'");
     let out = h.run_with(
         &fixture("idle.json"),
@@ -775,7 +760,7 @@ fn then_prints_theirs_first_with_the_same_stdin() {
         fixture("idle.json")
     );
     // Multi-line output passes through; with nothing of ours, only theirs.
-    let h2 = Home::new();
+    let h2 = TempHome::new();
     let out = h2.run_with(
         &fixture("idle.json"),
         NOW,
@@ -787,7 +772,7 @@ fn then_prints_theirs_first_with_the_same_stdin() {
 
 #[test]
 fn then_failing_never_hides_ours() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     for cmd in [
         "exit 3",
@@ -808,9 +793,9 @@ fn then_failing_never_hides_ours() {
 
 #[test]
 fn then_too_slow_is_cut_off() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
-    let marker = h.path().join("late");
+    let marker = h.a2a_home().join("late");
     // Prints one line at once, then hangs; the late part and its children are killed.
     let cmd = format!(
         "printf 'early\\n'; printf 'partial'; sleep 30; touch '{}'",
@@ -842,7 +827,7 @@ fn then_too_slow_is_cut_off() {
 
 #[test]
 fn then_reading_no_stdin_is_fine() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     // A command that never reads stdin must not block on a full pipe.
     let big: Vec<u8> = [fixture("idle.json"), vec![b' '; 500_000]].concat();
@@ -857,12 +842,12 @@ fn then_reading_no_stdin_is_fine() {
 
 // ---- The status snapshot: what the line reads instead of SQLite ----
 
-fn db(h: &Home) -> std::path::PathBuf {
+fn db(h: &TempHome) -> std::path::PathBuf {
     session::db_path(&h.ctx(), SID)
 }
 
 /// The snapshot on disk, which must be fresh and equal to what the whole store summarizes to.
-fn assert_snapshot_follows(h: &Home) -> a2a_mod::testing::status::Snapshot {
+fn assert_snapshot_follows(h: &TempHome) -> a2a_mod::testing::status::Snapshot {
     let snap = match snapshot::load(&db(h)) {
         Loaded::Fresh(s) => s,
         other => panic!("snapshot not fresh after a write: {other:?}"),
@@ -878,7 +863,7 @@ fn assert_snapshot_follows(h: &Home) -> a2a_mod::testing::status::Snapshot {
 
 /// Rewrites the snapshot's content in place, keeping its stamp (the store is untouched, so it
 /// stays fresh): what the line then shows came from the snapshot, not from SQLite.
-fn doctor_snapshot(h: &Home, from: &str, to: &str) {
+fn doctor_snapshot(h: &TempHome, from: &str, to: &str) {
     let p = snapshot::path_for(&db(h));
     let text = std::fs::read_to_string(&p).unwrap();
     assert!(text.contains(from), "{text}");
@@ -889,7 +874,7 @@ fn doctor_snapshot(h: &Home, from: &str, to: &str) {
 /// server do) and with writers that open, write and close (hooks, user commands).
 #[test]
 fn the_snapshot_follows_every_kind_of_write() {
-    let h = Home::new();
+    let h = TempHome::new();
     let s = h.store();
     // Send recorded.
     s.record_sent(
@@ -981,7 +966,7 @@ fn the_snapshot_follows_every_kind_of_write() {
 /// store changes behind its back.
 #[test]
 fn a_fresh_snapshot_is_all_the_line_reads_and_a_stale_one_is_ignored() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     doctor_snapshot(&h, "\"fake\"", "\"snap\"");
     assert_eq!(h.line(NOW), "a2a-mod: ⠋ snap slow 20 build 0:12\n");
@@ -1008,7 +993,7 @@ fn a_fresh_snapshot_is_all_the_line_reads_and_a_stale_one_is_ignored() {
 /// first writer to open the store publishes one.
 #[test]
 fn a_store_from_before_snapshots_still_shows() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     std::fs::remove_file(snapshot::path_for(&db(&h))).unwrap();
     assert_eq!(snapshot::load(&db(&h)), Loaded::Missing);
@@ -1023,7 +1008,7 @@ fn a_store_from_before_snapshots_still_shows() {
 /// After `/clear` the line resolves the link and reads the old session's snapshot.
 #[test]
 fn the_clear_link_leads_to_the_old_sessions_snapshot() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_one_running(&h);
     let new = "d890abd3-1c2b-4e5f-8a9b-0c1d2e3f4a5b";
     session::link(&h.ctx(), new, SID).unwrap();
@@ -1037,7 +1022,7 @@ fn the_clear_link_leads_to_the_old_sessions_snapshot() {
 /// done window come from `now`.
 #[test]
 fn a_snapshot_written_once_is_right_every_second() {
-    let h = Home::new();
+    let h = TempHome::new();
     seed_ended(
         &h.store(),
         "t1",

@@ -200,7 +200,7 @@ fn a_2s_task_returns_as_it_ends_python_v03() {
 /// `send` result arrives as the worker's clock ends the task, not at the next poll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
-    use crate::mcp::{Home, Mcp, structured};
+    use crate::mcp::{Mcp, structured};
     use a2a_mod::testing::{FakeWorker, FakeWorkerOptions, StreamMode};
     let w = FakeWorker::start(FakeWorkerOptions {
         stream: StreamMode::On,
@@ -208,7 +208,7 @@ async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
     })
     .await
     .expect("fake worker");
-    let home = Home::new(Some(&w.url), "");
+    let home = TempHome::with_fake(Some(&w.url), "");
     let mut m = Mcp::start(&home, &[("CLAUDE_CODE_SESSION_ID", "stream-mcp")]).await;
     let r = m
         .call(

@@ -36,6 +36,19 @@ impl TempHome {
         home
     }
 
+    /// A home with the fake worker at `worker_url` (when given) added as `fake`, and `timing`
+    /// appended to `[timing]`: what the MCP, file and poller tests start from.
+    pub fn with_fake(worker_url: Option<&str>, timing: &str) -> TempHome {
+        let home = TempHome::new();
+        if let Some(url) = worker_url {
+            ok(&home, &["worker", "add", "fake", url]);
+        }
+        if !timing.is_empty() {
+            append_timing(&home.a2a_home(), timing);
+        }
+        home
+    }
+
     pub fn root(&self) -> &Path {
         self.dir.path()
     }

@@ -794,6 +794,16 @@ impl Store {
         )?;
         set_wal(&conn).with_context(|| format!("cannot use WAL for \"{}\"", path.display()))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // A step this a2a-mod does not know: a newer one wrote the store, and rows written here
+        // would lack what it keeps. Refused before anything is written.
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if usize::try_from(version).is_ok_and(|v| v > MIGRATIONS.len()) {
+            anyhow::bail!(
+                "session store \"{}\" was written by a newer a2a-mod (schema step {version}; this one knows {}) — upgrade a2a-mod, or move the file aside",
+                path.display(),
+                MIGRATIONS.len()
+            );
+        }
         let store = Store {
             reader: Reader {
                 conn,
@@ -1331,6 +1341,33 @@ mod tests {
         (at_once.result, at_once.result_chars) = (Some(head), Some(chars));
         s.record_sent(&at_once, 30).unwrap();
         assert_eq!(row(&s, "t2").result_chars, Some(chars));
+    }
+
+    /// A store a newer a2a-mod wrote (a schema step this one does not know) is refused in one
+    /// line that names the file and what to do, and is left as it was.
+    #[test]
+    fn a_store_from_a_newer_a2a_mod_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.db");
+        let newer = MIGRATIONS.len() as i64 + 1;
+        {
+            let s = Store::open(&p).unwrap();
+            s.record_sent(&sent("fake", "t1", TaskState::Working), 0)
+                .unwrap();
+            s.conn.pragma_update(None, "user_version", newer).unwrap();
+        }
+        let files = || ["", "-wal"].map(|ext| std::fs::read(format!("{}{ext}", p.display())).ok());
+        let before = files();
+        let e = Store::open(&p).err().expect("refused");
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "session store \"{}\" was written by a newer a2a-mod (schema step {newer}; this one knows {}) — upgrade a2a-mod, or move the file aside",
+                p.display(),
+                MIGRATIONS.len()
+            )
+        );
+        assert_eq!(files(), before, "the store changed");
     }
 
     /// A delivery that fails comes out as `ClaimError::Deliver` (the monitor's "stdout gone"),
