@@ -15,7 +15,8 @@
 //!   fast as the stream carries them (`flood N S`), the reader's own ceiling.
 //! - **file part**: `artifact file 61440`, a 60 MiB file part (80 MB of base64), inline.
 //!
-//! `cargo bench --bench big_results` runs the full sizes; `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod`
+//! `cargo bench --bench big_results` runs the full sizes (`A2A_MOD_BENCH_ONLY=flood` one kind of
+//! case: `tokens`, `flood`, `file`); `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod`
 //! also runs each case with another build right after this one's (a before/after figure on one
 //! machine). Run any other way (`cargo test --all-targets` runs benches in debug), it does a
 //! short smoke run of small sizes. A benchmark, not a test: it asserts only that the runs ran.
@@ -404,16 +405,22 @@ fn main() {
         }
     };
     println!("{}", common::header("big_results", "", full));
-    let cases: [Case; 7] = [
-        token_inline,
-        token_background,
-        flood_paced_inline,
-        flood_paced_background,
-        flood_most_inline,
-        flood_most_background,
-        file_part,
+    let cases: [(&str, Case); 7] = [
+        ("tokens", token_inline),
+        ("tokens", token_background),
+        ("flood", flood_paced_inline),
+        ("flood", flood_paced_background),
+        ("flood", flood_most_inline),
+        ("flood", flood_most_background),
+        ("file", file_part),
     ];
-    for case in cases {
+    // `A2A_MOD_BENCH_ONLY=flood` (or `tokens`, `file`, comma-separated) runs those cases alone.
+    let only = std::env::var("A2A_MOD_BENCH_ONLY").ok();
+    let chosen = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|w| w == name))
+    };
+    for (_, case) in cases.into_iter().filter(|(name, _)| chosen(name)) {
         case(BIN, &rt, &sizes, "this");
         if let Some(other) = vs.as_deref() {
             case(other, &rt, &sizes, "other");

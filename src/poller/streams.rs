@@ -38,8 +38,9 @@ pub(super) enum Told {
 }
 
 pub(super) enum Close {
-    /// The worker told the end, or no longer streams this task (ended, unknown to it): nothing
-    /// more to subscribe to; the polls have the last word on anything it did not tell.
+    /// The worker told the end, or no longer streams this task (ended, unknown to it), or floods
+    /// its stream: nothing more to subscribe to; the polls have the last word on anything it did
+    /// not tell.
     Over,
     /// The worker does not stream (its card), or refused it.
     NotStreaming,
@@ -292,6 +293,11 @@ async fn stream(
                 }
             }
             Some(Err(A2aError::TaskNotFound)) => return Close::Over,
+            // A flood: subscribing again would read another; the polls carry the task.
+            Some(Err(e @ A2aError::Flooded(_))) => {
+                tracing::warn!("poller: {}: {e}", worker.alias);
+                return Close::Over;
+            }
             // Garbage before any task: the worker's streams cannot be read (as inline).
             Some(Err(e @ A2aError::Protocol(_))) if !told => {
                 worker.stream_failed(&e);

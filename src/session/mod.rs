@@ -1064,6 +1064,7 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
         A2aError::Credentials(_) => {
             format!("fix the credentials of worker {alias:?} in config.toml or the environment")
         }
+        A2aError::Flooded(_) => "nothing; the task is polled".to_string(),
         A2aError::UnsignedCard(_) => format!(
             "pin the worker's key with `a2a-mod worker add {alias} {url} --card-key FILE --require-signed-card`, or add it without --require-signed-card"
         ),

@@ -231,3 +231,36 @@ async fn mcp_send_of_a_2s_task_returns_as_it_ends() {
         "returned {late} ms after the worker ended the task"
     );
 }
+
+/// A worker that floods a task's stream with updates that change nothing (the same `working`,
+/// as fast as loopback carries them) has that stream dropped after a thousand in a row, and polls
+/// carry the task to its end: the send reads a small part of the million the worker would send
+/// (which it read whole before, a core busy for the flood's length), and the result still comes
+/// inline. The poller drops such a subscription the same way (`Close::Over`, no resubscribing).
+#[test]
+fn a_stream_flooded_with_updates_that_change_nothing_is_dropped_and_polled() {
+    use a2a_mod::testing::{FakeWorker, FakeWorkerOptions, StreamMode};
+    const FLOOD: usize = 1_000_000;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let w = rt
+        .block_on(FakeWorker::start(FakeWorkerOptions {
+            stream: StreamMode::On,
+            ..Default::default()
+        }))
+        .expect("fake worker");
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &w.url]);
+    let r = send_json(&home, "w", &format!("flood {FLOOD} 3"), &[]);
+    assert_eq!(r["state"], "completed", "{r}");
+    assert_eq!(r["text"], "flooded", "{r}");
+    let sent = w.flooded();
+    assert!(
+        sent < FLOOD / 10,
+        "{sent} of {FLOOD} updates went out before the stream was dropped"
+    );
+    eprintln!("flood: {sent} of {FLOOD} updates sent before the stream was dropped");
+}

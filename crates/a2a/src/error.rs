@@ -54,6 +54,12 @@ pub enum A2aError {
         "its agent card is not verified (signature: {0}), and the worker requires a signed card"
     )]
     UnsignedCard(String),
+    /// The stream sent more than this many updates in a row that changed nothing, within a
+    /// second (`core::schedule::FLOOD_NOOPS`): it is dropped, and polls carry the task.
+    #[error(
+        "the worker's stream sent more than {0} updates in a row that changed nothing, within a second; the task is polled instead"
+    )]
+    Flooded(u32),
 }
 
 impl A2aError {

@@ -18,7 +18,7 @@ use super::http::{Budget, MAX_BODY, transport_error};
 use super::wire::{self, Op, RpcAnswer};
 use crate::error::A2aError;
 use crate::view::TaskView;
-use a2a_mod_core::schedule::STREAM_GATHER;
+use a2a_mod_core::schedule::{FLOOD_NOOPS, FLOOD_WINDOW, STREAM_GATHER};
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 use std::pin::Pin;
@@ -576,6 +576,9 @@ pub struct TaskStream {
     /// The data of the last event that folded to [`Folded::Same`], while nothing changed since:
     /// the same bytes again are skipped unparsed, so a flood of one update costs its reading.
     same: Option<String>,
+    /// The events in a row that changed nothing, and when the run's window began: past
+    /// [`FLOOD_NOOPS`] within [`FLOOD_WINDOW`] the stream is a flood, and ends.
+    noops: (u32, tokio::time::Instant),
     /// How the stream ended (closed, or what broke it), seen while changes gathered: told after
     /// them.
     last_word: Option<Option<A2aError>>,
@@ -636,6 +639,7 @@ impl TaskStream {
                 told_at: None,
                 untold: false,
                 same: None,
+                noops: (0, tokio::time::Instant::now()),
                 last_word: None,
             });
         }
@@ -805,19 +809,37 @@ impl TaskStream {
             Some(Ok(sse)) => sse,
         };
         let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
-            return Step::Nothing; // a comment (keep-alive) or an id/retry line
+            return self.nothing(); // a comment (keep-alive) or an id/retry line
         };
         if self.same.as_deref() == Some(data.as_str()) {
-            return Step::Nothing;
+            return self.nothing();
         }
         let folded = self.fold(&data);
         self.same = matches!(folded, Ok(Folded::Same)).then_some(data);
         match folded {
-            Ok(Folded::Nothing | Folded::Same) => Step::Nothing,
-            Ok(Folded::Changed) => Step::Changed,
+            Ok(Folded::Nothing | Folded::Same) => self.nothing(),
+            Ok(Folded::Changed) => {
+                self.noops.0 = 0;
+                Step::Changed
+            }
             Ok(Folded::Message(view)) => Step::Told(view),
             Err(e) => Step::End(Some(e)),
         }
+    }
+
+    /// An event that changed nothing, counted: the one past [`FLOOD_NOOPS`] in a row within
+    /// [`FLOOD_WINDOW`] ends the stream (a flood; polls carry the task).
+    fn nothing(&mut self) -> Step {
+        let now = tokio::time::Instant::now();
+        let (n, since) = &mut self.noops;
+        if *n == 0 || now.duration_since(*since) >= FLOOD_WINDOW {
+            (*n, *since) = (0, now);
+        }
+        *n += 1;
+        if *n > FLOOD_NOOPS {
+            return Step::End(Some(A2aError::Flooded(FLOOD_NOOPS)));
+        }
+        Step::Nothing
     }
 
     fn fold(&mut self, data: &str) -> Result<Folded, A2aError> {
@@ -1133,6 +1155,7 @@ mod tests {
             told_at: None,
             untold: false,
             same: None,
+            noops: (0, tokio::time::Instant::now()),
             last_word: None,
         }
     }
@@ -1170,6 +1193,48 @@ mod tests {
         assert_eq!(last.state, TaskState::Completed);
         let whole: String = (0..5000).map(|i| format!("{i:04} ")).collect();
         assert_eq!(last.text.as_deref(), Some(whole.as_str()));
+    }
+
+    /// Updates that change nothing, more than a thousand in a row within a second, end the
+    /// stream as a flood (after the change gathered before them); the same repeats between
+    /// changes, as a status with each token, never do.
+    #[tokio::test]
+    async fn a_flood_of_updates_that_change_nothing_ends_the_stream() {
+        let working =
+            || json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}});
+        let mut events =
+            vec![json!({"task": {"id": "t1", "status": {"state": "TASK_STATE_WORKING"}}})];
+        events.extend((0..=FLOOD_NOOPS).map(|_| working()));
+        events.push(
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        );
+        let mut s = stream_of(events);
+        assert_eq!(s.next().await.unwrap().unwrap().state, TaskState::Working);
+        match s.next().await {
+            Some(Err(A2aError::Flooded(n))) => assert_eq!(n, FLOOD_NOOPS),
+            other => panic!("not a flood: {other:?}"),
+        }
+        assert!(s.next().await.is_none());
+
+        // The same count of repeats, one after each chunk: a token stream, read whole.
+        let mut events =
+            vec![json!({"task": {"id": "t1", "status": {"state": "TASK_STATE_WORKING"}}})];
+        for i in 0..=FLOOD_NOOPS {
+            events.push(json!({"artifactUpdate": {"taskId": "t1", "append": i > 0,
+                "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}}));
+            events.push(working());
+        }
+        events.push(
+            json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}}),
+        );
+        let mut s = stream_of(events);
+        let mut last = None;
+        while let Some(v) = s.next().await {
+            last = Some(v.expect("no flood"));
+        }
+        let last = last.unwrap();
+        assert_eq!(last.state, TaskState::Completed);
+        assert_eq!(last.text.map(|t| t.len()), Some(FLOOD_NOOPS as usize + 1));
     }
 
     /// A stream that breaks while changes gather tells them first, then how it broke.

@@ -166,6 +166,15 @@ pub const STREAM_LEASE: Duration = Duration::from_secs(3);
 /// after a quiet spell and an ending are told at once.
 pub const STREAM_GATHER: Duration = Duration::from_millis(100);
 
+/// A stream floods when it sends more than this many events in a row that change nothing (the
+/// same status again, keep-alives) within [`FLOOD_WINDOW`]: a worker can send millions a second,
+/// and reading them cost the reader a whole core. Such a stream is dropped and polls carry its
+/// task to its end. An honest stream's repeats come between changes (a status with each token),
+/// and every change starts the count afresh.
+pub const FLOOD_NOOPS: u32 = 1_000;
+/// The time [`FLOOD_NOOPS`] are counted in.
+pub const FLOOD_WINDOW: Duration = Duration::from_secs(1);
+
 /// The first wait before a dropped subscription is opened again; doubled on each drop in a row.
 pub const RESUBSCRIBE_FIRST: Duration = Duration::from_secs(1);
 /// The longest wait between two subscriptions to one task: polling covers the gap meanwhile.
