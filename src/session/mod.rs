@@ -10,6 +10,7 @@
 pub mod attach;
 
 use a2a_mod_a2a::{A2aError, Outgoing, Started, TaskView, Worker};
+use a2a_mod_core::bounds::row_keeps;
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
 use a2a_mod_core::task::{EndReason, TaskState};
@@ -321,11 +322,13 @@ impl Session {
 
     fn outcome(&self, v: &TaskView, worker: &str, tracked: bool) -> Outcome {
         let key = TaskKey::new(worker, &v.task_id);
-        // A long result was saved whole before its row was recorded; the row says so.
-        let saved = match self.store(|s| s.get(&key)) {
-            Ok(row) => row.and_then(|r| r.result_chars),
-            Err(_) => None,
-        };
+        // A long result was saved whole before its row was recorded, and the row says how long;
+        // a text a row keeps whole names no file (and needs no look at the row).
+        let saved = match v.text.as_deref().and_then(row_keeps) {
+            Some(_) => self.store(|s| s.get(&key)).ok().flatten(),
+            None => None,
+        }
+        .and_then(|row| row.result_chars);
         // Saved once the task ended or waits, so the files are there before Claude reads of them.
         let artifacts = if v.state.is_live() {
             Vec::new()
