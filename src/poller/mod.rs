@@ -133,13 +133,8 @@ impl Poller<'_> {
         if !self.config.changed(&path) {
             return;
         }
-        let none = Loaded {
-            config: Config::default(),
-            mtime: None,
-            ok: false,
-        };
-        let previous = std::mem::replace(&mut self.config, none);
-        self.config = Loaded::load(&path, Some(previous));
+        let last_good = std::mem::take(&mut self.config.config);
+        self.config = Loaded::load(&path, Some(last_good));
         self.workers.clear();
         self.holds.reload();
         self.subs.keep = Keep::new(self.ctx, self.session_id, &self.config.config);
@@ -315,7 +310,7 @@ struct Loaded {
 }
 
 impl Loaded {
-    fn load(path: &Path, previous: Option<Loaded>) -> Loaded {
+    fn load(path: &Path, previous: Option<Config>) -> Loaded {
         let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         match Config::load(path) {
             Ok(config) => Loaded {
@@ -325,7 +320,7 @@ impl Loaded {
             },
             Err(e) => {
                 tracing::warn!("{e:#}");
-                let config = previous.map(|p| p.config).unwrap_or_default();
+                let config = previous.unwrap_or_default();
                 Loaded {
                     config,
                     mtime,

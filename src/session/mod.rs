@@ -668,9 +668,9 @@ impl Session {
                 Woke::Polled((polled, started)) => {
                     slot = None;
                     let not_found = matches!(polled, Err(A2aError::TaskNotFound));
-                    let after =
+                    let mut after =
                         window.after(last.state, a2a_mod_a2a::poll_outcome(&polled), started);
-                    self.apply(alias, &last.task_id, &after)?;
+                    self.apply(alias, &last.task_id, &mut after)?;
                     if let Ok(v) = polled {
                         last = v;
                     }
@@ -702,12 +702,12 @@ impl Session {
                         stream = None;
                         continue;
                     };
-                    let after = window.streamed(
+                    let mut after = window.streamed(
                         last.state,
                         a2a_mod_a2a::poll_outcome(&Ok(v.clone())),
                         now_ms(),
                     );
-                    self.apply(alias, &v.task_id, &after)?;
+                    self.apply(alias, &v.task_id, &mut after)?;
                     last = v;
                     if let inline::After::Ended(_) = after {
                         return Ok((self.outcome(&last, alias, false), None));
@@ -723,12 +723,11 @@ impl Session {
     }
 
     /// Stores what a poll or a streamed event changed.
-    fn apply(&self, alias: &str, task_id: &str, after: &inline::After) -> Result<()> {
+    fn apply(&self, alias: &str, task_id: &str, after: &mut inline::After) -> Result<()> {
         let (update, told) = after.update();
         let key = TaskKey::new(alias, task_id);
-        let mut update = update.clone();
-        update_for_row(&self.ctx, &self.id, &key, &mut update);
-        self.store(|s| s.apply_poll(&key, &update, told, now_ms()))
+        update_for_row(&self.ctx, &self.id, &key, update);
+        self.store(|s| s.apply_poll(&key, update, told, now_ms()))
             .map(drop)
     }
 

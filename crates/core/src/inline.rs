@@ -58,8 +58,9 @@ pub enum After {
 
 impl After {
     /// The store update to apply, and whether Claude is told it now (the tool result carries an
-    /// ending; a live or deferred task is still the poller's to announce).
-    pub fn update(&self) -> (&PollUpdate, bool) {
+    /// ending; a live or deferred task is still the poller's to announce). Mutable: a long
+    /// result is cut to what a row keeps before it is stored.
+    pub fn update(&mut self) -> (&mut PollUpdate, bool) {
         match self {
             After::Ended(u) => (u, true),
             After::Live(u) | After::Deferred { update: u, .. } => (u, false),

@@ -837,13 +837,13 @@ fn has_parts(message: &Value) -> bool {
 }
 
 fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
-    let (message, message_id, text) = match params.get("message").map(|m| (m, read_message(d, m))) {
-        Some((m, Ok((message_id, text)))) => (m, message_id, text),
-        refused => {
-            let why = match refused {
-                Some((_, Err(why))) => why.to_string(),
-                _ => "params.message is required".to_string(),
-            };
+    let read = match params.get("message") {
+        Some(m) => read_message(d, m).map(|r| (m, r)),
+        None => Err(anyhow::anyhow!("params.message is required")),
+    };
+    let (message, (message_id, text)) = match read {
+        Ok(r) => r,
+        Err(why) => {
             let why = format!("Invalid params: {why}");
             return error(id, Some(d), wire::INVALID_PARAMS, &why);
         }

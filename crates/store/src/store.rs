@@ -816,7 +816,7 @@ impl Store {
             },
         };
         store
-            .migrate()
+            .migrate(version)
             .with_context(|| format!("cannot prepare session store \"{}\"", path.display()))?;
         store.refresh_snapshot();
         Ok(store)
@@ -844,10 +844,8 @@ impl Store {
         p.lock.unlock();
     }
 
-    fn migrate(&self) -> Result<()> {
-        let version: i64 = self
-            .conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))?;
+    /// Brings a store at step `version` (as read when it was opened) to this version's last.
+    fn migrate(&self, version: i64) -> Result<()> {
         if version as usize >= MIGRATIONS.len() {
             return Ok(());
         }

@@ -124,10 +124,10 @@ pub fn for_row<'a>(
     key: &TaskKey,
     text: Option<&'a str>,
 ) -> (Option<&'a str>, Option<u64>) {
-    let Some((head, chars)) = text.and_then(row_keeps) else {
+    let Some((whole, (head, chars))) = text.and_then(|t| Some((t, row_keeps(t)?))) else {
         return (text, None);
     };
-    match save_full_result(ctx, session, key, Saved::Result, text.unwrap_or_default()) {
+    match save_full_result(ctx, session, key, Saved::Result, whole) {
         Ok(_) => (Some(head), Some(chars)),
         Err(e) => {
             tracing::warn!("{key}: the result stays whole in the store: {e:#}");
