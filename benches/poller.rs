@@ -18,6 +18,8 @@
 //! (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
 
 // A bench reports its measurements on stdout.
+// A bench reads as the run it measures, however long.
+#![allow(clippy::too_many_lines)]
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 // Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
 #![allow(clippy::disallowed_methods)]

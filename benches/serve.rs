@@ -14,6 +14,8 @@
 
 // A benchmark prints its figures, a failed set-up is a bug in the bench itself, and it shares the
 // integration tests' harness files, of which it uses a part.
+// A bench reads as the run it measures, however long.
+#![allow(clippy::too_many_lines)]
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,

@@ -192,6 +192,23 @@ pub(crate) async fn credentials(
         }
         st.token = None;
     }
+    let Some(held) = fetch_token(cfg, card, http, budget).await? else {
+        return Ok(None);
+    };
+    st.generation += 1;
+    let cred = bearer(&held.token, held.source.clone(), Some(st.generation), false);
+    st.token = Some(held);
+    Ok(Some(cred))
+}
+
+/// A fresh token from the source the worker's config names (`token_cmd`, Google, OAuth), or
+/// `None` when it names none.
+async fn fetch_token(
+    cfg: &WorkerConfig,
+    card: Option<&Card>,
+    http: &reqwest::Client,
+    budget: &Budget,
+) -> Result<Option<Held>, A2aError> {
     let held = if let Some(cmd) = &cfg.token_cmd {
         Held {
             token: run_token_cmd(cmd, budget).await?,
@@ -245,10 +262,7 @@ pub(crate) async fn credentials(
     } else {
         return Ok(None);
     };
-    st.generation += 1;
-    let cred = bearer(&held.token, held.source.clone(), Some(st.generation), false);
-    st.token = Some(held);
-    Ok(Some(cred))
+    Ok(Some(held))
 }
 
 fn bearer(tok: &Secret, source: String, generation: Option<u64>, cached: bool) -> Cred {
