@@ -68,6 +68,12 @@ impl Holds {
         self.cards.clear();
     }
 
+    /// The wall clock was set by `by` ms: the times kept here move with it.
+    pub fn clock_set(&mut self, by: i64) {
+        self.looked_ms = self.looked_ms.saturating_add(by);
+        self.release_ms = self.release_ms.map(|r| r.saturating_add(by));
+    }
+
     /// Streaming is off: nothing to subscribe; when it comes back, start as the poller does.
     pub fn off(&mut self) {
         self.held = None;

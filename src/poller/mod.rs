@@ -6,13 +6,14 @@
 //! the reasoning. Starting one (`ensure`) is the hot crate's ([`a2a_mod_hot::poller`]): the hooks
 //! call it, and they must not reach this file's tokio loop.
 
+use a2a_mod_core::clock::{self, Reading};
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule::{self, PollOutcome};
 use a2a_mod_core::task::EndReason;
 use a2a_mod_hot::results::overflow::update_for_row;
 use a2a_mod_store::{SessionPaths, Store, TaskRecord};
 use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::{Ctx, now_ms};
+use a2a_mod_sys::env::{Ctx, boot_ms, now_ms};
 use anyhow::Result;
 use std::collections::HashSet;
 use std::path::Path;
@@ -36,7 +37,7 @@ const BATCH: Duration = Duration::from_millis(100);
 const MAX_IN_FLIGHT: usize = 64;
 
 /// A poll's answer as it comes back: the row the poll was sent for, when it went out, what it got.
-type Answer = (TaskRecord, i64, PollOutcome);
+type Answer = (TaskRecord, tokio::time::Instant, PollOutcome);
 
 /// The poller's main loop. Returns when the session has no live task, or at once when another
 /// poller holds the lock.
@@ -67,10 +68,12 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         subs,
         holds: holds::Holds::new(),
         swept_ms: now_ms(),
+        clock: reading(),
     };
     let card_ready = p.holds.card_ready();
     loop {
         p.reload_config();
+        p.watch_clock()?;
         let next = p.start_due(now_ms())?;
         // Sleep until the next poll falls due, at most RESCAN (other processes add tasks); a
         // poll's answer wakes us at once.
@@ -124,6 +127,15 @@ struct Poller<'a> {
     subs: streams::Streams,
     holds: holds::Holds,
     swept_ms: i64,
+    /// The clocks as the last pass read them.
+    clock: Reading,
+}
+
+fn reading() -> Reading {
+    Reading {
+        wall_ms: now_ms(),
+        boot_ms: boot_ms(),
+    }
 }
 
 impl Poller<'_> {
@@ -142,6 +154,30 @@ impl Poller<'_> {
         if !t.streaming || t.max_streams_per_worker == 0 {
             self.subs.close_all();
         }
+    }
+
+    /// A wall clock set since the last pass (NTP, the user, a VM restored) moves every time the
+    /// session keeps by as much, in the store and here: polls, holds and backoffs fall due when
+    /// they would have, not an hour late nor all at once, and the status line counts on from the
+    /// same start. A resume from sleep is no step (`core::clock::step`): what it finds overdue is.
+    fn watch_clock(&mut self) -> Result<()> {
+        let now = reading();
+        let before = std::mem::replace(&mut self.clock, now);
+        let Some(by) = clock::step(before, now) else {
+            return Ok(());
+        };
+        // The last pass, on the set clock: rows written since are on it already.
+        let since = now.wall_ms - (now.boot_ms - before.boot_ms);
+        let moved = self.store.clock_set(by, since, now.wall_ms)?;
+        self.subs.clock_set(by);
+        self.holds.clock_set(by);
+        self.swept_ms = self.swept_ms.saturating_add(by);
+        tracing::warn!(
+            "the clock was set {} by {} s: the times of {moved} task(s) moved with it",
+            if by < 0 { "back" } else { "forward" },
+            by.unsigned_abs() / 1000
+        );
+        Ok(())
     }
 
     /// Opens the streams now due and sends the polls now due (a batch: those due within a tenth
@@ -202,8 +238,8 @@ impl Poller<'_> {
             let timeout = timing.poll_timeout();
             let keep = self.subs.keep.clone();
             tokio::spawn(async move {
-                let started = now_ms();
-                let deadline = tokio::time::Instant::now() + timeout;
+                let started = tokio::time::Instant::now();
+                let deadline = started + timeout;
                 let got = worker.get_task(&t.task_id, deadline).await;
                 if let Ok(v) = &got {
                     keep.save(&t.worker, v).await;
@@ -248,6 +284,8 @@ impl Poller<'_> {
         let mut updates = Vec::with_capacity(answers.len());
         for (t, started, outcome) in answers {
             self.in_flight.remove(&t.seq);
+            // On the wall clock as it reads now: one set while the poll was out moves its start.
+            let started = now_ms().saturating_sub(started.elapsed().as_millis() as i64);
             let mut u = schedule::after_poll(
                 t.failed_polls,
                 t.state,

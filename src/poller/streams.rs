@@ -164,6 +164,13 @@ impl Streams {
     }
 
     /// Tasks whose backoff is over, to subscribe again if still live.
+    /// The wall clock was set by `by` ms: the backoffs end when they would have.
+    pub fn clock_set(&mut self, by: i64) {
+        for at in self.waiting.values_mut() {
+            *at = at.saturating_add(by);
+        }
+    }
+
     pub fn retries_due(&mut self, now_ms: i64) -> Vec<TaskKey> {
         let due: Vec<TaskKey> = self
             .waiting

@@ -23,6 +23,7 @@ mod demo;
 mod doctor;
 mod fake;
 mod fake_worker;
+mod faults;
 mod files_in;
 mod frameworks;
 mod google;

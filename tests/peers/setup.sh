@@ -35,7 +35,7 @@ fi
 
 # What each venv must be able to import once built, and the distribution whose version it reports.
 declare -A check_import=(
-    [v1]="a2a.server, uvicorn"
+    [v1]="a2a.server, uvicorn, libfaketime"
     [v03]="a2a.server, uvicorn"
     [adk]="a2a.server, uvicorn, google.adk.a2a.utils.agent_to_a2a"
     [maf]="a2a.server, uvicorn, starlette, agent_framework.a2a"

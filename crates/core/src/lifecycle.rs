@@ -28,11 +28,13 @@ impl std::fmt::Display for TaskKey {
     }
 }
 
-/// What a task's life changes: its row but for its identity, its message and its start (the
-/// store's row is this plus those, `a2a_mod_store::TaskRecord`). Serialized as `tasks --json`
-/// lists it, without the poller's own business (the hold and the stream lease).
+/// What a task's life changes: its row but for its identity and its message (the store's row is
+/// this plus those, `a2a_mod_store::TaskRecord`). Serialized as `tasks --json` lists it, without
+/// the poller's own business (the hold and the stream lease).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Life {
+    /// When it was sent. Moves only with the clock it was read on ([`Event::ClockSet`]).
+    pub started_ms: i64,
     pub state: TaskState,
     pub context_id: Option<String>,
     pub result: Option<String>,
@@ -131,6 +133,11 @@ pub enum Event<'a> {
     Moved,
     /// Its worker was removed from the config while it was live: tracking ends, to be announced.
     Removed,
+    /// The wall clock was set by this many ms (`super::clock::step`: negative when it went
+    /// back): every time of the task moves with it, so each falls due when it would have (a
+    /// clock set back an hour would otherwise stop the polls for an hour) and the status line
+    /// counts from the same start.
+    ClockSet(i64),
 }
 
 impl Life {
@@ -173,6 +180,8 @@ pub fn apply(before: Option<&Life>, event: Event<'_>, now: i64) -> Option<Life> 
     let ended = (!live).then_some(now);
     let told = t.told.then_some(now);
     Some(Life {
+        // A follow-up to a waiting task keeps its start.
+        started_ms: before.map_or(now, |b| b.started_ms),
         state: t.state,
         context_id: t
             .context_id
@@ -280,12 +289,34 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
             }
             n.end(EndReason::Removed, now);
         }
+        Event::ClockSet(by) => {
+            n.clock_set(by);
+            return Some(n);
+        }
     }
     n.updated_ms = now;
     Some(n)
 }
 
 impl Life {
+    /// [`Event::ClockSet`]: every time, moved by `by`.
+    fn clock_set(&mut self, by: i64) {
+        let moved = |t: i64| t.saturating_add(by);
+        self.started_ms = moved(self.started_ms);
+        self.updated_ms = moved(self.updated_ms);
+        for t in [
+            &mut self.ended_ms,
+            &mut self.next_poll_ms,
+            &mut self.held_until_ms,
+            &mut self.stream_lease_ms,
+            &mut self.announced_ms,
+            &mut self.delivered_ms,
+            &mut self.native_ms,
+        ] {
+            *t = t.map(moved);
+        }
+    }
+
     /// A poll's answer to a live task ([`Event::Polled`]).
     fn polled(&mut self, u: &PollUpdate, told: bool, now: i64) {
         self.take_told(u);
@@ -394,6 +425,48 @@ mod tests {
 
     fn live() -> Life {
         apply(None, Event::Sent(&sent(TaskState::Working)), 0).unwrap()
+    }
+
+    /// A clock set back moves every time of a live or ended task by as much, and nothing else:
+    /// its next poll falls due one rhythm on, not an hour later; a follow-up keeps the start.
+    #[test]
+    fn a_clock_set_moves_every_time_and_nothing_else() {
+        let held = apply(Some(&live()), Event::Native, 1_000).unwrap();
+        let back = apply(Some(&held), Event::ClockSet(-3_600_000), 2_000).unwrap();
+        assert_eq!(back.started_ms, -3_600_000);
+        assert_eq!(back.updated_ms, held.updated_ms - 3_600_000);
+        assert_eq!(back.next_poll_ms, Some(9_500 - 3_600_000));
+        assert_eq!(back.held_until_ms, Some(4_500 - 3_600_000));
+        assert_eq!(back.native_ms, Some(1_000 - 3_600_000));
+        assert_eq!((back.ended_ms, back.announced_ms), (None, None));
+        assert_eq!(
+            apply(Some(&back), Event::ClockSet(3_600_000), 3_000),
+            Some(held.clone()),
+            "and back again"
+        );
+        let done = update(TaskState::Completed, Some(EndReason::State));
+        let polled = Event::Polled {
+            update: &done,
+            told: true,
+        };
+        let ended = apply(Some(&held), polled, 5_000).unwrap();
+        let on = apply(Some(&ended), Event::ClockSet(86_400_000), 6_000).unwrap();
+        assert_eq!(on.ended_ms, Some(5_000 + 86_400_000));
+        assert_eq!(on.delivered_ms, Some(5_000 + 86_400_000));
+        assert_eq!(
+            (on.state, on.result.as_deref()),
+            (ended.state, ended.result.as_deref())
+        );
+        let again = apply(
+            Some(&on),
+            Event::Sent(&sent(TaskState::Working)),
+            90_000_000,
+        )
+        .unwrap();
+        assert_eq!(
+            again.started_ms, on.started_ms,
+            "a follow-up keeps its start"
+        );
     }
 
     /// A native task's end is announced as it ends (Claude Code tells it) but not delivered (the

@@ -63,7 +63,7 @@ const WRITE_BUSY: Duration = Duration::from_secs(10);
 const READ_BUSY: Duration = Duration::from_millis(50);
 
 /// A task's row: its [`Life`] (what `lifecycle::apply` changes) and what only the store has (its
-/// row id and version, its identity, the message and when it was sent). Reading `row.state`
+/// row id and version, its identity, the message). Reading `row.state`
 /// reads the life (`Deref`): a row is that life, as the store keeps it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TaskRecord {
@@ -71,7 +71,6 @@ pub struct TaskRecord {
     pub worker: String,
     pub task_id: String,
     pub message: String,
-    pub started_ms: i64,
     /// Bumped by every change (`persist`): whether a row read earlier is still the row.
     #[serde(skip)]
     pub version: i64,
@@ -175,14 +174,13 @@ impl Drop for Publisher {
 /// The columns of a [`Life`], in its fields' order: read by [`read_life`], written by
 /// [`persist`] from [`life_params`] (a new lifecycle field is a column here, its read and its
 /// parameter, beside its migration).
-const LIFE: &str = "state, context_id, result, result_chars, question, updated_ms, ended_ms, \
-    end_reason, next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, \
+const LIFE: &str = "started_ms, state, context_id, result, result_chars, question, updated_ms, \
+    ended_ms, end_reason, next_poll_ms, held_until_ms, stream_lease_ms, failed_polls, last_error, \
     announced_ms, delivered_ms, native_ms";
 
 /// A row's columns: its identity, then [`LIFE`] ([`row_to_record`]).
-static COLUMNS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!("seq, version, worker, task_id, message, started_ms, {LIFE}")
-});
+static COLUMNS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("seq, version, worker, task_id, message, {LIFE}"));
 
 /// A life from the row's columns from `at` on ([`LIFE`]'s order).
 fn read_life(r: &Row<'_>, at: usize) -> rusqlite::Result<Life> {
@@ -190,27 +188,28 @@ fn read_life(r: &Row<'_>, at: usize) -> rusqlite::Result<Life> {
         Ok(lossy(r.get_ref(at + i)?).map(|c| c.into_owned()))
     };
     Ok(Life {
-        state: TaskState::parse(&text(0)?.unwrap_or_default()),
-        context_id: text(1)?,
-        result: text(2)?,
-        result_chars: chars(r.get(at + 3)?),
-        question: text(4)?,
-        updated_ms: r.get(at + 5)?,
-        ended_ms: r.get(at + 6)?,
-        end_reason: text(7)?.as_deref().and_then(EndReason::parse),
-        next_poll_ms: r.get(at + 8)?,
-        held_until_ms: r.get(at + 9)?,
-        stream_lease_ms: r.get(at + 10)?,
-        failed_polls: r.get::<_, i64>(at + 11)?.clamp(0, u32::MAX as i64) as u32,
-        last_error: text(12)?,
-        announced_ms: r.get(at + 13)?,
-        delivered_ms: r.get(at + 14)?,
-        native_ms: r.get(at + 15)?,
+        started_ms: r.get(at)?,
+        state: TaskState::parse(&text(1)?.unwrap_or_default()),
+        context_id: text(2)?,
+        result: text(3)?,
+        result_chars: chars(r.get(at + 4)?),
+        question: text(5)?,
+        updated_ms: r.get(at + 6)?,
+        ended_ms: r.get(at + 7)?,
+        end_reason: text(8)?.as_deref().and_then(EndReason::parse),
+        next_poll_ms: r.get(at + 9)?,
+        held_until_ms: r.get(at + 10)?,
+        stream_lease_ms: r.get(at + 11)?,
+        failed_polls: r.get::<_, i64>(at + 12)?.clamp(0, u32::MAX as i64) as u32,
+        last_error: text(13)?,
+        announced_ms: r.get(at + 14)?,
+        delivered_ms: r.get(at + 15)?,
+        native_ms: r.get(at + 16)?,
     })
 }
 
 /// What a write sets: [`LIFE`] and `tracked`.
-const WRITTEN: usize = 17;
+const WRITTEN: usize = 18;
 
 /// The placeholders of [`life_params`] in a statement whose earlier parameters end before `first`.
 fn written_from(first: usize) -> String {
@@ -235,6 +234,7 @@ fn life_params(t: &Life) -> [ToSqlOutput<'_>; WRITTEN] {
         })
     }
     [
+        int(Some(t.started_ms)),
         text(Some(t.state.as_str())),
         text(t.context_id.as_deref()),
         text(t.result.as_deref()),
@@ -290,8 +290,7 @@ fn row_to_record(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
         worker: text(2)?,
         task_id: text(3)?,
         message: text(4)?,
-        started_ms: r.get(5)?,
-        life: read_life(r, 6)?,
+        life: read_life(r, 5)?,
     })
 }
 
@@ -928,13 +927,13 @@ impl Store {
             };
             static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
                 format!(
-                    "INSERT INTO tasks (worker, task_id, message, started_ms, {LIFE}, tracked)
-                     VALUES (?1, ?2, ?3, ?4, {})",
-                    written_from(5)
+                    "INSERT INTO tasks (worker, task_id, message, {LIFE}, tracked)
+                     VALUES (?1, ?2, ?3, {})",
+                    written_from(4)
                 )
             });
             let life = life_params(&n);
-            let mut p: Vec<&dyn rusqlite::ToSql> = vec![&t.worker, &t.task_id, &t.message, &now];
+            let mut p: Vec<&dyn rusqlite::ToSql> = vec![&t.worker, &t.task_id, &t.message];
             p.extend(life.iter().map(|v| v as &dyn rusqlite::ToSql));
             c.prepare_cached(&INSERT)?.execute(p.as_slice())?;
             Ok(n.wakes_waiters(None))
@@ -1137,6 +1136,20 @@ impl Store {
         Ok(n)
     }
 
+    /// The wall clock was set by `by` ms (`core::clock::step`), seen by a reader of both clocks
+    /// at `now` whose last reading was at `since` (as the set clock reads it): every task but
+    /// those written since then (already on the set clock) moves with it
+    /// ([`Event::ClockSet`]). No waiter is woken: nothing ended. How many rows moved.
+    pub fn clock_set(&self, by: i64, since: i64, now: i64) -> Result<usize> {
+        self.write(|c| {
+            let rows = select(c, "WHERE updated_ms NOT BETWEEN ?1 AND ?2", [since, now])?;
+            for t in &rows {
+                transition(c, (t.seq, t.version), &t.life, Event::ClockSet(by), now)?;
+            }
+            Ok(rows.len())
+        })
+    }
+
     /// A committed write ended a task (or claimed ended ones): wake the session's waiters now
     /// (`super::notify`), not at their next tick. After COMMIT and the snapshot, so what they
     /// look at is already there.
@@ -1174,6 +1187,34 @@ mod tests {
             held_until_ms: None,
             told: false,
         }
+    }
+
+    /// A clock set back an hour moves the rows written before it, not one written since on the
+    /// set clock: the old task's poll falls due one rhythm on, the new one's stays.
+    #[test]
+    fn a_clock_set_moves_the_tasks_written_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        const HOUR: i64 = 3_600_000;
+        let before = 10 * HOUR;
+        s.record_sent(&sent("w", "old", TaskState::Working), before)
+            .unwrap();
+        // Set back an hour at `before + 200`, seen at `before + 500 - HOUR` by a reader whose
+        // last look was at `before + 100` (on the set clock: `before + 100 - HOUR`).
+        let (since, now) = (before + 100 - HOUR, before + 500 - HOUR);
+        s.record_sent(&sent("w", "new", TaskState::Working), before + 300 - HOUR)
+            .unwrap();
+        assert_eq!(s.clock_set(-HOUR, since, now).unwrap(), 1);
+        let old = s.get(&TaskKey::new("w", "old")).unwrap().unwrap();
+        assert_eq!(
+            (old.started_ms, old.next_poll_ms),
+            (before - HOUR, Some(100 - HOUR))
+        );
+        let new = s.get(&TaskKey::new("w", "new")).unwrap().unwrap();
+        assert_eq!(
+            (new.started_ms, new.next_poll_ms),
+            (before + 300 - HOUR, Some(100))
+        );
     }
 
     /// A store written before step 8 (when `tracked` was read beside `ended_ms`), with a live

@@ -7,7 +7,6 @@
 use crate::error::EXIT_OK;
 use a2a_mod_core::batch::{Batch, Look, Next, Rule};
 use a2a_mod_store::notify;
-use a2a_mod_sys::env::now_ms;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One waiter's side of the loop.
@@ -46,6 +45,10 @@ pub fn catch_stop_signals() {
 /// Waits on `rule`'s terms until the waiter is done; its exit code.
 pub fn wait(w: &mut impl Waiter, rule: Rule) -> i32 {
     let tick = notify::fallback_tick();
+    // The batch's times are the waiter's own, on a clock nobody sets: a wall clock set back an
+    // hour must not hold a wake-up for an hour, nor one set forward make the waiter give up.
+    let origin = std::time::Instant::now();
+    let now_ms = || i64::try_from(origin.elapsed().as_millis()).unwrap_or(i64::MAX);
     let mut batch = Batch::new(rule, now_ms());
     loop {
         if w.gone() {
