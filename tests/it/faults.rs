@@ -1,7 +1,8 @@
 //! Faults of the user's own machine, through the built binary's real processes: a wall
-//! clock set back and forward while tasks run.
+//! clock set back and forward while tasks run; an upgrade that finds stores of every earlier
+//! schema step with tasks in them.
 
-use crate::util::{SECOND, TempHome, TestCommand, hook_context, skip, wait_until};
+use crate::util::{SECOND, TempHome, TestCommand, hook_context, ok, send_json, skip, wait_until};
 use crate::workers::{Event, Kind, Peer, peers_dir};
 use a2a_mod::testing::Ctx;
 use serde_json::Value;
@@ -162,4 +163,125 @@ fn a_clock_set_back_an_hour_and_on_a_day_keeps_the_rhythm() {
     wait_until("the poller to exit by itself", 20 * SECOND, || {
         !a2a_mod::testing::is_running(&ctx, &s)
     });
+}
+
+/// A store as the a2a-mod of schema step `step` left it (its migrations, nothing later), with a
+/// task live on the worker, due now, and one that ended with `answer` and was neither announced
+/// nor delivered; written with step 1's columns, which every later step keeps.
+fn old_store(db: &std::path::Path, step: usize, live_id: &str, answer: &str) {
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let c = rusqlite::Connection::open(db).unwrap();
+    let _: String = c
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    for m in &a2a_mod::testing::MIGRATIONS[..step] {
+        c.execute_batch(m).unwrap();
+    }
+    c.pragma_update(None, "user_version", step as i64).unwrap();
+    let now = a2a_mod::testing::now_ms();
+    c.execute(
+        "INSERT INTO tasks (worker, task_id, message, state, started_ms, updated_ms, tracked,
+            next_poll_ms) VALUES ('w', ?1, 'live before the upgrade', 'working', ?2, ?2, 1, ?2)",
+        rusqlite::params![live_id, now],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO tasks (worker, task_id, message, state, started_ms, updated_ms, ended_ms,
+            end_reason, tracked, result)
+            VALUES ('w', 'ended-before', 'ended before the upgrade', 'completed', ?1, ?1, ?1,
+            'state', 0, ?2)",
+        rusqlite::params![now - 1000, answer],
+    )
+    .unwrap();
+}
+
+/// An upgrade finds stores of every earlier schema step, each with a task still live on the
+/// worker and one that ended before the upgrade but was never told: Claude Code resumed, its
+/// SessionStart hook tells Claude the old ending and starts today's poller, which migrates the
+/// store once to the last step and follows the live task to its end; the next prompt tells the
+/// new ending, each told once; the status line renders the store as found and as migrated.
+#[test]
+fn stores_of_every_earlier_step_are_migrated_and_their_tasks_followed_and_told_once() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    ok(&home, &["worker", "add", "w", &peer.url]);
+    crate::util::fast_timing(&home, "[0.2]", 0.5, 6);
+    // The live tasks are made on the worker from another home, as the older a2a-mod made them.
+    let maker = TempHome::new();
+    ok(&maker, &["worker", "add", "w", &peer.url]);
+    crate::util::fast_timing(&maker, "[0.2]", 0.5, 6);
+    let ctx = Ctx::at(&home.a2a_home());
+    let last = a2a_mod::testing::MIGRATIONS.len();
+    let mut sessions = Vec::new();
+    for step in 1..last {
+        let r = send_json(&maker, "w", &format!("slow 6 live at step {step}"), &[]);
+        let live = r["taskId"].as_str().unwrap().to_string();
+        let s = format!("it-faults-step{step}-{}", std::process::id());
+        let db = a2a_mod::testing::session::db_path(&ctx, &s);
+        old_store(&db, step, &live, &format!("the answer kept at step {step}"));
+        let line = status_line(&home, &s);
+        assert!(
+            line.is_empty() || line.starts_with("a2a-mod: "),
+            "step {step}: {line:?}"
+        );
+        let resume = serde_json::json!({
+            "session_id": s, "hook_event_name": "SessionStart", "source": "resume"
+        });
+        let told = home
+            .command()
+            .args(["hook", "session-start"])
+            .env("CLAUDE_PID", std::process::id().to_string())
+            .stdin(resume.to_string())
+            .ok();
+        assert!(
+            told.contains(&format!("the answer kept at step {step}")),
+            "step {step}: {told}"
+        );
+        sessions.push((step, s, live, db));
+    }
+    for (step, s, live, db) in &sessions {
+        wait_until(
+            &format!("step {step}'s live task to end"),
+            30 * SECOND,
+            || {
+                let list = ok(&home, &["tasks", "--json", "--session", s]);
+                serde_json::from_str::<Value>(&list)
+                    .unwrap()
+                    .as_array()
+                    .is_some_and(|l| {
+                        l.iter()
+                            .any(|t| t["task_id"] == **live && t["state"] == "completed")
+                    })
+            },
+        );
+        let told = hook_context(&home, s).unwrap_or_default();
+        assert!(
+            told.contains(&format!("done: live at step {step}")),
+            "step {step}: {told}"
+        );
+        assert!(!told.contains("the answer kept"), "told twice: {told}");
+        assert_eq!(hook_context(&home, s), None, "step {step}: told once");
+        let c = rusqlite::Connection::open(db).unwrap();
+        let version: i64 = c
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version as usize, last, "step {step}");
+        let line = status_line(&home, s);
+        assert!(
+            line.is_empty() || line.starts_with("a2a-mod: "),
+            "step {step}: {line:?}"
+        );
+    }
+}
+
+/// The status line of `session` as Claude Code runs it, without colour (empty: nothing to show).
+fn status_line(home: &TempHome, session: &str) -> String {
+    let stdin = serde_json::json!({ "session_id": session }).to_string();
+    home.command()
+        .arg("statusline")
+        .env("NO_COLOR", "1")
+        .stdin(stdin)
+        .ok()
 }

@@ -15,5 +15,6 @@ pub mod session;
 pub mod snapshot;
 mod store;
 
+pub use schema::MIGRATIONS;
 pub use session::SessionPaths;
 pub use store::{ClaimError, Reader, Store, TaskRecord};
