@@ -49,7 +49,10 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         return Ok(());
     };
     let store = Store::open(&paths.db)?;
-    store.meta_set("poller_pid", &std::process::id().to_string())?;
+    if let Err(e) = store.meta_set("poller_pid", &std::process::id().to_string()) {
+        // A full disk: the pid is for `doctor`; the polls matter more.
+        tracing::warn!("poller of session {session_id}: {e:#}");
+    }
     tracing::info!("poller of session {session_id} started");
     let config = Loaded::load(&ctx.config_path(), None);
     let (tx, mut rx) = mpsc::unbounded_channel::<Answer>();
@@ -69,12 +72,18 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         holds: holds::Holds::new(),
         swept_ms: now_ms(),
         clock: reading(),
+        trouble: None,
     };
     let card_ready = p.holds.card_ready();
     loop {
         p.reload_config();
-        p.watch_clock()?;
-        let next = p.start_due(now_ms())?;
+        let next = match p.paused_until() {
+            Some(until) => Some(until),
+            None => p
+                .watch_clock()
+                .and_then(|()| p.start_due(now_ms()))
+                .unwrap_or_else(|e| Some(p.cannot(&e))),
+        };
         // Sleep until the next poll falls due, at most RESCAN (other processes add tasks); a
         // poll's answer wakes us at once.
         let wait = next.map_or(RESCAN, |due| {
@@ -95,8 +104,18 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         while let Ok(m) = srx.try_recv() {
             told.push(m);
         }
-        p.apply(answers, told)?;
-        p.sweep()?;
+        match p
+            .apply(answers, told)
+            .and_then(|wrote| p.sweep().map(|()| wrote))
+        {
+            Err(e) => {
+                p.cannot(&e);
+            }
+            Ok(true) if p.trouble.take().is_some() => {
+                tracing::info!("poller of session {session_id}: the store takes writes again");
+            }
+            Ok(_) => {}
+        }
 
         if p.in_flight.is_empty() && p.store.live_count()? == 0 {
             // Release, then look once more: a task recorded between the check and the release
@@ -129,6 +148,9 @@ struct Poller<'a> {
     swept_ms: i64,
     /// The clocks as the last pass read them.
     clock: Reading,
+    /// The store could not take the last write (a full disk, a read-only folder): what it said,
+    /// and until when nothing is polled (what a poll brings could not be saved either).
+    trouble: Option<(String, tokio::time::Instant)>,
 }
 
 fn reading() -> Reading {
@@ -156,19 +178,18 @@ impl Poller<'_> {
         }
     }
 
-    /// A wall clock set since the last pass (NTP, the user, a VM restored) moves every time the
-    /// session keeps by as much, in the store and here: polls, holds and backoffs fall due when
-    /// they would have, not an hour late nor all at once, and the status line counts on from the
-    /// same start. A resume from sleep is no step (`core::clock::step`): what it finds overdue is.
+    /// A wall clock set since the last pass (NTP, the user, a VM restored): the store's times
+    /// move with it at once (every write does so first, `Store::keep_clock`; this one does it now
+    /// so the status line counts on), and so do the poller's own, so polls, holds and backoffs
+    /// fall due when they would have, not an hour late nor all at once. A resume from sleep is no
+    /// step (`core::clock::step`): what it finds overdue is.
     fn watch_clock(&mut self) -> Result<()> {
         let now = reading();
         let before = std::mem::replace(&mut self.clock, now);
         let Some(by) = clock::step(before, now) else {
             return Ok(());
         };
-        // The last pass, on the set clock: rows written since are on it already.
-        let since = now.wall_ms - (now.boot_ms - before.boot_ms);
-        let moved = self.store.clock_set(by, since, now.wall_ms)?;
+        let moved = self.store.keep_clock()?;
         self.subs.clock_set(by);
         self.holds.clock_set(by);
         self.swept_ms = self.swept_ms.saturating_add(by);
@@ -178,6 +199,39 @@ impl Poller<'_> {
             by.unsigned_abs() / 1000
         );
         Ok(())
+    }
+
+    /// A pass that could not write to the store: the poller does not exit (its tasks would wait
+    /// for the next `ensure`), it says why once and polls again an interval on, when the tasks
+    /// whose answers were lost are still due: nothing is lost, and all resumes once the disk has
+    /// room or the folder is writable again. When to look again.
+    fn cannot(&mut self, e: &anyhow::Error) -> i64 {
+        let interval = self.config.config.timing.poll_interval();
+        let said = format!("{e:#}");
+        if self
+            .trouble
+            .as_ref()
+            .is_none_or(|(before, _)| *before != said)
+        {
+            tracing::warn!(
+                "poller of session {}: {said}; the tasks stay tracked and are checked again in {} s",
+                self.session_id,
+                interval.as_secs_f64()
+            );
+        }
+        self.trouble = Some((said, tokio::time::Instant::now() + interval));
+        now_ms().saturating_add(interval.as_millis() as i64)
+    }
+
+    /// While a write failure's pause lasts, when it ends (wall ms); once it is over, `None`.
+    fn paused_until(&mut self) -> Option<i64> {
+        let (_, until) = self.trouble.as_ref()?;
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            // Over: the next failure is said again only if it says something else.
+            return None;
+        }
+        Some(now_ms().saturating_add(left.as_millis() as i64))
     }
 
     /// Opens the streams now due and sends the polls now due (a batch: those due within a tenth
@@ -261,8 +315,9 @@ impl Poller<'_> {
     }
 
     /// The polls' answers and the streams' events of one pass, to the store in one write (each
-    /// long result saved whole first), after the streams they end are forgotten.
-    fn apply(&mut self, answers: Vec<Answer>, told: Vec<streams::Msg>) -> Result<()> {
+    /// long result saved whole first), after the streams they end are forgotten. Whether there
+    /// was anything to write.
+    fn apply(&mut self, answers: Vec<Answer>, told: Vec<streams::Msg>) -> Result<bool> {
         let timing = &self.config.config.timing;
         let mut events = Vec::new();
         for m in told {
@@ -310,14 +365,15 @@ impl Poller<'_> {
             }
             updates.push((t, u));
         }
-        if !updates.is_empty() || !events.is_empty() {
+        let wrote = !updates.is_empty() || !events.is_empty();
+        if wrote {
             self.store.apply_polls_and_events(
                 updates.iter().map(|(t, u)| (t, u)),
                 events.iter().map(|(k, u)| (k, u)),
                 now_ms(),
             )?;
         }
-        Ok(())
+        Ok(wrote)
     }
 
     /// Streams of tasks ended elsewhere (a cancel, the `task` tool) are closed once an interval.

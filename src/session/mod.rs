@@ -393,7 +393,27 @@ impl Session {
             req.budget.elapsed().saturating_sub(begun.sent_at.elapsed()),
             now_ms(),
         );
-        self.record(&req, &p, &begun.view, &window)?;
+        if let Err(e) = self.record(&req, &p, &begun.view, &window) {
+            let v = &begun.view;
+            if v.state.is_live() {
+                // Not saved, it could never be followed: the worker is asked to stop it rather
+                // than work on for a result nobody will get, and Claude is told so.
+                let deadline = Instant::now() + timing.poll_timeout().min(Duration::from_secs(5));
+                let stopped = p.worker.cancel(&v.task_id, deadline).await.is_ok();
+                return Err(e.context(format!(
+                    "{} task {} could not be saved, so a2a-mod cannot follow it; {} — send it again once this is fixed",
+                    req.alias,
+                    v.task_id,
+                    if stopped {
+                        "the worker was asked to cancel it"
+                    } else {
+                        "it may still run on the worker"
+                    }
+                )));
+            }
+            // Ended already: Claude gets it in this answer, nothing is left to track.
+            tracing::warn!("{} task {}: {e:#}", req.alias, v.task_id);
+        }
         let (mut o, handed) = if begun.view.state.is_live() {
             // Tracked from here on: if the caller stops waiting (Claude Code cancels the call),
             // the poller already owns the task.

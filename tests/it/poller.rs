@@ -98,7 +98,7 @@ fn timing(home: &TempHome, keys: &str) {
 
 /// Live `a2a-mod poller --session <session>` processes (a zombie has no command line, so only
 /// running ones count).
-fn pollers(session: &str) -> Vec<i32> {
+pub(crate) fn pollers(session: &str) -> Vec<i32> {
     let exe = bin();
     let exe = exe.as_os_str().as_encoded_bytes();
     let Ok(rd) = std::fs::read_dir("/proc") else {

@@ -128,9 +128,13 @@ impl Watch {
 
     #[track_caller]
     pub(crate) fn next_line(&self, deadline: Duration) -> String {
-        self.lines
-            .recv_timeout(deadline)
-            .unwrap_or_else(|e| panic!("no line from watch within {deadline:?}: {e}"))
+        self.line_within(deadline)
+            .unwrap_or_else(|| panic!("no line from watch within {deadline:?}"))
+    }
+
+    /// The next line, if one comes within `deadline`.
+    pub(crate) fn line_within(&self, deadline: Duration) -> Option<String> {
+        self.lines.recv_timeout(deadline).ok()
     }
 
     /// Every line printed so far (after the process ended, all of them).
@@ -145,7 +149,7 @@ impl Watch {
 
     /// Kills it and returns every line it printed that was not read yet, up to the end of its
     /// output (a line still in the pipe when it died is not missed).
-    fn kill9_and_drain(&mut self) -> Vec<String> {
+    pub(crate) fn kill9_and_drain(&mut self) -> Vec<String> {
         self.kill9();
         let mut out = Vec::new();
         while let Ok(l) = self.lines.recv_timeout(LONG) {

@@ -14,11 +14,23 @@ pub struct Reading {
 /// apart differ by a few ms of scheduling, and a slewing NTP moves the clock by at most 0.5 ms/s.
 pub const STEP_MIN_MS: i64 = 1_000;
 
+impl Reading {
+    /// The wall clock less the boot clock: what stays the same while time only runs.
+    pub fn offset(&self) -> i64 {
+        self.wall_ms.saturating_sub(self.boot_ms)
+    }
+}
+
 /// How far the wall clock was set between two readings (later minus earlier: negative when it
 /// went back), or `None` when it only ran. The boot clock runs through a laptop's sleep as the
 /// wall clock does, so a resume is no step: the tasks it finds overdue are.
 pub fn step(before: Reading, now: Reading) -> Option<i64> {
-    let by = (now.wall_ms - before.wall_ms) - (now.boot_ms - before.boot_ms);
+    step_of(before.offset(), now.offset())
+}
+
+/// [`step`] between two [`Reading::offset`]s.
+pub fn step_of(before: i64, now: i64) -> Option<i64> {
+    let by = now.saturating_sub(before);
     (by.abs() >= STEP_MIN_MS).then_some(by)
 }
 

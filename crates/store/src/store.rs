@@ -11,6 +11,7 @@
 
 use super::schema::MIGRATIONS;
 use super::snapshot::{self, PublishLock, Stamp};
+use a2a_mod_core::clock;
 use a2a_mod_core::lifecycle::{self, Event, Life, NewTask, TaskKey};
 use a2a_mod_core::status::{self, Snapshot};
 use a2a_mod_core::task::{EndReason, PollUpdate, Seen, TaskState};
@@ -399,29 +400,127 @@ impl std::fmt::Display for Corrupt {
 
 impl std::error::Error for Corrupt {}
 
+/// A store that cannot take a write: its disk is full, or its folder read-only. Nothing in it
+/// is lost: the write is tried again when the writer next has something to write.
+#[derive(Debug)]
+struct CannotSave {
+    path: PathBuf,
+    /// The disk is full (else the file or its folder is read-only).
+    full: bool,
+}
+
+impl std::fmt::Display for CannotSave {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dir = self.path.parent().unwrap_or(&self.path).display();
+        if self.full {
+            write!(
+                f,
+                "cannot save to \"{dir}\": the disk is full — free some space there"
+            )
+        } else {
+            write!(
+                f,
+                "cannot save to \"{dir}\": it is read-only — make it writable"
+            )
+        }
+    }
+}
+
+impl std::error::Error for CannotSave {}
+
 /// Names the file and the fix when SQLite says the store is not a database or is damaged, so
 /// `tasks` says what to do instead of "file is not a database" (the status line and hooks only
-/// log it). Other errors pass unchanged.
+/// log it), and the folder and the fix when it cannot write (a full disk, a read-only folder).
+/// Other errors pass unchanged.
 fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
-    if e.downcast_ref::<Corrupt>().is_some() {
+    if e.downcast_ref::<Corrupt>().is_some() || e.downcast_ref::<CannotSave>().is_some() {
         return e;
     }
-    let corrupt = e
+    let code = e
         .chain()
         .filter_map(|c| c.downcast_ref::<rusqlite::Error>())
-        .find(|r| {
-            matches!(
-                r.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
-            )
+        .find_map(|r| Some((r, r.sqlite_error_code()?)));
+    let path = path.to_path_buf();
+    let io = e
+        .chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .find_map(|io| match io.kind() {
+            std::io::ErrorKind::StorageFull => Some(true),
+            std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => {
+                Some(false)
+            }
+            _ => None,
         });
-    match corrupt {
-        Some(r) => anyhow::Error::new(Corrupt {
-            path: path.to_path_buf(),
-            cause: r.to_string(),
-        }),
-        None => e,
+    if let Some(full) = io {
+        return anyhow::Error::new(CannotSave { path, full });
     }
+    match code {
+        Some((r, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)) => {
+            anyhow::Error::new(Corrupt {
+                path,
+                cause: r.to_string(),
+            })
+        }
+        Some((_, rusqlite::ErrorCode::DiskFull)) => {
+            anyhow::Error::new(CannotSave { path, full: true })
+        }
+        Some((_, rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)) => {
+            anyhow::Error::new(CannotSave { path, full: false })
+        }
+        _ => e,
+    }
+}
+
+/// Brings the store's times onto the wall clock as it reads now, first thing in every write
+/// transaction. The store's times are Unix ms on the wall clock, which NTP, the user or a VM
+/// restored may set; the meta row `clock` keeps the clock they were read on, as this boot's id
+/// and `wall - boot` ms (`core::clock::Reading::offset`: the boot clock runs through sleep and
+/// nobody sets it). When that differs by a step from the clock now, every time of every task
+/// moves by the step (`Event::ClockSet`) in the same transaction as the write, so no writer
+/// mixes times from both sides of a step, and each poll, hold and lease falls due when it would
+/// have (a clock set back an hour would otherwise stop the polls for an hour) while the status
+/// line counts from the send. A reboot starts the boot clock afresh: the times are then taken as
+/// they are. How many tasks moved.
+fn keep_clock(c: &Connection) -> rusqlite::Result<usize> {
+    let boot = a2a_mod_sys::env::boot_id();
+    let now = clock::Reading {
+        wall_ms: a2a_mod_sys::env::now_ms(),
+        boot_ms: a2a_mod_sys::env::boot_ms(),
+    };
+    let stored: Option<String> = c
+        .prepare_cached("SELECT value FROM meta WHERE key = 'clock'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    let kept = stored.as_deref().and_then(|v| {
+        let (id, offset) = v.split_once(' ')?;
+        Some((id == boot).then_some(offset.parse::<i64>().ok()?))
+    });
+    let moved = match kept {
+        // This boot, no step since: nothing to write (the common case, one indexed read).
+        Some(Some(offset)) if clock::step_of(offset, now.offset()).is_none() => return Ok(0),
+        Some(Some(offset)) => {
+            let by = now.offset() - offset;
+            let rows = select(c, "", [])?;
+            for t in &rows {
+                transition(
+                    c,
+                    (t.seq, t.version),
+                    &t.life,
+                    Event::ClockSet(by),
+                    now.wall_ms,
+                )?;
+            }
+            rows.len()
+        }
+        // First write, another boot, or a value not ours: the times are taken as they are.
+        _ => 0,
+    };
+    c.prepare_cached(
+        "INSERT INTO meta (key, value) VALUES ('clock', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )?
+    .execute([format!("{boot} {}", now.offset())])?;
+    Ok(moved)
 }
 
 /// The one statement that changes a task: its row as `lifecycle::apply` left it, written over
@@ -775,10 +874,13 @@ impl Reader {
 impl Store {
     /// Opens (creating and migrating) a session's store for writing.
     pub fn open(path: &Path) -> Result<Store> {
-        make_private(path, "session store")?;
-        let conn = Connection::open(path)
-            .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
-        Store::prepare(conn, path).map_err(|e| explain(e, path))
+        let open = || {
+            make_private(path, "session store")?;
+            let conn = Connection::open(path)
+                .with_context(|| format!("cannot open session store \"{}\"", path.display()))?;
+            Store::prepare(conn, path)
+        };
+        open().map_err(|e| explain(e, path))
     }
 
     fn prepare(conn: Connection, path: &Path) -> Result<Store> {
@@ -848,15 +950,16 @@ impl Store {
         if version as usize >= MIGRATIONS.len() {
             return Ok(());
         }
-        self.write(|tx| {
+        self.transaction(false, |tx| {
             // Re-read inside the write lock: another process may have migrated meanwhile.
             let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
             for (i, step) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
                 tx.execute_batch(step)?;
                 tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             }
-            Ok(())
+            Ok::<_, rusqlite::Error>(())
         })
+        .map_err(|e| explain(e.into(), &self.path))
     }
 
     /// One write transaction, then the status snapshot of what it committed. The snapshot is
@@ -874,8 +977,26 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
+        self.transaction(true, f)
+    }
+
+    /// [`Store::write_tx`]; `on_clock`: first bring the store's times onto the clock as it reads
+    /// now ([`keep_clock`]), which every write does but the migration (the tables may not be
+    /// there yet).
+    fn transaction<T, E: From<rusqlite::Error>>(
+        &self,
+        on_clock: bool,
+        f: impl FnOnce(&Connection) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let v = match f(&self.conn) {
+        let v = match (if on_clock {
+            keep_clock(&self.conn).map(drop)
+        } else {
+            Ok(())
+        })
+        .map_err(E::from)
+        .and_then(|()| f(&self.conn))
+        {
             Ok(v) => v,
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
@@ -1136,18 +1257,12 @@ impl Store {
         Ok(n)
     }
 
-    /// The wall clock was set by `by` ms (`core::clock::step`), seen by a reader of both clocks
-    /// at `now` whose last reading was at `since` (as the set clock reads it): every task but
-    /// those written since then (already on the set clock) moves with it
-    /// ([`Event::ClockSet`]). No waiter is woken: nothing ended. How many rows moved.
-    pub fn clock_set(&self, by: i64, since: i64, now: i64) -> Result<usize> {
-        self.write(|c| {
-            let rows = select(c, "WHERE updated_ms NOT BETWEEN ?1 AND ?2", [since, now])?;
-            for t in &rows {
-                transition(c, (t.seq, t.version), &t.life, Event::ClockSet(by), now)?;
-            }
-            Ok(rows.len())
-        })
+    /// Brings the store's times onto the wall clock as it reads now ([`keep_clock`]), in a
+    /// write of its own: what the poller does as soon as it sees the clock set, so the status
+    /// line counts on at once. How many tasks' times moved.
+    pub fn keep_clock(&self) -> Result<usize> {
+        self.transaction(false, keep_clock)
+            .map_err(|e| explain(e.into(), &self.path))
     }
 
     /// A committed write ended a task (or claimed ended ones): wake the session's waiters now
@@ -1189,32 +1304,34 @@ mod tests {
         }
     }
 
-    /// A clock set back an hour moves the rows written before it, not one written since on the
-    /// set clock: the old task's poll falls due one rhythm on, the new one's stays.
+    /// The store's times were read on a clock an hour ahead of the one now (the wall clock was
+    /// set back an hour since): the next write moves every task's times back an hour before its
+    /// own, once; a mark of another boot (a reboot) moves nothing.
     #[test]
-    fn a_clock_set_moves_the_tasks_written_before_it() {
+    fn a_write_after_the_clock_was_set_moves_every_time_once() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(&dir.path().join("s.db")).unwrap();
         const HOUR: i64 = 3_600_000;
-        let before = 10 * HOUR;
-        s.record_sent(&sent("w", "old", TaskState::Working), before)
+        s.record_sent(&sent("w", "old", TaskState::Working), 10 * HOUR)
             .unwrap();
-        // Set back an hour at `before + 200`, seen at `before + 500 - HOUR` by a reader whose
-        // last look was at `before + 100` (on the set clock: `before + 100 - HOUR`).
-        let (since, now) = (before + 100 - HOUR, before + 500 - HOUR);
-        s.record_sent(&sent("w", "new", TaskState::Working), before + 300 - HOUR)
+        let mark = s.meta_get("clock").unwrap().unwrap();
+        let (boot, offset) = mark.split_once(' ').unwrap();
+        let offset: i64 = offset.parse().unwrap();
+        assert_eq!(boot, a2a_mod_sys::env::boot_id());
+        // A write itself: it keeps the clock first (no step), then sets the mark an hour ahead.
+        s.meta_set("clock", &format!("{boot} {}", offset + HOUR))
             .unwrap();
-        assert_eq!(s.clock_set(-HOUR, since, now).unwrap(), 1);
-        let old = s.get(&TaskKey::new("w", "old")).unwrap().unwrap();
-        assert_eq!(
-            (old.started_ms, old.next_poll_ms),
-            (before - HOUR, Some(100 - HOUR))
-        );
-        let new = s.get(&TaskKey::new("w", "new")).unwrap().unwrap();
-        assert_eq!(
-            (new.started_ms, new.next_poll_ms),
-            (before + 300 - HOUR, Some(100))
-        );
+        let old = |s: &Store| s.get(&TaskKey::new("w", "old")).unwrap().unwrap();
+        assert_eq!(old(&s).started_ms, 10 * HOUR);
+        assert_eq!(s.keep_clock().unwrap(), 1);
+        let moved = old(&s);
+        // The two clocks are read apart: the step is an hour within a few ms.
+        assert!((moved.started_ms - 9 * HOUR).abs() < 1_000, "{moved:?}");
+        assert!((moved.next_poll_ms.unwrap() - (100 - HOUR)).abs() < 1_000);
+        assert_eq!(s.keep_clock().unwrap(), 0, "moved once");
+        s.meta_set("clock", "another-boot 5").unwrap();
+        assert_eq!(s.keep_clock().unwrap(), 0, "another boot");
+        assert_eq!(old(&s), moved);
     }
 
     /// A store written before step 8 (when `tracked` was read beside `ended_ms`), with a live

@@ -247,6 +247,17 @@ pub fn boot_ms() -> i64 {
     ts.tv_sec.saturating_mul(1000) + ts.tv_nsec / 1_000_000
 }
 
+/// This boot's id (`/proc/sys/kernel/random/boot_id`), read once: what [`boot_ms`] counts from
+/// (empty where the kernel does not say).
+pub fn boot_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

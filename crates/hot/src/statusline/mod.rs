@@ -33,6 +33,7 @@ use a2a_mod_core::status::{self, Snapshot};
 use a2a_mod_store::snapshot::{self, Loaded};
 use a2a_mod_store::{Reader, SessionPaths};
 use a2a_mod_sys::env::{Ctx, valid_session_id};
+use a2a_mod_sys::fsx::Unwritable;
 use std::path::Path;
 use std::time::Duration;
 use theme::Theme;
@@ -105,13 +106,25 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
         return String::new();
     }
     let theme = pick_theme(&cfg.theme, env, &ctx.config_dir, warnings);
-    status::render_snapshot(
+    let mut line = status::render_snapshot(
         &snap,
         env.now_ms,
         cfg.done_ms,
         &theme,
         cfg.animations && !env.reduce_motion,
-    )
+    );
+    // What the line shows cannot move on while the state folder takes no writes: say so, since
+    // nothing else the user sees would (docs/troubleshooting.md).
+    if let Some(why) = path.parent().and_then(a2a_mod_sys::fsx::unwritable) {
+        let mark = if env.ascii { "!" } else { "⚠" };
+        let why = match why {
+            Unwritable::Full => "disk full",
+            Unwritable::ReadOnly => "state folder read-only",
+        };
+        let end = line.trim_end_matches('\n').len();
+        line.insert_str(end, &format!(" · {mark} cannot save: {why}"));
+    }
+    line
 }
 
 /// The slow path: the store itself, read-only, summarized as a writer would have.
