@@ -58,33 +58,6 @@ struct Measured {
     subscriptions: usize,
 }
 
-fn clock_ticks() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as u64 } else { 100 }
-}
-
-/// utime + stime of a process.
-fn cpu_of(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The command name may hold spaces; fields after its closing paren are fixed.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    // state is field 3 of stat, so utime (14) and stime (15) are at 11 and 12 here.
-    let t = ticks(11) + ticks(12);
-    Duration::from_millis(t * 1000 / clock_ticks())
-}
-
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Starts the workers, records `tasks` live tasks in the session store (each a real `slow 3600`
 /// task on its worker, their first polls spread over one interval as a running session's would
 /// be), runs the poller for `wall`, and measures it.
@@ -176,12 +149,12 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size, bin: &str) -> Measured {
     let pid = poller.0.id();
     let warmup = Duration::from_secs_f64(size.interval_s).min(size.wall / 2);
     std::thread::sleep(warmup);
-    let cpu_warm = cpu_of(pid);
+    let cpu_warm = common::cpu_of(pid).unwrap_or_default();
     let warm_at = Instant::now();
     std::thread::sleep(size.wall.saturating_sub(began.elapsed()));
-    let cpu = cpu_of(pid);
+    let cpu = common::cpu_of(pid).unwrap_or_default();
     let steady_wall = warm_at.elapsed();
-    let peak_rss_kib = peak_rss_kib(pid);
+    let peak_rss_kib = common::peak_rss_kib(pid);
     let mut poller = poller;
     let still_running = poller.0.try_wait().ok().flatten().is_none();
     drop(poller);

@@ -52,8 +52,10 @@ struct Seen {
 
 impl Seen {
     fn sample(&mut self, pid: u32, kind: Kind) {
-        let Some(cpu) = cpu_of(pid) else { return };
-        let rss = peak_rss_kib(pid);
+        let Some(cpu) = common::cpu_of(pid) else {
+            return;
+        };
+        let rss = common::peak_rss_kib(pid);
         let e = self.procs.entry(pid).or_insert((kind, cpu, rss));
         e.1 = e.1.max(cpu);
         e.2 = e.2.max(rss);
@@ -69,37 +71,6 @@ impl Seen {
             mine.iter().map(|p| p.2).sum(),
         )
     }
-}
-
-fn clock_ticks() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as u64 } else { 100 }
-}
-
-/// utime + stime of a running process (`None` once it is gone or a zombie).
-fn cpu_of(pid: u32) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces; fields after its closing paren are fixed.
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    if f.first() == Some(&"Z") {
-        return None;
-    }
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    // state is field 3 of stat, so utime (14) and stime (15) are at 11 and 12 here.
-    Some(Duration::from_millis(
-        (ticks(11) + ticks(12)) * 1000 / clock_ticks(),
-    ))
-}
-
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// The running `a2a-mod poller --session <prefix>…` processes, with their session.

@@ -1,5 +1,6 @@
 //! What the benchmarks share: the hello-world baseline the start-up figures are ratios to, the
-//! median they print, and the header that says what build and what size a run was. Each bench
+//! median they print, the header that says what build and what size a run was, and what a
+//! process has cost (`/proc`). Each bench
 //! is its own crate (`mod common;`) and uses a part of this.
 
 #![allow(dead_code)]
@@ -52,4 +53,36 @@ pub fn header(bench: &str, what: &str, full: bool) -> String {
         format!(" (smoke run; `cargo bench --bench {bench}` for the full size)")
     };
     format!("a2a-mod {bench}: {build} build{what}{smoke}")
+}
+
+fn clock_ticks() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as u64 } else { 100 }
+}
+
+/// utime + stime of a running process (`None` once it is gone or a zombie).
+pub fn cpu_of(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces; fields after its closing paren are fixed.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    if f.first() == Some(&"Z") {
+        return None;
+    }
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    // state is field 3 of stat, so utime (14) and stime (15) are at 11 and 12 here.
+    Some(Duration::from_millis(
+        (ticks(11) + ticks(12)) * 1000 / clock_ticks(),
+    ))
+}
+
+/// A process's peak resident memory (`VmHWM`), in KiB; 0 once it is gone.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }

@@ -2,8 +2,9 @@
 //! clock set back and forward while tasks run; an upgrade that finds stores of every earlier
 //! schema step with tasks in them.
 
+use crate::poller::gets_of;
 use crate::util::{SECOND, TempHome, TestCommand, hook_context, ok, send_json, skip, wait_until};
-use crate::workers::{Event, Kind, Peer, peers_dir};
+use crate::workers::{Kind, Peer, peers_dir};
 use a2a_mod::testing::Ctx;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -81,14 +82,6 @@ impl SetClock {
         let ctx = Ctx::at(&self.home.a2a_home());
         std::fs::read_to_string(ctx.log_path()).unwrap_or_default()
     }
-}
-
-fn gets_of(events: &[Event], id: &str) -> Vec<i64> {
-    events
-        .iter()
-        .filter(|e| e.is_get() && e.task_id.as_deref() == Some(id) && e.status == 200)
-        .map(|e| e.at_ms)
-        .collect()
 }
 
 /// The wall clock set back an hour, then on a day, while a task is tracked: the worker still sees

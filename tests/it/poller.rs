@@ -209,7 +209,7 @@ fn wake_count(line: &str) -> usize {
 }
 
 /// The worker-side GetTask requests for `id` that were answered, as arrival times.
-fn gets_of(events: &[Event], id: &str) -> Vec<i64> {
+pub(crate) fn gets_of(events: &[Event], id: &str) -> Vec<i64> {
     events
         .iter()
         .filter(|e| e.is_get() && e.task_id.as_deref() == Some(id) && e.status == 200)
