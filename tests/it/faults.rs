@@ -1,6 +1,8 @@
 //! Faults of the user's own machine, through the built binary's real processes: a wall
 //! clock set back and forward while tasks run; an upgrade that finds stores of every earlier
-//! schema step with tasks in them.
+//! schema step with tasks in them; `kill -9` of the poller, the MCP server or the monitor at
+//! thirty points; a state folder whose disk fills or that turns read-only. Many sessions at
+//! once are `benches/sessions.rs`.
 
 use crate::poller::gets_of;
 use crate::util::{SECOND, TempHome, TestCommand, hook_context, ok, send_json, skip, wait_until};

@@ -166,6 +166,32 @@ pub fn is_locked(path: &Path) -> bool {
     matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
+/// Why a folder cannot take a write now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwritable {
+    /// Its filesystem has no room left.
+    Full,
+    /// Its filesystem is mounted read-only, or the folder is not writable by us.
+    ReadOnly,
+}
+
+/// Whether `dir` can take a write now, as the filesystem says (`statvfs`, `access`): two system
+/// calls, cheap enough for the status line each second. `None` when it can, or cannot be asked.
+pub fn unwritable(dir: &Path) -> Option<Unwritable> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a NUL-terminated path; `st` is a plain struct statvfs fills in.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    // SAFETY: as above; access(2) only reads the path.
+    if st.f_flag & libc::ST_RDONLY != 0 || unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Some(Unwritable::ReadOnly);
+    }
+    (st.f_bavail == 0).then_some(Unwritable::Full)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,30 +221,4 @@ mod tests {
         assert!(!is_locked(&p));
         assert!(try_lock(&p).unwrap().is_some());
     }
-}
-
-/// Why a folder cannot take a write now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unwritable {
-    /// Its filesystem has no room left.
-    Full,
-    /// Its filesystem is mounted read-only, or the folder is not writable by us.
-    ReadOnly,
-}
-
-/// Whether `dir` can take a write now, as the filesystem says (`statvfs`, `access`): two system
-/// calls, cheap enough for the status line each second. `None` when it can, or cannot be asked.
-pub fn unwritable(dir: &Path) -> Option<Unwritable> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a NUL-terminated path; `st` is a plain struct statvfs fills in.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    // SAFETY: as above; access(2) only reads the path.
-    if st.f_flag & libc::ST_RDONLY != 0 || unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        return Some(Unwritable::ReadOnly);
-    }
-    (st.f_bavail == 0).then_some(Unwritable::Full)
 }
