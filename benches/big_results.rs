@@ -3,7 +3,10 @@
 //! process, so its own work is not counted). Each case runs the real binary as a child and reads
 //! its whole life's usage from `wait4`: wall time, CPU (utime + stime) and the bytes it wrote to
 //! storage (`ru_oublock`, the kernel's per-process count of 512-byte blocks, WAL and checkpoints
-//! included); its peak RSS is its `VmHWM`, read every 2 ms while it runs.
+//! included); its peak RSS is its `VmHWM`, read every 2 ms while it runs. A `send` hands its
+//! work to its keeper (`send --keeper`), which reads the stream on after the command has printed:
+//! the keeper's CPU (sampled every 2 ms until it exits) is added to the send's, and the wall time
+//! runs to the later of the two ends.
 //!
 //! - **token stream, inline**: `a2a-mod send w "tokens 4194304 64"`: 4 MiB of text in 64-byte
 //!   appended chunks, streamed by the send as fast as loopback carries them; the send's own
@@ -34,6 +37,8 @@ use a2a_mod::testing::{Ctx, FakeWorker, FakeWorkerOptions, StreamMode, now_ms, t
 use a2a_mod::testing::{NewTask, Outgoing, Started, Store, Worker, WorkerConfig, session};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_a2a-mod");
@@ -143,13 +148,59 @@ fn send(bin: &str, home: &Path, session: &str, message: &str) -> (Usage, serde_j
     let mut cmd = Command::new(bin);
     cmd.args(["send", "w", message, "--json", "--session", session])
         .env("A2A_MOD_HOME", home);
-    let u = measured(cmd, &out);
+    // The command hands the send to its keeper (`send --keeper`), which does the work and reads
+    // the stream on after the command has printed: its CPU counts, until it exits.
+    let began = Instant::now();
+    let sent = Arc::new(AtomicBool::new(false));
+    let keeper = {
+        let (sent, needle) = (sent.clone(), format!("--keeper\0w\0--session={session}\0"));
+        std::thread::spawn(move || keeper_usage(&needle, &sent))
+    };
+    let mut u = measured(cmd, &out);
+    sent.store(true, Ordering::SeqCst);
+    if let Ok(Some((cpu, ended))) = keeper.join() {
+        u.cpu += cpu;
+        u.wall = u.wall.max(ended.duration_since(began));
+    }
     let json = std::fs::read_to_string(&out)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or(serde_json::Value::Null);
     stop_pollers(home, session);
     (u, json)
+}
+
+/// The CPU of the process whose command line holds `needle`, sampled every 2 ms until it exits,
+/// and when it did; `None` if none showed up by a second after `sent` (a build without a keeper).
+fn keeper_usage(needle: &str, sent: &AtomicBool) -> Option<(Duration, Instant)> {
+    let mut since_sent = None;
+    let pid = loop {
+        if let Some(pid) = pid_matching(needle) {
+            break pid;
+        }
+        if sent.load(Ordering::SeqCst)
+            && since_sent.get_or_insert_with(Instant::now).elapsed() > Duration::from_secs(1)
+        {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let mut cpu = Duration::ZERO;
+    while let Some(c) = common::cpu_of(pid as u32) {
+        cpu = c;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Some((cpu, Instant::now()))
+}
+
+fn pid_matching(needle: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|p| {
+        let pid = p.file_name().to_string_lossy().parse::<i32>().ok()?;
+        let cmdline = std::fs::read(p.path().join("cmdline")).ok()?;
+        String::from_utf8_lossy(&cmdline)
+            .contains(needle)
+            .then_some(pid)
+    })
 }
 
 /// A send that did not end inside its window left a poller behind: stopped, so no process
