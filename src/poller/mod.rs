@@ -11,9 +11,9 @@ use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule::{self, PollOutcome};
 use a2a_mod_core::task::EndReason;
 use a2a_mod_hot::results::overflow::update_for_row;
-use a2a_mod_store::{SessionPaths, Store, TaskRecord};
+use a2a_mod_store::{SessionPaths, Store, TaskRecord, clock_now};
 use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::{Ctx, boot_ms, now_ms};
+use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::Result;
 use std::collections::HashSet;
 use std::path::Path;
@@ -71,7 +71,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
         subs,
         holds: holds::Holds::new(),
         swept_ms: now_ms(),
-        clock: reading(),
+        clock: clock_now(),
         trouble: None,
     };
     let card_ready = p.holds.card_ready();
@@ -153,13 +153,6 @@ struct Poller<'a> {
     trouble: Option<(String, tokio::time::Instant)>,
 }
 
-fn reading() -> Reading {
-    Reading {
-        wall_ms: now_ms(),
-        boot_ms: boot_ms(),
-    }
-}
-
 impl Poller<'_> {
     /// A config edited since the last pass is read again (a broken one keeps the last good).
     fn reload_config(&mut self) {
@@ -184,7 +177,7 @@ impl Poller<'_> {
     /// fall due when they would have, not an hour late nor all at once. A resume from sleep is no
     /// step (`core::clock::step`): what it finds overdue is.
     fn watch_clock(&mut self) -> Result<()> {
-        let now = reading();
+        let now = clock_now();
         let before = std::mem::replace(&mut self.clock, now);
         let Some(by) = clock::step(before, now) else {
             return Ok(());

@@ -4,7 +4,7 @@
 //! thirty points; a state folder whose disk fills or that turns read-only. Many sessions at
 //! once are `benches/sessions.rs`.
 
-use crate::poller::gets_of;
+use crate::poller::{gets_of, tasks};
 use crate::util::{SECOND, TempHome, TestCommand, hook_context, ok, send_json, skip, wait_until};
 use crate::workers::{Kind, Peer, peers_dir};
 use a2a_mod::testing::Ctx;
@@ -244,14 +244,9 @@ fn stores_of_every_earlier_step_are_migrated_and_their_tasks_followed_and_told_o
             &format!("step {step}'s live task to end"),
             30 * SECOND,
             || {
-                let list = ok(&home, &["tasks", "--json", "--session", s]);
-                serde_json::from_str::<Value>(&list)
-                    .unwrap()
-                    .as_array()
-                    .is_some_and(|l| {
-                        l.iter()
-                            .any(|t| t["task_id"] == **live && t["state"] == "completed")
-                    })
+                tasks(&home, s)
+                    .iter()
+                    .any(|t| t["task_id"] == **live && t["state"] == "completed")
             },
         );
         let told = hook_context(&home, s).unwrap_or_default();
@@ -355,28 +350,26 @@ impl McpProc {
 
     /// The tool results it has answered so far (their text, as Claude reads it).
     fn results(&self) -> Vec<String> {
-        self.lines
-            .try_iter()
-            .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
-            .filter(|v| v.get("id").is_some() && v.get("method").is_none())
-            .map(|v| v["result"]["content"].to_string())
-            .collect()
+        tool_results(self.lines.try_iter())
     }
 
     /// `kill -9`; the results it answered before (none is lost in the pipe).
     fn kill9(mut self) -> Vec<String> {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let mut all = Vec::new();
-        while let Ok(l) = self.lines.recv_timeout(5 * SECOND) {
-            all.push(l);
-        }
-        all.iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v.get("id").is_some() && v.get("method").is_none())
-            .map(|v| v["result"]["content"].to_string())
-            .collect()
+        tool_results(std::iter::from_fn(|| {
+            self.lines.recv_timeout(5 * SECOND).ok()
+        }))
     }
+}
+
+/// The text of each tool result among an MCP server's stdout lines.
+fn tool_results(lines: impl Iterator<Item = String>) -> Vec<String> {
+    lines
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .filter(|v| v.get("id").is_some() && v.get("method").is_none())
+        .map(|v| v["result"]["content"].to_string())
+        .collect()
 }
 
 impl Drop for McpProc {
@@ -433,14 +426,7 @@ fn kill_point(home: &TempHome, k: usize, victim: Victim, after: std::time::Durat
             true
         }
     };
-    let rows = || -> Vec<Value> {
-        let out = ok(home, &["tasks", "--json", "--session", &s]);
-        serde_json::from_str::<Value>(&out)
-            .unwrap()
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    };
+    let rows = || tasks(home, &s);
     let why = || format!("kill point {k}: {victim:?} at {after:?}");
     // Every send answered (but those of a server killed before it answered: their tasks may or
     // may not have been recorded), then every task recorded has ended.
@@ -714,14 +700,8 @@ fn the_state_folder_stops_taking_writes(read_only: bool) {
         line.starts_with("a2a-mod: ") && line.contains(&format!("cannot save: {shown}")),
         "{line:?}"
     );
-    let live: Value = serde_json::from_str(&ok(&["tasks", "--json", "--session", &s])).unwrap();
-    assert!(
-        live.as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["state"] == "working"),
-        "{live}"
-    );
+    let live = tasks(&home, &s);
+    assert!(live.iter().all(|t| t["state"] == "working"), "{live:?}");
     assert_eq!(
         hook_context(&home, &s),
         None,
@@ -733,9 +713,11 @@ fn the_state_folder_stops_taking_writes(read_only: bool) {
         disk.free();
     }
     wait_until("both tasks to be seen completed", 30 * SECOND, || {
-        let list: Value = serde_json::from_str(&ok(&["tasks", "--json", "--session", &s])).unwrap();
-        list.as_array()
-            .is_some_and(|l| l.iter().filter(|t| t["state"] == "completed").count() == 2)
+        tasks(&home, &s)
+            .iter()
+            .filter(|t| t["state"] == "completed")
+            .count()
+            == 2
     });
     let told = hook_context(&home, &s).unwrap_or_default();
     assert!(told.contains("done: small"), "{told}");

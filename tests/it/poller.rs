@@ -69,7 +69,7 @@ fn send_tracked_env(
 }
 
 /// The session's tasks as `tasks --json` lists them.
-fn tasks(home: &TempHome, session: &str) -> Vec<Value> {
+pub(crate) fn tasks(home: &TempHome, session: &str) -> Vec<Value> {
     let out = ok(home, session, &["tasks", "--json", "--session", session]);
     serde_json::from_str::<Value>(&out)
         .expect("tasks --json prints JSON")

@@ -17,4 +17,4 @@ mod store;
 
 pub use schema::MIGRATIONS;
 pub use session::SessionPaths;
-pub use store::{ClaimError, Reader, Store, TaskRecord};
+pub use store::{ClaimError, Reader, Store, TaskRecord, clock_now};

@@ -471,6 +471,15 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
     }
 }
 
+/// The wall clock and the boot clock as they read now: what the store's times are kept on
+/// ([`keep_clock`]), and what the poller watches for steps.
+pub fn clock_now() -> clock::Reading {
+    clock::Reading {
+        wall_ms: a2a_mod_sys::env::now_ms(),
+        boot_ms: a2a_mod_sys::env::boot_ms(),
+    }
+}
+
 /// Brings the store's times onto the wall clock as it reads now, first thing in every write
 /// transaction. The store's times are Unix ms on the wall clock, which NTP, the user or a VM
 /// restored may set; the meta row `clock` keeps the clock they were read on, as this boot's id
@@ -483,10 +492,7 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
 /// they are. How many tasks moved.
 fn keep_clock(c: &Connection) -> rusqlite::Result<usize> {
     let boot = a2a_mod_sys::env::boot_id();
-    let now = clock::Reading {
-        wall_ms: a2a_mod_sys::env::now_ms(),
-        boot_ms: a2a_mod_sys::env::boot_ms(),
-    };
+    let now = clock_now();
     let stored: Option<String> = c
         .prepare_cached("SELECT value FROM meta WHERE key = 'clock'")?
         .query_row([], |r| r.get(0))
