@@ -6,7 +6,9 @@
 //!   to the end, each p50/p95, and the ratio of the medians (goal ≤ 1.05×). The two are
 //!   interleaved, so the machine's load falls on both alike.
 //! - Memory: serve's RSS (VmRSS, the server alone, not its runs) idle, and with one run and 20
-//!   tasks queued behind it (goal < 32 MiB).
+//!   tasks queued behind it (goal < 32 MiB); its peak (VmHWM) with 200 late readers of a task's
+//!   4 MiB answer that never read (goal < 128 MiB: they share the answer, `stream.rs`), against
+//!   its peak before they came.
 //!
 //! A benchmark, not a test: it prints figures and asserts nothing about them. `cargo bench --bench
 //! serve` runs 10 rounds (`A2A_MOD_BENCH_ROUNDS`); under `cargo test` it runs one round, so CI
@@ -148,6 +150,109 @@ fn main() {
         ids.len() - 1,
         rss_queued as f64 / 1024.0
     );
+    drop(serve);
+    late_readers(&model);
+}
+
+/// serve's peak RSS with 200 late readers of a 4 MiB answer that read only their first bytes.
+fn late_readers(model: &FakeModelApi) {
+    use std::io::Read as _;
+    let env = ClaudeEnv::new(ClaudeOpts::new(model)).expect("checked above");
+    let line = "x".repeat(1019);
+    let big: String = (0..4096).map(|i| format!("{i:04}{line}\n")).collect();
+    std::fs::write(env.cwd.join("big.txt"), &big).unwrap();
+    std::fs::write(
+        env.cwd.join("agent.sh"),
+        "read -r verb\ncat big.txt\n: > printed\nwhile [ ! -e go ]; do sleep 0.05; done\necho END\n",
+    )
+    .unwrap();
+    append_config(
+        &env.home.a2a_home(),
+        &format!(
+            "\n[serve]\nmax_streams_per_task = 256\n[serve.agents.sh]\ndir = {:?}\nexec = [\"/bin/sh\", \"agent.sh\"]\n",
+            env.cwd.display().to_string()
+        ),
+    );
+    let serve = Serve::spawn(&env, &[]);
+    let (addr, path) = serve
+        .url
+        .trim_start_matches("http://")
+        .split_once('/')
+        .map(|(a, p)| (a.to_string(), format!("/{p}/")))
+        .unwrap();
+    let call = |body: serde_json::Value| -> serde_json::Value {
+        let body = body.to_string();
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        serde_json::from_str(out.split_once("\r\n\r\n").unwrap().1).unwrap()
+    };
+    let sent = call(json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": "big", "role": "user", "parts": [{"kind": "text", "text": "big"}]},
+        "configuration": {"blocking": false}}}));
+    let id = sent["result"]["id"].as_str().unwrap().to_string();
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": id, "historyLength": 0}});
+    let answer_len = |v: &serde_json::Value| {
+        v["result"]["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .map_or(0, str::len)
+    };
+    let start = Instant::now();
+    while !(env.cwd.join("printed").exists() && answer_len(&call(get.clone())) == big.len()) {
+        assert!(start.elapsed() < Duration::from_secs(120), "the answer never arrived");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = serve.child.id();
+    let before = peak_kib(pid);
+    let sub = json!({"jsonrpc": "2.0", "id": 3, "method": "SubscribeToTask", "params": {"id": id}})
+        .to_string();
+    let readers: Vec<std::net::TcpStream> = (0..200)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            write!(
+                s,
+                "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{sub}",
+                sub.len()
+            )
+            .unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 256];
+            while !String::from_utf8_lossy(&seen).contains("data:") {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0, "a stream closed early");
+                seen.extend_from_slice(&buf[..n]);
+            }
+            s
+        })
+        .collect();
+    std::fs::write(env.cwd.join("go"), "").unwrap();
+    while call(get.clone())["result"]["status"]["state"] != "completed" {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let after = peak_kib(pid);
+    println!(
+        "serve peak RSS with 200 late readers of a 4 MiB answer that never read: {:.1} MiB, {:.2}x its peak before they came ({:.1} MiB)   (goal < 128 MiB)",
+        after as f64 / 1024.0,
+        after as f64 / before.max(1) as f64,
+        before as f64 / 1024.0
+    );
+    drop(readers);
+}
+
+/// `VmHWM` (peak resident set) of a process, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Median and p95 in ms; returns the median.
@@ -179,6 +284,7 @@ fn direct(env: &ClaudeEnv, prompt: &str) -> (Duration, Duration) {
     let job = Job {
         task_id: "bench".into(),
         context_id: "bench".into(),
+        owner: "local".into(),
         agent: std::sync::Arc::new(Agent {
             name: "bench".into(),
             description: String::new(),
@@ -254,9 +360,14 @@ struct Serve {
 
 impl Serve {
     fn start(env: &ClaudeEnv) -> Serve {
+        Serve::spawn(env, &["--dir".as_ref(), env.cwd.as_os_str()])
+    }
+
+    /// `a2a-mod serve <args>` in `env`'s home.
+    fn spawn(env: &ClaudeEnv, args: &[&std::ffi::OsStr]) -> Serve {
         let mut cmd = Command::new(bin());
-        cmd.args(["serve", "--dir"])
-            .arg(&env.cwd)
+        cmd.arg("serve")
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());

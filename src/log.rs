@@ -45,6 +45,25 @@ pub fn init_stderr() {
     }
 }
 
+/// `a2a-mod serve`: stderr always (an operator's terminal, or journald under systemd), at
+/// `A2A_MOD_LOG`, by default a line per accepted task, ending and refusal (`info` for a2a-mod's
+/// own crates, `warn` for the libraries under them).
+pub fn init_serve() {
+    let filter = filter().unwrap_or_else(|| {
+        Targets::new()
+            .with_default(tracing::Level::WARN)
+            .with_target("a2a_mod", tracing::Level::INFO)
+            .with_target("a2a_mod_serve", tracing::Level::INFO)
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .finish()
+        .with(filter)
+        .try_init();
+}
+
 /// `A2A_MOD_LOG` as `level` or `target=level,…` (tracing's `Targets` syntax). Not `EnvFilter`:
 /// its regex engine (regex-automata, and the Unicode tables a dev-dependency's features switch
 /// on) made every start of the binary, the status line's included, measurably slower

@@ -1,14 +1,16 @@
 //! `a2a-mod serve`: checks everything before it binds (the agents, their folders, the tokens,
 //! the address, Claude Code), then serves until SIGTERM/SIGINT. Its first stdout line is the
-//! first agent's URL, the second the `worker add` line a client runs; logs go to stderr.
+//! first agent's URL, the second the `worker add` line a client runs; logs go to stderr (a line
+//! per accepted task, ending and refusal by default). SIGTERM drains: no new task, running ones
+//! get `stop_grace_s` to end, then are stopped and end `failed`; a second signal skips the grace.
 
 use super::Run;
-use super::shell::{load, out, user_command, wait_for_stop_signal};
+use super::shell::{load, out, wait_for_stop_signal};
 use crate::cli::ServeArgs;
-use a2a_mod_serve::Serving;
 use a2a_mod_serve::claude::Claude;
 use a2a_mod_serve::engine::{Agent, Engine, Limits};
 use a2a_mod_serve::http::{RESERVED, Token};
+use a2a_mod_serve::{Options, Serving};
 use a2a_mod_sys::config::{ServeAgentConfig, ServeConfig};
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::net::SocketAddr;
@@ -17,7 +19,8 @@ use std::sync::Arc;
 
 impl Run for ServeArgs {
     fn run(self) -> Result<i32> {
-        let ctx = user_command()?;
+        let ctx = a2a_mod_sys::env::Ctx::from_env()?;
+        crate::log::init_serve();
         let cfg = load(&ctx)?;
         let plan = plan(
             &self,
@@ -91,9 +94,9 @@ async fn serve(
         })?;
     let tokens = plan.tokens.iter().map(|(v, t)| Token::new(v, t)).collect();
     let agents: Vec<Arc<Agent>> = plan.agents.into_iter().map(Arc::new).collect();
-    let max_body = usize::try_from(cfg.max_body_bytes()).unwrap_or(usize::MAX);
-    let serving =
-        Serving::start(listener, engine.clone(), agents.clone(), tokens, max_body).await?;
+    let options = options(cfg);
+    a2a_mod_sys::env::raise_open_files(options.conn.max_connections + 64);
+    let serving = Serving::start(listener, engine.clone(), agents.clone(), tokens, options).await?;
     let origin = &serving.server.origin;
     let first = &agents[0];
     let url = format!("{origin}/{}", first.name);
@@ -107,10 +110,39 @@ async fn serve(
         tracing::info!(agent = %a.name, dir = %a.dir.display(), "serving {origin}/{}", a.name);
     }
     wait_for_stop_signal().await?;
-    tracing::info!("stopping: live runs are stopped and end failed");
+    let grace = a2a_mod_sys::config::secs(cfg.stop_grace_s);
+    tracing::info!(
+        "stopping: no new tasks; running ones get {} s to end, then are stopped (a second signal stops them now)",
+        grace.as_secs_f64()
+    );
+    // The server keeps answering meanwhile, so clients are told how their tasks end.
+    tokio::select! {
+        () = engine.shutdown(grace) => {}
+        r = wait_for_stop_signal() => {
+            r?;
+            tracing::info!("stopping now");
+            engine.shutdown(std::time::Duration::ZERO).await;
+        }
+    }
     serving.stop().await;
-    engine.shutdown().await;
+    tracing::info!("stopped");
     Ok(())
+}
+
+/// The server's options from `[serve]`.
+fn options(cfg: &ServeConfig) -> Options {
+    Options {
+        max_body: usize::try_from(cfg.max_body_bytes()).unwrap_or(usize::MAX),
+        allowed_hosts: cfg.allowed_hosts.clone(),
+        allowed_origins: cfg.allowed_origins.clone(),
+        conn: a2a_mod_serve::conn::Limits {
+            max_connections: cfg.max_connections,
+            header_timeout: a2a_mod_sys::config::secs(cfg.header_timeout_s),
+            send_timeout: a2a_mod_sys::config::secs(cfg.send_timeout_s),
+        },
+        max_streams_per_task: cfg.max_streams_per_task,
+        max_streams: cfg.max_streams,
+    }
 }
 
 /// Claude Code: `A2A_MOD_CLAUDE_BIN`, else `claude` on `PATH`.

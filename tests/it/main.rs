@@ -37,6 +37,7 @@ mod poller;
 mod regression;
 mod serve;
 mod serve_peers;
+mod serve_safe;
 mod signed_cards;
 mod statusline;
 mod stream;

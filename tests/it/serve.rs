@@ -85,6 +85,25 @@ impl Serve {
         self.child.id()
     }
 
+    /// SIGTERM, as systemd or Ctrl-C stops it.
+    pub(crate) fn terminate(&self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) with a pid this test spawned and has not reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+
+    /// Its exit status once it has exited (`None` if it has not within `within`).
+    pub(crate) fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     pub(crate) fn kill9(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -12,6 +12,7 @@ use crate::wire::{self, A2aError, Incoming};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_store::served::{ServedContext, ServedStore, ServedTask};
 use anyhow::Result;
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::Map;
 use std::collections::HashMap;
@@ -50,7 +51,10 @@ impl Session {
 #[derive(Debug, Clone)]
 pub struct Job {
     pub task_id: String,
+    /// The client's name for the conversation; with `owner` and the agent, its key.
     pub context_id: String,
+    /// Who sent it: the token's variable, or `local`.
+    pub owner: String,
     pub agent: Arc<Agent>,
     pub text: String,
     pub session: Session,
@@ -85,13 +89,58 @@ pub struct Live {
     /// gets exactly one.
     replies: mpsc::UnboundedSender<Reply>,
     owner: String,
+    /// Streams reading it now (`serve.max_streams_per_task` bounds them).
+    pub readers: AtomicUsize,
 }
 
 struct LiveInner {
     task: Task,
     events: Vec<Event>,
+    /// The answer so far as JSON string content (escaped, no quotes), escaped once as it comes
+    /// and shared by every stream that starts with the task (`stream.rs`), so a late reader of
+    /// a long answer costs references, not a copy.
+    answer: AnswerJson,
     /// Questions asked so far: a timer answers only the question it was set for.
     asks: u64,
+}
+
+/// The answer's JSON, append-only: full blocks shared as they are, and the tail still filling.
+#[derive(Default)]
+struct AnswerJson {
+    blocks: Vec<Bytes>,
+    tail: Vec<u8>,
+}
+
+/// A block's size: big enough that a long answer is a few hundred writes, small enough that
+/// copying the tail for each new reader costs little.
+const ANSWER_BLOCK: usize = 16 << 10;
+
+impl AnswerJson {
+    fn push(&mut self, text: &str) {
+        // A JSON string's escapes are per character, so the pieces' escapes add up to the whole's.
+        let quoted = serde_json::to_string(text).unwrap_or_default();
+        self.tail.extend_from_slice(
+            quoted
+                .as_bytes()
+                .get(1..quoted.len() - 1)
+                .unwrap_or_default(),
+        );
+        if self.tail.len() >= ANSWER_BLOCK {
+            self.blocks
+                .push(Bytes::from(std::mem::take(&mut self.tail)));
+        }
+    }
+}
+
+/// Where a stream starts: the event count, the task then (less its answer), and the answer's
+/// JSON then: `blocks` shared blocks (read with [`Live::answer_block`]) and a copy of the tail.
+pub struct Start {
+    pub rx: watch::Receiver<usize>,
+    pub from: usize,
+    pub task: Task,
+    pub has_answer: bool,
+    pub blocks: usize,
+    pub tail: Bytes,
 }
 
 impl Live {
@@ -113,24 +162,39 @@ impl Live {
     /// The events from `from` on, and the task after them without its answer and history (what
     /// an event names of it: ids, metadata), so a token stream costs its chunks, not a copy of
     /// the text so far per batch.
+    /// At most [`EVENT_BATCH`] of them: a reader far behind copies a batch at a time.
     pub fn since(&self, from: usize) -> (Vec<Event>, Task) {
         let inner = lock(&self.inner);
         let events = inner
             .events
             .get(from..)
-            .map(<[Event]>::to_vec)
+            .map(|e| e[..e.len().min(EVENT_BATCH)].to_vec())
             .unwrap_or_default();
         (events, inner.task.head())
     }
 
-    /// A receiver of the event count, the count now and the task after those events (a stream
-    /// starts with the task, then tells the events after them).
-    pub fn watch(&self) -> (watch::Receiver<usize>, usize, Task) {
+    /// Where a new stream starts, read in one step (a stream starts with the task, then tells
+    /// the events after it). Copies no more of the answer than its tail block.
+    pub fn start(&self) -> Start {
         let inner = lock(&self.inner);
-        let rx = self.told.subscribe();
-        (rx, inner.events.len(), inner.task.clone())
+        Start {
+            rx: self.told.subscribe(),
+            from: inner.events.len(),
+            task: inner.task.head(),
+            has_answer: !inner.task.answer.is_empty(),
+            blocks: inner.answer.blocks.len(),
+            tail: Bytes::copy_from_slice(&inner.answer.tail),
+        }
+    }
+
+    /// Block `i` of the answer's JSON (blocks never change once full).
+    pub fn answer_block(&self, i: usize) -> Option<Bytes> {
+        lock(&self.inner).answer.blocks.get(i).cloned()
     }
 }
+
+/// The most events a stream copies at once.
+pub const EVENT_BATCH: usize = 256;
 
 /// A poisoned lock only means a panic elsewhere mid-update; the data is still what was written.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -150,6 +214,9 @@ pub struct Limits {
 
 pub struct Engine {
     store: Mutex<ServedStore>,
+    /// Held while a send is admitted: the limits are checked and the task counted (stored
+    /// live, queued) in one step, so concurrent sends cannot all pass one check.
+    admit: Mutex<()>,
     live: Mutex<HashMap<String, Arc<Live>>>,
     /// One run at a time per context: a follow-up resumes the conversation the last run wrote.
     contexts: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -160,6 +227,8 @@ pub struct Engine {
     slots: Arc<Semaphore>,
     waiting: AtomicUsize,
     limits: Limits,
+    /// Set by [`Engine::drain`]: no new task is taken.
+    draining: AtomicBool,
     /// Set by [`Engine::shutdown`]: a run stopped now ends `failed` ([`STOPPED`]), not canceled.
     closing: AtomicBool,
 }
@@ -196,6 +265,7 @@ impl Engine {
         }
         Ok(Engine {
             store: Mutex::new(store),
+            admit: Mutex::new(()),
             live: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
             dirs: Mutex::new(HashMap::new()),
@@ -203,6 +273,7 @@ impl Engine {
             slots: Arc::new(Semaphore::new(limits.max_concurrent)),
             waiting: AtomicUsize::new(0),
             limits,
+            draining: AtomicBool::new(false),
             closing: AtomicBool::new(false),
         })
     }
@@ -266,51 +337,63 @@ impl Engine {
         if let Some(id) = msg.task_id.clone() {
             return self.reply(owner, agent, &id, msg);
         }
-        self.check_owner(owner)?;
-        if self.waiting.load(Ordering::SeqCst) >= self.limits.max_queued {
-            return Err(A2aError::new(
-                SERVER_BUSY,
-                format!(
-                    "Server busy: {} tasks are waiting for a run — try again later",
-                    self.limits.max_queued
-                ),
-            ));
-        }
         let now = a2a_mod_sys::env::now_ms();
-        let (context_id, session, allowed) =
-            self.context_for(owner, agent, msg.context_id.as_deref(), now)?;
-        let id = a2a_mod_sys::ids::uuid_v4();
-        let files = crate::inbox::save(&agent.dir, &id, &msg.files).map_err(|e| {
-            tracing::warn!(task = %id, "cannot save the message's files: {e:#}");
-            A2aError::new(
-                wire::INTERNAL_ERROR,
-                "Internal error: the message's files could not be saved in the agent's folder — tell its operator",
-            )
-        })?;
-        let mut task = Task::new(&id, &context_id, &agent.name, now);
+        let (task, session, allowed) = self
+            .admit(owner, agent, msg.context_id.as_deref(), now)
+            .inspect_err(|e| {
+                if e.code == SERVER_BUSY {
+                    tracing::warn!("refused a task for {owner}: {}", e.message);
+                }
+            })?;
+        let id = task.id.clone();
+        // Saved after the task is counted, outside the admission lock: a slow write holds no
+        // other sender, and the count already holds this task's place.
+        let files = match crate::inbox::save(&agent.dir, &id, &msg.files) {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(task = %id, "cannot save the message's files: {e:#}");
+                if let Err(e) = lock(&self.store).delete(&id) {
+                    tracing::error!(task = %id, "cannot forget the task: {e:#}");
+                }
+                self.waiting.fetch_sub(1, Ordering::SeqCst);
+                return Err(A2aError::new(
+                    wire::INTERNAL_ERROR,
+                    "Internal error: the message's files could not be saved in the agent's folder — tell its operator",
+                ));
+            }
+        };
+        let mut task = task;
         task.history.push(Msg {
             message_id: msg.message_id.clone(),
             agent: false,
             text: msg.text.clone(),
         });
         self.persist(&task, owner);
+        tracing::info!(
+            "task {id} accepted: agent {}, token {owner}, context {}",
+            agent.name,
+            task.context_id
+        );
         let (replies, answers) = mpsc::unbounded_channel();
+        let context_id = task.context_id.clone();
         let live = Arc::new(Live {
             inner: Mutex::new(LiveInner {
                 task,
                 events: Vec::new(),
+                answer: AnswerJson::default(),
                 asks: 0,
             }),
             told: watch::channel(0).0,
             stop: watch::channel(false).0,
             replies,
             owner: owner.to_string(),
+            readers: AtomicUsize::new(0),
         });
         lock(&self.live).insert(id.clone(), live.clone());
-        self.waiting.fetch_add(1, Ordering::SeqCst);
         let job = Job {
             task_id: id,
             context_id,
+            owner: owner.to_string(),
             agent: agent.clone(),
             text: if msg.text.trim().is_empty() {
                 files.trim_start().to_string()
@@ -324,6 +407,43 @@ impl Engine {
         let l = live.clone();
         tokio::spawn(async move { engine.drive(l, job, answers).await });
         Ok(live)
+    }
+
+    /// Admits a new task in one step under the admission lock: the server takes tasks, the
+    /// owner is within its limits, the queue has room; then the task is stored live (which the
+    /// owner's count reads) and queued, before the lock is let go.
+    fn admit(
+        &self,
+        owner: &str,
+        agent: &Agent,
+        context: Option<&str>,
+        now: i64,
+    ) -> Result<(Task, Session, Vec<String>), A2aError> {
+        let _admit = lock(&self.admit);
+        if self.draining.load(Ordering::SeqCst) {
+            return Err(A2aError::new(
+                SERVER_BUSY,
+                "Server stopping: it takes no new task now — send again once it is back",
+            ));
+        }
+        self.check_owner(owner)?;
+        if self.waiting.load(Ordering::SeqCst) >= self.limits.max_queued {
+            return Err(A2aError::new(
+                SERVER_BUSY,
+                format!(
+                    "Server busy: {} tasks are waiting for a run (serve.max_queued) — try again later",
+                    self.limits.max_queued
+                ),
+            ));
+        }
+        let (context_id, session, allowed) = self.context_for(owner, agent, context, now)?;
+        let id = a2a_mod_sys::ids::uuid_v4();
+        let task = Task::new(&id, &context_id, &agent.name, now);
+        lock(&self.store)
+            .put(&row_of(&task, owner))
+            .map_err(internal)?;
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        Ok((task, session, allowed))
     }
 
     /// Refuses a new task of an owner over its limits: its live tasks, its day's cost.
@@ -415,7 +535,9 @@ impl Engine {
         })
     }
 
-    /// The context a message goes on in, and the Claude Code session of it.
+    /// The context a message goes on in, and the Claude Code session of it. A context is its
+    /// owner's: another token naming the same id gets a conversation of its own, as an unknown
+    /// id does, so an id reveals nothing and cannot be taken from its owner.
     fn context_for(
         &self,
         owner: &str,
@@ -424,21 +546,10 @@ impl Engine {
         now: i64,
     ) -> Result<(String, Session, Vec<String>), A2aError> {
         let store = lock(&self.store);
-        if let Some(c) = context {
-            match store.context(c).map_err(internal)? {
-                Some(ctx) if ctx.owner == owner && ctx.agent == agent.name => {
-                    return Ok((ctx.id, Session::Resume(ctx.session_id), ctx.allowed));
-                }
-                Some(_) => {
-                    return Err(A2aError::new(
-                        wire::INVALID_PARAMS,
-                        format!(
-                            "Invalid params: context {c} is not one of this agent's for you — leave contextId out to start a new one"
-                        ),
-                    ));
-                }
-                None => {}
-            }
+        if let Some(c) = context
+            && let Some(ctx) = store.context(owner, &agent.name, c).map_err(internal)?
+        {
+            return Ok((ctx.id, Session::Resume(ctx.session_id), ctx.allowed));
         }
         // A new conversation; a contextId the client chose names it (it is only ever a key).
         let id = context.map_or_else(a2a_mod_sys::ids::uuid_v4, str::to_string);
@@ -476,6 +587,9 @@ impl Engine {
             return false;
         };
         inner.asks += u64::from(asks);
+        if let Update::Chunk { text, .. } = &update {
+            inner.answer.push(text);
+        }
         // A chunk's event tells no status: no copy of the status line per token.
         let status_text = match update {
             Update::Status => inner.task.status_text.clone(),
@@ -493,7 +607,7 @@ impl Engine {
         if durable || ended {
             self.persist(&inner.task, &live.owner);
             if ended {
-                tracing::info!(task = %inner.task.id, state = %inner.task.state, "ended");
+                log_end(&inner.task, now);
             }
         }
         drop(inner);
@@ -529,7 +643,7 @@ impl Engine {
     ) {
         let mut stop = live.stop.subscribe();
         let turn = lock(&self.contexts)
-            .entry(job.context_id.clone())
+            .entry(turn_key(&job))
             .or_default()
             .clone();
         let repo = crate::changes::Repo::at(&job.agent.dir).await;
@@ -643,7 +757,7 @@ impl Engine {
     fn allow(&self, job: &Job, rules: &[String]) {
         let store = lock(&self.store);
         for r in rules {
-            if let Err(e) = store.allow(&job.context_id, r) {
+            if let Err(e) = store.allow(&job.owner, &job.agent.name, &job.context_id, r) {
                 // This run has it already; a later one asks again.
                 tracing::warn!(task = %job.task_id, "cannot keep the rule {r:?}: {e:#}");
             }
@@ -659,10 +773,33 @@ impl Engine {
         }
     }
 
-    /// Stops every run and waits (each within its executor's grace) until each task has ended.
-    pub async fn shutdown(&self) {
+    /// Takes no new task from now on (a send is refused, saying so); what runs goes on.
+    pub fn drain(&self) {
+        let _admit = lock(&self.admit);
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// The server stops: no new task; the tasks taken get `grace` to end by themselves, then
+    /// every run still going is stopped and ends `failed` ([`STOPPED`]). Returns once each task
+    /// has ended and is stored (each run within its executor's grace after its stop).
+    pub async fn shutdown(&self, grace: std::time::Duration) {
+        self.drain();
+        let live: Vec<Arc<Live>> = lock(&self.live).values().cloned().collect();
+        let all_settled = async {
+            for l in &live {
+                Engine::settled(l).await;
+            }
+        };
+        if tokio::time::timeout(grace, all_settled).await.is_ok() {
+            return;
+        }
         self.closing.store(true, Ordering::SeqCst);
         let live: Vec<Arc<Live>> = lock(&self.live).values().cloned().collect();
+        tracing::info!(
+            "stopping {} run(s) still going after {} s",
+            live.len(),
+            grace.as_secs_f64()
+        );
         for l in &live {
             l.stop.send_replace(true);
         }
@@ -675,10 +812,11 @@ impl Engine {
     fn retire(&self, job: &Job) {
         lock(&self.live).remove(&job.task_id);
         let mut contexts = lock(&self.contexts);
-        if let Some(m) = contexts.get(&job.context_id)
+        let key = turn_key(job);
+        if let Some(m) = contexts.get(&key)
             && Arc::strong_count(m) == 1
         {
-            contexts.remove(&job.context_id);
+            contexts.remove(&key);
         }
     }
 
@@ -717,6 +855,21 @@ pub async fn stopped(stop: &mut watch::Receiver<bool>) {
     if stop.wait_for(|s| *s).await.is_err() {
         std::future::pending::<()>().await;
     }
+}
+
+/// The key of a context's turn: its owner's, for its agent.
+fn turn_key(job: &Job) -> String {
+    format!("{}\n{}\n{}", job.owner, job.agent.name, job.context_id)
+}
+
+/// One line per ending: the state, what the run cost (when it says), and how long the task took.
+fn log_end(t: &Task, now_ms: i64) {
+    let cost = ["claudeCode", "exec"]
+        .iter()
+        .find_map(|k| t.metadata.get(*k)?.get("costUsd")?.as_f64())
+        .map_or_else(String::new, |usd| format!(", ${usd:.4}"));
+    let secs = (now_ms - t.created_ms).max(0) as f64 / 1000.0;
+    tracing::info!("task {} {}{cost} in {secs:.1} s", t.id, t.state);
 }
 
 fn ended(state: TaskState, words: Option<String>) -> Report {

@@ -1,20 +1,25 @@
-//! The HTTP side of `serve`: one handler that routes by path (each agent under `/<name>`, the
-//! first also at the root), checks the bearer token, bounds the body, and speaks JSON-RPC (v1
-//! and v0.3 method names alike), HTTP+JSON (v1 paths, and v0.3's under `/v1`) and SSE.
+//! The HTTP side of `serve`: one handler that puts every request through the browser guard
+//! (`guard.rs`) first, then routes by path (each agent under `/<name>`, the first also at the
+//! root), checks the bearer token, bounds the body, and speaks JSON-RPC (v1 and v0.3 method
+//! names alike), HTTP+JSON (v1 paths, and v0.3's under `/v1`) and SSE (`stream.rs`).
 //!
 //! Never panics on a request: every malformed input is an A2A error. Tokens are compared as
-//! SHA-256 digests in constant time and never logged; only the card is served without one.
+//! SHA-256 digests in constant time and never logged; only the card and `/healthz` are served
+//! without one. Each refusal is one line in the log and one JSON error to the client.
 
-use crate::engine::{Agent, Engine, Live, SERVER_BUSY};
+use crate::conn::Reached;
+use crate::engine::{Agent, Engine, SERVER_BUSY};
+use crate::guard::Guard;
+use crate::stream::{Reader, Streams};
 use crate::wire::{self, A2aError, Dialect, Wire};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt as _;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A bearer token clients may present: the variable it came from (the owner of what its
 /// holder starts) and its digest.
@@ -40,6 +45,10 @@ pub struct Server {
     /// `http://host:port`, as the cards name it.
     pub origin: String,
     pub max_body: usize,
+    /// A body that sends nothing for this long is given up on.
+    pub body_stall: Duration,
+    pub guard: Guard,
+    pub streams: Arc<Streams>,
 }
 
 /// Who a request comes from: the token's variable, or `local` when serve takes no token.
@@ -130,12 +139,30 @@ pub const RESERVED: [&str; 5] = [
 
 async fn handle(
     axum::extract::State(sv): axum::extract::State<Arc<Server>>,
+    reached: Option<axum::Extension<Reached>>,
     method: Method,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let local = reached.as_ref().map(|r| r.local);
+    let peer = reached.as_ref().map(|r| r.peer.to_string());
+    if let Err(r) = sv.guard.check(&method, &headers, local) {
+        tracing::warn!(
+            "refused a request from {}: {} ({} {})",
+            peer.as_deref().unwrap_or("?"),
+            r.rule,
+            method,
+            a2a_mod_core::text::one_line(uri.path(), 80)
+        );
+        return status_error(r.status, &r.message);
+    }
     let path = uri.path();
+    if method == Method::GET && path == "/healthz" {
+        // Liveness for systemd, a proxy or a container probe: nothing about tasks or agents.
+        return axum::Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+            .into_response();
+    }
     let (agent, at_root, rest) = match path.strip_prefix('/').and_then(|p| {
         let (first, rest) = p.split_once('/').unwrap_or((p, ""));
         sv.agents
@@ -159,6 +186,10 @@ async fn handle(
         return axum::Json(sv.card(&agent, at_root, &headers)).into_response();
     }
     let Some(owner) = sv.owner(&headers) else {
+        tracing::warn!(
+            "refused a request from {}: missing or invalid bearer token",
+            peer.as_deref().unwrap_or("?")
+        );
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
@@ -167,14 +198,15 @@ async fn handle(
         )
             .into_response();
     };
-    let body = match axum::body::to_bytes(body, sv.max_body).await {
+    let body = match read_body(body, sv.max_body, sv.body_stall).await {
         Ok(b) => b,
-        Err(_) => {
-            let e = A2aError::new(
-                wire::INVALID_REQUEST,
-                format!("Invalid Request: the body is over {} bytes", sv.max_body),
+        Err((status, why)) => {
+            tracing::warn!(
+                "refused a request from {}: {why}",
+                peer.as_deref().unwrap_or("?")
             );
-            let mut r = (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(e.rest())).into_response();
+            let e = A2aError::new(wire::INVALID_REQUEST, format!("Invalid Request: {why}"));
+            let mut r = (status, axum::Json(e.rest())).into_response();
             r.headers_mut().insert(
                 header::CONNECTION,
                 header::HeaderValue::from_static("close"),
@@ -202,6 +234,34 @@ async fn handle(
         .await
 }
 
+/// The body whole: at most `max` bytes, none of its waits longer than `stall`.
+async fn read_body(body: Body, max: usize, stall: Duration) -> Result<Bytes, (StatusCode, String)> {
+    let mut chunks = body.into_data_stream();
+    let mut whole = Vec::new();
+    loop {
+        let chunk = match tokio::time::timeout(stall, chunks.next()).await {
+            Err(_) => {
+                return Err((
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!("the body stalled for {} s", stall.as_secs_f64()),
+                ));
+            }
+            Ok(None) => return Ok(Bytes::from(whole)),
+            Ok(Some(Err(_))) => {
+                return Err((StatusCode::BAD_REQUEST, "the body was cut off".into()));
+            }
+            Ok(Some(Ok(c))) => c,
+        };
+        if whole.len() + chunk.len() > max {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is over {max} bytes"),
+            ));
+        }
+        whole.extend_from_slice(&chunk);
+    }
+}
+
 fn status_error(status: StatusCode, why: &str) -> Response {
     let (code, name) = (status.as_u16(), status.canonical_reason().unwrap_or(""));
     (
@@ -220,7 +280,7 @@ struct Req<'a> {
 /// What an operation answers: a value, an event stream, or an A2A error.
 enum Answer {
     Value(Value),
-    Stream(Arc<Live>),
+    Stream(Reader),
     Error(A2aError),
 }
 
@@ -260,6 +320,12 @@ fn op_of(method: &str) -> Option<(Op, Dialect)> {
 }
 
 impl Req<'_> {
+    /// Logs a refusal by a bound, naming the token's variable (never the token).
+    fn refused(&self, e: A2aError) -> A2aError {
+        tracing::warn!("refused a stream for {}: {}", self.owner, e.message);
+        e
+    }
+
     async fn rpc(&self, body: &Bytes) -> Response {
         let null = Value::Null;
         let reply = |id: &Value, e: A2aError| axum::Json(e.rpc(id)).into_response();
@@ -332,7 +398,7 @@ impl Req<'_> {
         match self.op(w, op, params).await {
             Answer::Value(v) => axum::Json(wire::rpc_result(&id, v)).into_response(),
             Answer::Error(e) => reply(&id, e),
-            Answer::Stream(live) => sse(live, w, Some(id)),
+            Answer::Stream(reader) => crate::stream::response(reader, w, Some(id)),
         }
     }
 
@@ -414,11 +480,33 @@ impl Req<'_> {
         match self.op(w, op, &params).await {
             Answer::Value(v) => axum::Json(v).into_response(),
             Answer::Error(e) => rest_error(&e),
-            Answer::Stream(live) => sse(live, w, None),
+            Answer::Stream(reader) => crate::stream::response(reader, w, None),
         }
     }
 
     /// One operation, whichever binding it came by.
+    /// SubscribeToTask of a task its owner may see: a reader of its events while it runs.
+    fn subscribe(&self, t: &crate::task::Task) -> Answer {
+        match self.sv.engine.live(&t.id).filter(|_| t.state.is_live()) {
+            Some(live) => match self
+                .sv
+                .streams
+                .reserve()
+                .and_then(|ticket| ticket.reader(&live, false))
+            {
+                Ok(reader) => Answer::Stream(reader),
+                Err(e) => Answer::Error(self.refused(e)),
+            },
+            None => Answer::Error(A2aError::new(
+                wire::UNSUPPORTED_OPERATION,
+                format!(
+                    "Unsupported operation: task {} is {}; there is nothing more to stream — GetTask has it",
+                    t.id, t.state
+                ),
+            )),
+        }
+    }
+
     async fn op(&self, w: Wire, op: Op, params: &Value) -> Answer {
         let engine = &self.sv.engine;
         let agent = &self.agent.name;
@@ -442,12 +530,23 @@ impl Req<'_> {
                         ));
                     }
                 };
+                // A stream's place is taken first: no task is made for a stream that cannot open.
+                let ticket = if op == Op::Stream {
+                    match self.sv.streams.reserve() {
+                        Ok(t) => Some(t),
+                        Err(e) => return Answer::Error(self.refused(e)),
+                    }
+                } else {
+                    None
+                };
                 let live = match engine.send(self.owner, self.agent, msg) {
                     Ok(l) => l,
                     Err(e) => return Answer::Error(e),
                 };
-                if op == Op::Stream {
-                    return Answer::Stream(live);
+                if let Some(ticket) = ticket {
+                    return ticket
+                        .reader(&live, true)
+                        .map_or_else(Answer::Error, Answer::Stream);
                 }
                 let config = params.get("configuration");
                 let flag = |k: &str| config.and_then(|c| c.get(k)).and_then(Value::as_bool);
@@ -476,22 +575,10 @@ impl Req<'_> {
                     .into(),
                 Err(e) => Answer::Error(e),
             },
-            Op::Subscribe => {
-                let t = match id().and_then(|id| engine.get(self.owner, agent, &id)) {
-                    Ok(t) => t,
-                    Err(e) => return Answer::Error(e),
-                };
-                match engine.live(&t.id).filter(|_| t.state.is_live()) {
-                    Some(live) => Answer::Stream(live),
-                    None => Answer::Error(A2aError::new(
-                        wire::UNSUPPORTED_OPERATION,
-                        format!(
-                            "Unsupported operation: task {} is {}; there is nothing more to stream — GetTask has it",
-                            t.id, t.state
-                        ),
-                    )),
-                }
-            }
+            Op::Subscribe => match id().and_then(|id| engine.get(self.owner, agent, &id)) {
+                Ok(t) => self.subscribe(&t),
+                Err(e) => Answer::Error(e),
+            },
             Op::List => {
                 let page = params
                     .get("pageSize")
@@ -526,40 +613,4 @@ fn no_route() -> Response {
         wire::METHOD_NOT_FOUND,
         "no such A2A route — see the agent card for the endpoints",
     ))
-}
-
-/// The task's events as SSE: the task as it is now, then each change, to its end. The run goes
-/// on whether or not anyone reads this (a closed stream cancels nothing).
-fn sse(live: Arc<Live>, w: Wire, rpc_id: Option<Value>) -> Response {
-    let wrap = move |v: Value| -> Result<SseEvent, Infallible> {
-        let v = match &rpc_id {
-            Some(id) => wire::rpc_result(id, v),
-            None => v,
-        };
-        Ok(SseEvent::default().data(v.to_string()))
-    };
-    let (rx, from, first) = live.watch();
-    let head = wrap(wire::send_result(w, wire::task(w, &first, Some(0))));
-    let done = !first.state.is_live();
-    let events = futures::stream::unfold(
-        (live, rx, from, done),
-        move |(live, mut rx, from, done)| async move {
-            if done {
-                return None;
-            }
-            // Err: the task has left the engine (the server stops); end the stream.
-            rx.wait_for(|n| *n > from).await.ok()?;
-            let (events, t) = live.since(from);
-            let next = from + events.len();
-            let ended = events.iter().any(|e| !e.state.is_live());
-            let out: Vec<Value> = events.iter().map(|e| wire::update(w, &t, e)).collect();
-            Some((out, (live, rx, next, ended)))
-        },
-    );
-    use futures::StreamExt as _;
-    let events = events.flat_map(futures::stream::iter).map(wrap.clone());
-    let all = futures::stream::once(async move { head }).chain(events);
-    Sse::new(all)
-        .keep_alive(KeepAlive::default())
-        .into_response()
 }

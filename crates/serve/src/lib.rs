@@ -1,6 +1,9 @@
 //! `a2a-mod serve`: this machine as an A2A worker whose tasks are headless Claude Code runs.
 //!
-//! - [`http`]: the routes (JSON-RPC, HTTP+JSON, SSE, the cards), the token check, the body bound;
+//! - [`conn`]: the connections, their bound and timeouts; [`guard`]: the browser guard every
+//!   request passes first;
+//! - [`http`]: the routes (JSON-RPC, HTTP+JSON, the cards, `/healthz`), the token check, the body
+//!   bound; [`stream`]: a task's events as SSE, every reader on the one event log;
 //! - [`wire`]: the A2A JSON in its four forms, pure;
 //! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store;
 //! - [`task`]: a task and what a run reports, pure;
@@ -12,11 +15,14 @@
 pub mod ask;
 pub mod changes;
 pub mod claude;
+pub mod conn;
 pub mod engine;
 mod exec;
+pub mod guard;
 pub mod http;
 pub mod inbox;
 mod process;
+pub mod stream;
 pub mod task;
 pub mod wire;
 
@@ -43,28 +49,42 @@ fn host_name() -> String {
     }
 }
 
+/// How a server is reached and bounded (`[serve]` of config.toml).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub max_body: usize,
+    /// Host names a request may name besides serve's own (`guard.rs`).
+    pub allowed_hosts: Vec<String>,
+    /// Web origins allowed to call.
+    pub allowed_origins: Vec<String>,
+    pub conn: conn::Limits,
+    pub max_streams_per_task: usize,
+    pub max_streams: usize,
+}
+
 /// A server bound and running until [`Serving::stop`] (or its drop).
 pub struct Serving {
     pub addr: SocketAddr,
     pub server: Arc<http::Server>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stop: tokio::sync::watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Serving {
-    /// Binds `listener` and serves. `origin_host` is how the cards name the server (the bound
-    /// address unless a wildcard was bound).
+    /// Binds `listener` and serves. The cards name the server by the bound address, or the
+    /// machine's name when every address is bound.
     pub async fn start(
         listener: tokio::net::TcpListener,
         engine: Arc<engine::Engine>,
         agents: Vec<Arc<engine::Agent>>,
         tokens: Vec<http::Token>,
-        max_body: usize,
+        options: Options,
     ) -> Result<Serving> {
         let addr = listener.local_addr().context("serve: no local address")?;
+        let machine = host_name();
         // Bound to every address: the machine's name, which other machines can use.
         let origin = if addr.ip().is_unspecified() {
-            format!("http://{}:{}", host_name(), addr.port())
+            format!("http://{machine}:{}", addr.port())
         } else {
             format!("http://{addr}")
         };
@@ -73,32 +93,37 @@ impl Serving {
             agents,
             tokens,
             origin,
-            max_body,
+            max_body: options.max_body,
+            body_stall: options.conn.header_timeout,
+            guard: guard::Guard::new(
+                addr,
+                &machine,
+                &options.allowed_hosts,
+                &options.allowed_origins,
+            ),
+            streams: Arc::new(stream::Streams::new(
+                options.max_streams_per_task,
+                options.max_streams,
+            )),
         });
         let app = http::router(server.clone());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            });
-            if let Err(e) = serving.await {
-                tracing::error!("serve: {e}");
-            }
-        });
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(conn::serve(listener, app, options.conn, stopped, DRAIN));
         Ok(Serving {
             addr,
             server,
-            stop: Some(stop),
+            stop,
             task,
         })
     }
 
-    /// Stops accepting; open streams end with the process.
-    pub async fn stop(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        self.task.abort();
-        let _ = (&mut self.task).await;
+    /// Stops accepting; each open connection finishes what it is answering (within [`DRAIN`])
+    /// and closes.
+    pub async fn stop(self) {
+        self.stop.send_replace(true);
+        let _ = self.task.await;
     }
 }
+
+/// How long connections get to finish their answers once the server stops.
+pub const DRAIN: std::time::Duration = std::time::Duration::from_secs(5);

@@ -41,6 +41,21 @@ const MIGRATIONS: &[&str] = &[
     // a JSON array), and the tasks by owner (a token's live tasks, its day's cost).
     "ALTER TABLE contexts ADD COLUMN allowed TEXT NOT NULL DEFAULT '[]';
     CREATE INDEX tasks_owner ON tasks (owner, updated_ms);",
+    // 3: a context belongs to its owner: the same id from another token (or for another agent)
+    // names another conversation, so no token can probe or squat on another's.
+    "CREATE TABLE contexts_owned (
+        owner       TEXT NOT NULL,
+        agent       TEXT NOT NULL,
+        id          TEXT NOT NULL,
+        session_id  TEXT NOT NULL,
+        created_ms  INTEGER NOT NULL,
+        allowed     TEXT NOT NULL DEFAULT '[]',
+        PRIMARY KEY (owner, agent, id)
+    );
+    INSERT INTO contexts_owned (owner, agent, id, session_id, created_ms, allowed)
+        SELECT owner, agent, id, session_id, created_ms, allowed FROM contexts;
+    DROP TABLE contexts;
+    ALTER TABLE contexts_owned RENAME TO contexts;",
 ];
 
 /// One served task as stored.
@@ -61,7 +76,8 @@ pub struct ServedTask {
     pub body: String,
 }
 
-/// One conversation: the Claude Code session its tasks resume.
+/// One conversation: the Claude Code session its tasks resume. Keyed by its owner, agent and
+/// id together: the id is only the client's name for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServedContext {
     pub id: String,
@@ -183,13 +199,15 @@ impl ServedStore {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    pub fn context(&self, id: &str) -> Result<Option<ServedContext>> {
+    /// The context `id` of `owner` at `agent`; another owner's of the same id is not it.
+    pub fn context(&self, owner: &str, agent: &str, id: &str) -> Result<Option<ServedContext>> {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT id, agent, owner, session_id, created_ms, allowed FROM contexts WHERE id = ?1",
+                "SELECT id, agent, owner, session_id, created_ms, allowed FROM contexts
+                 WHERE owner = ?1 AND agent = ?2 AND id = ?3",
             )?
-            .query_row([id], |r| {
+            .query_row([owner, agent, id], |r| {
                 let allowed: String = r.get(5)?;
                 Ok(ServedContext {
                     id: r.get(0)?,
@@ -222,15 +240,23 @@ impl ServedStore {
     }
 
     /// Adds a permission rule to what a context allows for good (once).
-    pub fn allow(&self, context_id: &str, rule: &str) -> Result<()> {
+    pub fn allow(&self, owner: &str, agent: &str, context_id: &str, rule: &str) -> Result<()> {
         let tx = self.conn.unchecked_transaction()?;
-        if let Some(mut c) = self.context(context_id)?
+        if let Some(mut c) = self.context(owner, agent, context_id)?
             && !c.allowed.iter().any(|r| r == rule)
         {
             c.allowed.push(rule.to_string());
             self.put_context(&c)?;
         }
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets a task the server took but could not start (its files could not be saved).
+    pub fn delete(&self, id: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM tasks WHERE id = ?1")?
+            .execute([id])?;
         Ok(())
     }
 
@@ -293,9 +319,12 @@ mod tests {
                 allowed: Vec::new(),
             })
             .unwrap();
-            s.allow("c1", "Bash(rm -rf build)").unwrap();
-            s.allow("c1", "Bash(rm -rf build)").unwrap();
-            s.allow("nope", "Bash").unwrap();
+            s.allow("local", "build", "c1", "Bash(rm -rf build)")
+                .unwrap();
+            s.allow("local", "build", "c1", "Bash(rm -rf build)")
+                .unwrap();
+            s.allow("local", "build", "nope", "Bash").unwrap();
+            s.allow("other", "build", "c1", "Bash").unwrap();
         }
         let s = ServedStore::open(&path).unwrap();
         assert_eq!(s.get("b").unwrap(), Some(task("b", "c1", 2, true)));
@@ -308,10 +337,29 @@ mod tests {
         assert_eq!(ids(s.list("build", "local", Some("c1"), 1).unwrap()), ["b"]);
         assert!(s.list("build", "other", None, 10).unwrap().is_empty());
         assert_eq!(ids(s.live().unwrap()), ["b"]);
-        let c1 = s.context("c1").unwrap().unwrap();
+        let c1 = s.context("local", "build", "c1").unwrap().unwrap();
         assert_eq!(c1.session_id, "s1");
         assert_eq!(c1.allowed, ["Bash(rm -rf build)"]);
-        assert_eq!(s.context("nope").unwrap(), None);
+        assert_eq!(s.context("local", "build", "nope").unwrap(), None);
+        // Another owner's (or agent's) context of the same name is another one.
+        assert_eq!(s.context("other", "build", "c1").unwrap(), None);
+        assert_eq!(s.context("local", "docs", "c1").unwrap(), None);
+        s.put_context(&ServedContext {
+            owner: "other".into(),
+            session_id: "s2".into(),
+            ..c1.clone()
+        })
+        .unwrap();
+        assert_eq!(
+            s.context("other", "build", "c1")
+                .unwrap()
+                .unwrap()
+                .session_id,
+            "s2"
+        );
+        assert_eq!(s.context("local", "build", "c1").unwrap().unwrap(), c1);
+        s.delete("a").unwrap();
+        assert_eq!(s.get("a").unwrap(), None);
         assert_eq!(s.live_of("local").unwrap(), 1);
         let mut paid = task("p", "c2", 10, false);
         paid.body = r#"{"metadata":{"claudeCode":{"costUsd":0.25}}}"#.into();
@@ -330,5 +378,32 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0, "the store is private");
         }
+    }
+
+    /// A store written before contexts had owners keeps each conversation, now its owner's.
+    #[test]
+    fn contexts_of_an_earlier_store_are_kept_as_their_owners() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for step in &MIGRATIONS[..2] {
+                conn.execute_batch(step).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 2).unwrap();
+            conn.execute(
+                "INSERT INTO contexts (id, agent, owner, session_id, created_ms, allowed)
+                 VALUES ('c1', 'build', 'TOKEN_A', 's1', 5, '[\"Bash\"]')",
+                [],
+            )
+            .unwrap();
+        }
+        let s = ServedStore::open(&path).unwrap();
+        let c = s.context("TOKEN_A", "build", "c1").unwrap().unwrap();
+        assert_eq!(
+            (c.session_id.as_str(), c.allowed.as_slice()),
+            ("s1", &["Bash".to_string()][..])
+        );
+        assert_eq!(s.context("TOKEN_B", "build", "c1").unwrap(), None);
     }
 }

@@ -364,6 +364,30 @@ pub struct ServeConfig {
     /// What one token's tasks may cost in a day (UTC), in USD, from the runs' own cost: once
     /// reached, its sends are refused with an A2A error until the day turns (0 refuses all).
     pub per_token_daily_usd: Option<f64>,
+    /// Host names besides serve's own (the bound address; `localhost`, `127.0.0.1` and `[::1]`
+    /// on a loopback listen; the machine's name and the address a client reached on a wildcard
+    /// one) that a request's `Host` may name: a reverse proxy's or a LAN name. Any other `Host`
+    /// is refused, which is what stops a DNS-rebinding page (docs/serve.md "Safe by default").
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example.com`) allowed to call serve; a request that
+    /// carries any other `Origin`, or `Sec-Fetch-Site: cross-site`, is refused. Empty by
+    /// default: A2A clients send no `Origin`, web pages do.
+    pub allowed_origins: Vec<String>,
+    /// Connections open at once; more wait in the listen queue until one closes.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers, and how long a kept-alive
+    /// connection may sit idle waiting for its next request, in seconds.
+    pub header_timeout_s: f64,
+    /// How long a response (a stream above all) may wait for its reader to take bytes before
+    /// the connection is closed, in seconds; the task goes on.
+    pub send_timeout_s: f64,
+    /// Readers one task's event stream may have at once (subscribers and its own stream).
+    pub max_streams_per_task: usize,
+    /// Event streams open at once over all tasks.
+    pub max_streams: usize,
+    /// On SIGTERM, how long running tasks get to end by themselves before their runs are
+    /// stopped (and end `failed`), in seconds.
+    pub stop_grace_s: f64,
     pub agents: BTreeMap<String, ServeAgentConfig>,
 }
 
@@ -378,6 +402,14 @@ impl Default for ServeConfig {
             cancel_grace_s: 3.0,
             per_token_max_concurrent: None,
             per_token_daily_usd: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_connections: 1024,
+            header_timeout_s: 10.0,
+            send_timeout_s: 30.0,
+            max_streams_per_task: 64,
+            max_streams: 512,
+            stop_grace_s: 10.0,
             agents: BTreeMap::new(),
         }
     }
@@ -448,6 +480,50 @@ impl ServeConfig {
         mib(self.max_body_mib)
     }
 
+    /// The connection, stream and browser-guard keys ("Safe by default" in docs/serve.md).
+    fn validate_guards(&self) -> Result<()> {
+        for (key, v, max) in [
+            ("header_timeout_s", self.header_timeout_s, 3600.0),
+            ("send_timeout_s", self.send_timeout_s, 3600.0),
+            ("stop_grace_s", self.stop_grace_s, 3600.0),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= max) {
+                return Err(anyhow!(
+                    "serve.{key}: must be a number of seconds above 0 and at most {max}"
+                ));
+            }
+        }
+        for (key, v) in [
+            ("max_connections", self.max_connections),
+            ("max_streams_per_task", self.max_streams_per_task),
+            ("max_streams", self.max_streams),
+        ] {
+            if v == 0 {
+                return Err(anyhow!("serve.{key}: must be 1 or more"));
+            }
+        }
+        for h in &self.allowed_hosts {
+            if h.is_empty() || h.contains(['/', ' ', '@']) {
+                return Err(anyhow!(
+                    "serve.allowed_hosts: {h:?} is not a host name — write it as `host` or `host:port`, e.g. \"build.lan\""
+                ));
+            }
+        }
+        for o in &self.allowed_origins {
+            let ok = (o.starts_with("http://") || o.starts_with("https://"))
+                && !o.trim_end_matches('/').contains(['?', '#'])
+                && o.split("://")
+                    .nth(1)
+                    .is_some_and(|h| !h.trim_end_matches('/').contains('/'));
+            if !ok {
+                return Err(anyhow!(
+                    "serve.allowed_origins: {o:?} is not an origin — write scheme://host[:port], e.g. \"https://app.example.com\""
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<()> {
         if !(self.max_body_mib.is_finite() && (0.01..=4096.0).contains(&self.max_body_mib)) {
             return Err(anyhow!(
@@ -463,6 +539,7 @@ impl ServeConfig {
         if self.max_concurrent == 0 {
             return Err(anyhow!("serve.max_concurrent: must be 1 or more"));
         }
+        self.validate_guards()?;
         if self.per_token_max_concurrent == Some(0) {
             return Err(anyhow!("serve.per_token_max_concurrent: must be 1 or more"));
         }
@@ -869,6 +946,16 @@ mod tests {
                 "per_token_max_concurrent",
             ),
             ("[serve]\nper_token_daily_usd = -1\n", "0 or more"),
+            ("[serve]\nheader_timeout_s = 0\n", "serve.header_timeout_s"),
+            ("[serve]\nmax_streams = 0\n", "serve.max_streams"),
+            (
+                "[serve]\nallowed_hosts = [\"http://x\"]\n",
+                "is not a host name",
+            ),
+            (
+                "[serve]\nallowed_origins = [\"app.example.com\"]\n",
+                "is not an origin",
+            ),
             ("[serve.agents.b]\nask_timeout_s = 0\n", "ask_timeout_s"),
             (
                 "[serve.agents.b]\nexec = [\"x\"]\nask_timeout_s = 5\n",

@@ -247,6 +247,27 @@ pub fn boot_ms() -> i64 {
     ts.tv_sec.saturating_mul(1000) + ts.tv_nsec / 1_000_000
 }
 
+/// Raises this process's soft limit on open files to `want` (at most the hard limit), so a
+/// server bounded at `want` connections meets its own bound before the system's. Quietly
+/// leaves it where it cannot.
+pub fn raise_open_files(want: usize) {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid rlimit for getrlimit to fill, and setrlimit only reads it.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return;
+        }
+        let want = libc::rlim_t::try_from(want).unwrap_or(libc::rlim_t::MAX);
+        if lim.rlim_cur < want {
+            lim.rlim_cur = want.min(lim.rlim_max);
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
 /// This boot's id (`/proc/sys/kernel/random/boot_id`), read once: what [`boot_ms`] counts from
 /// (empty where the kernel does not say).
 pub fn boot_id() -> &'static str {
