@@ -193,9 +193,11 @@ fn late_readers(model: &FakeModelApi) {
         s.read_to_string(&mut out).unwrap();
         serde_json::from_str(out.split_once("\r\n\r\n").unwrap().1).unwrap()
     };
-    let sent = call(json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+    let sent = call(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
         "message": {"kind": "message", "messageId": "big", "role": "user", "parts": [{"kind": "text", "text": "big"}]},
-        "configuration": {"blocking": false}}}));
+        "configuration": {"blocking": false}}}),
+    );
     let id = sent["result"]["id"].as_str().unwrap().to_string();
     let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": id, "historyLength": 0}});
     let answer_len = |v: &serde_json::Value| {
@@ -205,7 +207,10 @@ fn late_readers(model: &FakeModelApi) {
     };
     let start = Instant::now();
     while !(env.cwd.join("printed").exists() && answer_len(&call(get.clone())) == big.len()) {
-        assert!(start.elapsed() < Duration::from_secs(120), "the answer never arrived");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the answer never arrived"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let pid = serve.child.id();

@@ -190,7 +190,9 @@ impl Poller<'_> {
         tracing::warn!(
             "the clock was set {} by {} s: the times of {moved} task(s) moved with it",
             if by < 0 { "back" } else { "forward" },
-            by.unsigned_abs() / 1000
+            // Rounded: the wall and boot clocks are read one after the other, so a step of an
+            // hour measures a few microseconds short or long of it.
+            by.unsigned_abs().saturating_add(500) / 1000
         );
         Ok(())
     }

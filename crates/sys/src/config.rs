@@ -404,11 +404,11 @@ impl Default for ServeConfig {
             per_token_daily_usd: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
-            max_connections: 1024,
+            max_connections: 512,
             header_timeout_s: 10.0,
             send_timeout_s: 30.0,
             max_streams_per_task: 64,
-            max_streams: 512,
+            max_streams: 256,
             stop_grace_s: 10.0,
             agents: BTreeMap::new(),
         }
