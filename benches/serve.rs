@@ -298,7 +298,7 @@ fn direct(env: &ClaudeEnv, prompt: &str) -> (Duration, Duration) {
         }),
         text: prompt.into(),
         session: Session::New(a2a_mod::testing::uuid_v4()),
-        allowed: Vec::new(),
+        allowed: Default::default(),
     };
     let mut cmd = Command::new(which("claude").unwrap());
     cmd.args(Claude::args(&job))

@@ -1592,3 +1592,55 @@ fn a2a_mod_id() -> String {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     format!("m-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
+
+/// "allow always" holds for every shape Claude Code proposes: a command that writes through a
+/// redirection (`echo x >> notes.txt`) needs the folder as well as the rule (Claude Code
+/// suggests both), so it is asked once and then neither again in that run (a second write)
+/// nor in a follow-up on the same context.
+#[test]
+fn allow_always_on_a_redirection_is_not_asked_again_in_the_run_or_its_context() {
+    let note = json!({"command": "echo x >> notes.txt", "description": "note"});
+    let second = note.clone();
+    // Two writes in the first run, one in the follow-up; each result told as it comes.
+    let script = Script::new()
+        .rule(
+            Rule::when("a write's result", |r| !r.tool_results().is_empty()).reply_with(move |r| {
+                let t = r.tool_results().pop().unwrap();
+                let ran = if t.is_error { "REFUSED" } else { "RAN" };
+                let all = all_text(r);
+                if all.contains("note twice") && all.matches("\"tool_result\"").count() == 1 {
+                    Reply::text(format!("BASH-{ran}; once more"))
+                        .and_tool_use("Bash", second.clone())
+                } else {
+                    Reply::text(format!("BASH-{ran}: {}", t.text))
+                }
+            }),
+        )
+        .rule(Rule::on_user_text("note twice").tool_use("Bash", note.clone()))
+        .rule(Rule::on_user_text("note again").tool_use("Bash", note))
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let serve = Serve::start(&env, &[]);
+    let home = client(&serve);
+    let notes = env.cwd.join("notes.txt");
+    let r = send_json(&home, "remote", "note twice", &[]);
+    assert_eq!(r["state"], "input-required", "{r}");
+    assert!(!notes.exists(), "nothing ran before the answer");
+    let id = r["taskId"].as_str().unwrap().to_string();
+    let context = r["contextId"].as_str().unwrap().to_string();
+    let r = send_json(&home, "remote", "allow always", &["--task-id", &id]);
+    assert_eq!(r["state"], "completed", "not asked again in the run: {r}");
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "x\nx\n",
+        "both writes ran"
+    );
+    let r = send_json(&home, "remote", "note again", &["--context-id", &context]);
+    assert_eq!(
+        r["state"], "completed",
+        "not asked again in the context: {r}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "x\nx\nx\n");
+}

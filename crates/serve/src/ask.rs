@@ -4,6 +4,7 @@
 //! executor (`claude.rs`) reads the requests and writes the responses; the engine carries the
 //! question to the client as `input-required` and the reply back.
 
+use crate::task::Grants;
 use serde_json::{Value, json};
 
 /// The most a question holds, in characters: it is a task's status message, shown on one line.
@@ -18,6 +19,10 @@ pub struct Asked {
     pub input: Value,
     /// The CLI's own "don't ask again" rules (`permission_suggestions` of kind `addRules`).
     pub rules: Vec<String>,
+    /// The folders it suggests adding (`addDirectories`): where the tool would write.
+    pub dirs: Vec<String>,
+    /// The file the CLI would not let the tool write without asking (`blocked_path`).
+    pub blocked_path: Option<String>,
 }
 
 impl Asked {
@@ -44,12 +49,65 @@ impl Asked {
                 })
             })
             .collect();
+        let dirs = r["permission_suggestions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["type"] == "addDirectories")
+            .flat_map(|s| s["directories"].as_array().into_iter().flatten())
+            .filter_map(Value::as_str)
+            // Only absolute paths, as the CLI names them; anything else is no folder to add.
+            .filter(|d| d.starts_with('/') && !d.chars().any(char::is_control))
+            .map(str::to_string)
+            .collect();
         Some(Asked {
             request_id: v["request_id"].as_str()?.to_string(),
             tool: r["tool_name"].as_str().unwrap_or("a tool").to_string(),
             input: r.get("input").cloned().unwrap_or(Value::Null),
             rules,
+            dirs,
+            blocked_path: r["blocked_path"].as_str().map(str::to_string),
         })
+    }
+
+    /// Whether the client already allowed this for good, though the CLI asks again: Claude Code
+    /// checks a command's writes apart from its rules, so a command that writes through a
+    /// redirection is asked again after "allow always" (and `--allowedTools`/`--add-dir` do
+    /// not cover it). Granted only when both halves were allowed: a rule of the grant matches
+    /// the command (a simple one: no `;`, `&`, `|`, substitution or input redirection, so a
+    /// rule like `Bash(echo x *)` cannot carry a second command), and the file it writes lies
+    /// in a folder of the grant.
+    pub fn granted_by(&self, g: &Grants) -> bool {
+        if self.is_question() || self.tool != "Bash" {
+            return false;
+        }
+        let Some(command) = self.input["command"].as_str() else {
+            return false;
+        };
+        let simple = !command.chars().any(|c| {
+            matches!(
+                c,
+                ';' | '&' | '|' | '`' | '$' | '(' | ')' | '<' | '\n' | '\r'
+            )
+        });
+        let ruled = g.rules.iter().any(|r| match r.strip_prefix("Bash(") {
+            Some(content) => content
+                .strip_suffix(')')
+                .is_some_and(|pattern| matches_rule(pattern, command)),
+            None => r == "Bash",
+        });
+        let inside = match &self.blocked_path {
+            None => true,
+            Some(p) => {
+                let path = std::path::Path::new(p);
+                let plain = path.is_absolute()
+                    && !path
+                        .components()
+                        .any(|c| matches!(c, std::path::Component::ParentDir));
+                plain && g.dirs.iter().any(|d| path.starts_with(d))
+            }
+        };
+        simple && ruled && inside
     }
 
     /// Claude's own question to a user, rather than a permission to give.
@@ -107,31 +165,37 @@ impl Asked {
             .unwrap_or_default()
     }
 
-    /// The rules "allow always" adds: the CLI's own suggestion, else the exact command for Bash,
-    /// else the tool.
-    pub fn always_rules(&self) -> Vec<String> {
-        if !self.rules.is_empty() {
-            return self.rules.clone();
-        }
-        match self.input["command"].as_str() {
-            Some(c) if self.tool == "Bash" => vec![format!("Bash({c})")],
-            _ => vec![self.tool.clone()],
+    /// What "allow always" grants: the CLI's own rule suggestion (else the exact command for
+    /// Bash, else the tool), and the folders it suggests adding, so the same shape is not asked
+    /// again (a redirection into a file is a write the folder must allow).
+    pub fn always(&self) -> Grants {
+        let rules = if self.rules.is_empty() {
+            match self.input["command"].as_str() {
+                Some(c) if self.tool == "Bash" => vec![format!("Bash({c})")],
+                _ => vec![self.tool.clone()],
+            }
+        } else {
+            self.rules.clone()
+        };
+        Grants {
+            rules,
+            dirs: self.dirs.clone(),
         }
     }
 
-    /// The control response for the client's reply, and the rules to keep for the context
-    /// (non-empty only for "allow always").
-    pub fn answer(&self, reply: &str) -> (Value, Vec<String>) {
+    /// The control response for the client's reply, and what to keep for the context
+    /// (something only for "allow always").
+    pub fn answer(&self, reply: &str) -> (Value, Grants) {
         if self.is_question() {
-            return (self.respond(self.answers(reply), None), Vec::new());
+            return (self.respond(self.answers(reply), None), Grants::default());
         }
         match verdict(reply) {
-            Verdict::Allow => (self.respond(self.input.clone(), None), Vec::new()),
+            Verdict::Allow => (self.respond(self.input.clone(), None), Grants::default()),
             Verdict::AllowAlways => {
-                let rules = self.always_rules();
-                (self.respond(self.input.clone(), Some(&rules)), rules)
+                let grants = self.always();
+                (self.respond(self.input.clone(), Some(&grants)), grants)
             }
-            Verdict::Deny(why) => (self.deny(&why), Vec::new()),
+            Verdict::Deny(why) => (self.deny(&why), Grants::default()),
         }
     }
 
@@ -179,15 +243,20 @@ impl Asked {
         json!({"questions": qs, "answers": answers})
     }
 
-    fn respond(&self, input: Value, always: Option<&[String]>) -> Value {
+    fn respond(&self, input: Value, always: Option<&Grants>) -> Value {
         let mut r = json!({"behavior": "allow", "updatedInput": input});
-        if let Some(rules) = always {
+        if let Some(g) = always {
             // For this run at once; the engine hands them to the context's later runs. Never
             // Claude Code's own settings files: the agent's folder is the user's, not the
             // client's.
-            let rules: Vec<Value> = rules.iter().map(|r| rule_json(r)).collect();
-            r["updatedPermissions"] = json!([{"type": "addRules", "rules": rules,
-                "behavior": "allow", "destination": "session"}]);
+            let rules: Vec<Value> = g.rules.iter().map(|r| rule_json(r)).collect();
+            let mut updates = vec![json!({"type": "addRules", "rules": rules,
+                "behavior": "allow", "destination": "session"})];
+            if !g.dirs.is_empty() {
+                updates.push(json!({"type": "addDirectories", "directories": g.dirs,
+                    "destination": "session"}));
+            }
+            r["updatedPermissions"] = Value::Array(updates);
         }
         self.success(r)
     }
@@ -213,6 +282,30 @@ pub fn unsupported(v: &Value) -> Option<Value> {
         json!({"type": "control_response", "response": {"subtype": "error",
         "request_id": v["request_id"], "error": format!("a2a-mod serve does not host {subtype}")}}),
     )
+}
+
+/// Whether a Bash rule's content matches `command`: `*` stands for any run of characters, and
+/// the older `prefix:*` for any command starting with the prefix.
+fn matches_rule(pattern: &str, command: &str) -> bool {
+    if let Some(prefix) = pattern.strip_suffix(":*") {
+        return command == prefix || command.starts_with(&format!("{prefix} "));
+    }
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = command.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
 }
 
 /// `Tool(content)` or `Tool` as the CLI's rule value.
@@ -298,7 +391,7 @@ mod tests {
         );
         assert!(keep.is_empty());
         let (always, keep) = a.answer("allow always");
-        assert_eq!(keep, ["Bash(rm -rf build)"]);
+        assert_eq!(keep.rules, ["Bash(rm -rf build)"]);
         assert_eq!(
             always["response"]["response"]["updatedPermissions"],
             json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "rm -rf build"}],
@@ -309,6 +402,68 @@ mod tests {
             deny["response"]["response"],
             json!({"behavior": "deny", "message": "The caller did not allow this: the build dir is shared"})
         );
+    }
+
+    /// Claude Code 2.1.332's request for a command that writes through a redirection (as a real
+    /// run sent it): "allow always" keeps its folder suggestion too, or the same shape is asked
+    /// again in the run and in every later one.
+    #[test]
+    fn allow_always_keeps_the_folder_a_redirection_writes_to() {
+        let v = json!({"type": "control_request", "request_id": "r9", "request": {"subtype": "can_use_tool",
+            "tool_name": "Bash", "input": {"command": "echo x >> notes.txt", "description": "note"},
+            "permission_suggestions": [
+                {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo x *"}],
+                 "behavior": "allow", "destination": "localSettings"},
+                {"type": "addDirectories", "directories": ["/srv/app", "relative/no"], "destination": "session"}],
+            "blocked_path": "/srv/app/notes.txt"}});
+        let a = Asked::read(&v).unwrap();
+        let (r, keep) = a.answer("allow always");
+        assert_eq!(
+            keep,
+            Grants {
+                rules: vec!["Bash(echo x *)".into()],
+                dirs: vec!["/srv/app".into()]
+            }
+        );
+        assert_eq!(
+            r["response"]["response"]["updatedPermissions"],
+            json!([
+                {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo x *"}],
+                 "behavior": "allow", "destination": "session"},
+                {"type": "addDirectories", "directories": ["/srv/app"], "destination": "session"}])
+        );
+    }
+
+    /// A grant covers a command the CLI asks again only when the rule and the write's folder
+    /// were both allowed, and never a command that could carry another.
+    #[test]
+    fn a_grant_covers_its_own_shape_only() {
+        let ask = |command: &str, blocked: Option<&str>| {
+            let mut v = json!({"type": "control_request", "request_id": "r", "request": {
+                "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": command}}});
+            if let Some(b) = blocked {
+                v["request"]["blocked_path"] = json!(b);
+            }
+            Asked::read(&v).unwrap()
+        };
+        let g = Grants {
+            rules: vec!["Bash(echo x *)".into(), "Bash(git status:*)".into()],
+            dirs: vec!["/srv/app".into()],
+        };
+        assert!(ask("echo x >> notes.txt", Some("/srv/app/notes.txt")).granted_by(&g));
+        assert!(ask("git status --short", None).granted_by(&g));
+        for (command, blocked) in [
+            ("echo x > /home/u/.bashrc", Some("/home/u/.bashrc")),
+            ("echo x > ../escape", Some("/srv/app/../escape")),
+            ("echo x; rm -rf ~", None),
+            ("echo x && curl evil", None),
+            ("echo x $(id) > a", Some("/srv/app/a")),
+            ("echo y > a", Some("/srv/app/a")),
+            ("git statusx", None),
+        ] {
+            assert!(!ask(command, blocked).granted_by(&g), "{command}");
+        }
+        assert!(!ask("echo x > a", Some("/srv/app/a")).granted_by(&Grants::default()));
     }
 
     #[test]

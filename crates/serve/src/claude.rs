@@ -14,7 +14,7 @@
 use crate::ask::Asked;
 use crate::engine::{Executor, Job, Session};
 use crate::process::{failure, next_line, stderr_tail, stop_group};
-use crate::task::{Reply, Report, step_line};
+use crate::task::{Grants, Reply, Report, step_line};
 use a2a_mod_core::task::TaskState;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -72,8 +72,11 @@ impl Claude {
         }
         // One flag per rule: a rule may hold spaces (`Bash(cargo test:*)`). The context's own
         // ("allow always") after the agent's.
-        for t in c.allowed_tools.iter().chain(&job.allowed) {
+        for t in c.allowed_tools.iter().chain(&job.allowed.rules) {
             a.extend(["--allowedTools".into(), t.clone()]);
+        }
+        for d in &job.allowed.dirs {
+            a.extend(["--add-dir".into(), d.clone()]);
         }
         a
     }
@@ -187,6 +190,8 @@ async fn run(
     let mut got_result = false;
     // The question the run waits on (one at a time: the CLI waits for each answer).
     let mut asked: Option<Asked> = None;
+    // What the context's client allowed for good, and what it allows during this run.
+    let mut grants = job.allowed.clone();
     loop {
         tokio::select! {
             r = next_line(&mut reader, &mut line) => match r {
@@ -195,6 +200,10 @@ async fn run(
                         continue;
                     };
                     if let Some(a) = Asked::read(&v) {
+                        tracing::debug!(task = %job.task_id, "asked: {}", v["request"]);
+                        if answered_by_grant(&a, &grants, stdin.as_mut()).await {
+                            continue;
+                        }
                         let q = a.question();
                         asked = Some(a);
                         if reports.send(Report::Ask(q)).await.is_err() {
@@ -229,8 +238,12 @@ async fn run(
             },
             Some(reply) = replies.recv(), if asked.is_some() => {
                 let Some(a) = asked.take() else { continue };
-                if !answer(a, reply, reports, stdin.as_mut()).await {
-                    break;
+                match answer(a, reply, reports, stdin.as_mut()).await {
+                    Some(kept) => {
+                        grants.rules.extend(kept.rules);
+                        grants.dirs.extend(kept.dirs);
+                    }
+                    None => break,
                 }
             }
             () = crate::engine::stopped(&mut stop) => {
@@ -255,26 +268,42 @@ async fn run(
     ))
 }
 
+/// Allows at once what the client allowed for good though the CLI asks again (a write through
+/// a redirection, which no rule of its own covers: `Asked::granted_by`). Whether it did.
+async fn answered_by_grant(
+    asked: &Asked,
+    grants: &Grants,
+    stdin: Option<&mut tokio::process::ChildStdin>,
+) -> bool {
+    if !asked.granted_by(grants) {
+        return false;
+    }
+    if let Some(i) = stdin {
+        write_line(i, &asked.answer("allow").0).await;
+    }
+    true
+}
+
 /// The client's reply to the question the run waits on, written as the CLI's control response;
-/// what it allows for the context's later runs goes to the engine first. False when the engine
-/// no longer listens.
+/// what it allows for the context's later runs goes to the engine first. What it allowed for
+/// good, or `None` when the engine no longer listens.
 async fn answer(
     asked: Asked,
     reply: Reply,
     reports: &mpsc::Sender<Report>,
     stdin: Option<&mut tokio::process::ChildStdin>,
-) -> bool {
+) -> Option<Grants> {
     let (response, keep) = match reply {
         Reply::Said(text) => asked.answer(&text),
-        Reply::TimedOut(secs) => (asked.timed_out(secs), Vec::new()),
+        Reply::TimedOut(secs) => (asked.timed_out(secs), Grants::default()),
     };
-    if !keep.is_empty() && reports.send(Report::Allowed(keep)).await.is_err() {
-        return false;
+    if !keep.is_empty() && reports.send(Report::Allowed(keep.clone())).await.is_err() {
+        return None;
     }
     if let Some(i) = stdin {
         write_line(i, &response).await;
     }
-    true
+    Some(keep)
 }
 
 /// Writes one stream-json line to the run's stdin. A failed write shows as the run's own

@@ -7,7 +7,7 @@
 //! (a closed stream, a dropped blocking send) cancels nothing; only CancelTask stops a run.
 //! Locks are std mutexes held for synchronous work only, never across an await.
 
-use crate::task::{Event, Msg, Reply, Report, Task, Update, running};
+use crate::task::{Event, Grants, Msg, Reply, Report, Task, Update, running};
 use crate::wire::{self, A2aError, Incoming};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_store::served::{ServedContext, ServedStore, ServedTask};
@@ -58,8 +58,8 @@ pub struct Job {
     pub agent: Arc<Agent>,
     pub text: String,
     pub session: Session,
-    /// Permission rules the context's client allowed for good (`Report::Allowed`).
-    pub allowed: Vec<String>,
+    /// What the context's client allowed for good (`Report::Allowed`).
+    pub allowed: Grants,
 }
 
 /// What runs a task: Claude Code (`claude.rs`), or anything else that reports the same way.
@@ -418,7 +418,7 @@ impl Engine {
         agent: &Agent,
         context: Option<&str>,
         now: i64,
-    ) -> Result<(Task, Session, Vec<String>), A2aError> {
+    ) -> Result<(Task, Session, Grants), A2aError> {
         let _admit = lock(&self.admit);
         if self.draining.load(Ordering::SeqCst) {
             return Err(A2aError::new(
@@ -544,12 +544,16 @@ impl Engine {
         agent: &Agent,
         context: Option<&str>,
         now: i64,
-    ) -> Result<(String, Session, Vec<String>), A2aError> {
+    ) -> Result<(String, Session, Grants), A2aError> {
         let store = lock(&self.store);
         if let Some(c) = context
             && let Some(ctx) = store.context(owner, &agent.name, c).map_err(internal)?
         {
-            return Ok((ctx.id, Session::Resume(ctx.session_id), ctx.allowed));
+            let grants = Grants {
+                rules: ctx.allowed,
+                dirs: ctx.dirs,
+            };
+            return Ok((ctx.id, Session::Resume(ctx.session_id), grants));
         }
         // A new conversation; a contextId the client chose names it (it is only ever a key).
         let id = context.map_or_else(a2a_mod_sys::ids::uuid_v4, str::to_string);
@@ -562,9 +566,10 @@ impl Engine {
                 session_id: session.clone(),
                 created_ms: now,
                 allowed: Vec::new(),
+                dirs: Vec::new(),
             })
             .map_err(internal)?;
-        Ok((id, Session::New(session), Vec::new()))
+        Ok((id, Session::New(session), Grants::default()))
     }
 
     /// Applies a report: the task, its stream, and the store when the change is durable.
@@ -694,7 +699,7 @@ impl Engine {
             tokio::select! {
                 r = rx.recv() => match r {
                     Some(r @ Report::Ended { .. }) if before.is_some() => end = Some(r),
-                    Some(Report::Allowed(rules)) => self.allow(&job, &rules),
+                    Some(Report::Allowed(grants)) => self.allow(&job, &grants),
                     Some(r @ Report::Ask(_)) => {
                         self.report(&live, r);
                         let n = lock(&live.inner).asks;
@@ -754,13 +759,17 @@ impl Engine {
     }
 
     /// Keeps what the client allowed for good for the context's later runs.
-    fn allow(&self, job: &Job, rules: &[String]) {
-        let store = lock(&self.store);
-        for r in rules {
-            if let Err(e) = store.allow(&job.owner, &job.agent.name, &job.context_id, r) {
-                // This run has it already; a later one asks again.
-                tracing::warn!(task = %job.task_id, "cannot keep the rule {r:?}: {e:#}");
-            }
+    fn allow(&self, job: &Job, grants: &Grants) {
+        let stored = lock(&self.store).grant(
+            &job.owner,
+            &job.agent.name,
+            &job.context_id,
+            &grants.rules,
+            &grants.dirs,
+        );
+        if let Err(e) = stored {
+            // This run has it already; a later one asks again.
+            tracing::warn!(task = %job.task_id, "cannot keep what was allowed for good: {e:#}");
         }
     }
 

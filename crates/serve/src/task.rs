@@ -68,15 +68,30 @@ pub enum Report {
     /// The client's reply to the question (the engine's report, not the run's): the task goes
     /// on, `working`.
     Answer(Msg),
-    /// Permission rules the client allowed for good ("allow always"): the engine keeps them for
-    /// the context's later runs; nothing shows.
-    Allowed(Vec<String>),
+    /// What the client allowed for good ("allow always"): the engine keeps it for the context's
+    /// later runs; nothing shows.
+    Allowed(Grants),
     /// The end: the state, the words for a failure, and what the run cost.
     Ended {
         state: TaskState,
         words: Option<String>,
         metadata: Map<String, Value>,
     },
+}
+
+/// What a context's client allowed for good ("allow always"): Claude Code permission rules
+/// (`Bash(echo x *)`), and folders its runs may work in besides the agent's (Claude Code's
+/// `addDirectories` suggestion: a command that writes a file through a redirection needs it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    pub rules: Vec<String>,
+    pub dirs: Vec<String>,
+}
+
+impl Grants {
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty() && self.dirs.is_empty()
+    }
 }
 
 /// What the engine hands a run that asked.

@@ -56,6 +56,9 @@ const MIGRATIONS: &[&str] = &[
         SELECT owner, agent, id, session_id, created_ms, allowed FROM contexts;
     DROP TABLE contexts;
     ALTER TABLE contexts_owned RENAME TO contexts;",
+    // 4: the folders a context's client allowed its runs for good (Claude Code's
+    // `addDirectories`, a JSON array), beside its rules.
+    "ALTER TABLE contexts ADD COLUMN dirs TEXT NOT NULL DEFAULT '[]';",
 ];
 
 /// One served task as stored.
@@ -87,6 +90,8 @@ pub struct ServedContext {
     pub created_ms: i64,
     /// The permission rules its client allowed for good, each run of it starts with them.
     pub allowed: Vec<String>,
+    /// The folders its client allowed its runs for good (`--add-dir` of each run).
+    pub dirs: Vec<String>,
 }
 
 /// The server's store: one connection, used under the server's own lock.
@@ -204,7 +209,7 @@ impl ServedStore {
         Ok(self
             .conn
             .prepare_cached(
-                "SELECT id, agent, owner, session_id, created_ms, allowed FROM contexts
+                "SELECT id, agent, owner, session_id, created_ms, allowed, dirs FROM contexts
                  WHERE owner = ?1 AND agent = ?2 AND id = ?3",
             )?
             .query_row([owner, agent, id], |r| {
@@ -215,8 +220,9 @@ impl ServedStore {
                     owner: r.get(2)?,
                     session_id: r.get(3)?,
                     created_ms: r.get(4)?,
-                    // Written only by `allow` below; anything else reads as nothing allowed.
+                    // Written only by `grant` below; anything else reads as nothing allowed.
                     allowed: serde_json::from_str(&allowed).unwrap_or_default(),
+                    dirs: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
                 })
             })
             .optional()?)
@@ -225,8 +231,8 @@ impl ServedStore {
     pub fn put_context(&self, c: &ServedContext) -> Result<()> {
         self.conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO contexts (id, agent, owner, session_id, created_ms, allowed)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR REPLACE INTO contexts (id, agent, owner, session_id, created_ms, allowed, dirs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
             .execute(params![
                 c.id,
@@ -234,18 +240,30 @@ impl ServedStore {
                 c.owner,
                 c.session_id,
                 c.created_ms,
-                serde_json::to_string(&c.allowed)?
+                serde_json::to_string(&c.allowed)?,
+                serde_json::to_string(&c.dirs)?
             ])?;
         Ok(())
     }
 
-    /// Adds a permission rule to what a context allows for good (once).
-    pub fn allow(&self, owner: &str, agent: &str, context_id: &str, rule: &str) -> Result<()> {
+    /// Adds permission rules and folders to what a context allows for good (each once).
+    pub fn grant(
+        &self,
+        owner: &str,
+        agent: &str,
+        context_id: &str,
+        rules: &[String],
+        dirs: &[String],
+    ) -> Result<()> {
         let tx = self.conn.unchecked_transaction()?;
-        if let Some(mut c) = self.context(owner, agent, context_id)?
-            && !c.allowed.iter().any(|r| r == rule)
-        {
-            c.allowed.push(rule.to_string());
+        if let Some(mut c) = self.context(owner, agent, context_id)? {
+            for (have, add) in [(&mut c.allowed, rules), (&mut c.dirs, dirs)] {
+                for a in add {
+                    if !have.contains(a) {
+                        have.push(a.clone());
+                    }
+                }
+            }
             self.put_context(&c)?;
         }
         tx.commit()?;
@@ -317,14 +335,15 @@ mod tests {
                 session_id: "s1".into(),
                 created_ms: 1,
                 allowed: Vec::new(),
+                dirs: Vec::new(),
             })
             .unwrap();
-            s.allow("local", "build", "c1", "Bash(rm -rf build)")
-                .unwrap();
-            s.allow("local", "build", "c1", "Bash(rm -rf build)")
-                .unwrap();
-            s.allow("local", "build", "nope", "Bash").unwrap();
-            s.allow("other", "build", "c1", "Bash").unwrap();
+            let rule = ["Bash(rm -rf build)".to_string()];
+            let dir = ["/srv/notes".to_string()];
+            s.grant("local", "build", "c1", &rule, &[]).unwrap();
+            s.grant("local", "build", "c1", &rule, &dir).unwrap();
+            s.grant("local", "build", "nope", &rule, &[]).unwrap();
+            s.grant("other", "build", "c1", &rule, &[]).unwrap();
         }
         let s = ServedStore::open(&path).unwrap();
         assert_eq!(s.get("b").unwrap(), Some(task("b", "c1", 2, true)));
@@ -340,6 +359,7 @@ mod tests {
         let c1 = s.context("local", "build", "c1").unwrap().unwrap();
         assert_eq!(c1.session_id, "s1");
         assert_eq!(c1.allowed, ["Bash(rm -rf build)"]);
+        assert_eq!(c1.dirs, ["/srv/notes"]);
         assert_eq!(s.context("local", "build", "nope").unwrap(), None);
         // Another owner's (or agent's) context of the same name is another one.
         assert_eq!(s.context("other", "build", "c1").unwrap(), None);
