@@ -372,3 +372,87 @@ fn interactive_claude_code_answers_a_served_runs_permission_prompt_and_is_woken(
     rig.claude.wait_for_text("WOKEN-WITH-THE-RESULT", LONG);
     assert!(!build.exists(), "the allowed command ran on B's machine");
 }
+
+/// A run's permission prompt reaches every official client structured, beside its line: the
+/// status message's data part (the extension the card declares) names the tool, the command
+/// and the answers, over v1 and v0.3, JSON-RPC and HTTP+JSON.
+#[test]
+fn the_official_sdk_clients_read_a_permission_prompt_structured() {
+    let script = Script::new()
+        .rule(Rule::on_user_text("clean the build").tool_use(
+            "Bash",
+            json!({"command": "rm -rf build", "description": "clean"}),
+        ))
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    // Every case's run waits on its question: room for all of them at once.
+    append_config(&env.home.a2a_home(), "\n[serve]\nmax_concurrent = 12\n");
+    let serve = Serve::start(&env, &["--name", "coder"]);
+    let card_url = format!("{}/.well-known/agent-card.json", serve.url);
+    let (_, card) = crate::serve::http("GET", &card_url, None, &[]);
+    assert_eq!(
+        card["capabilities"]["extensions"][0]["uri"],
+        a2a_mod_serve::ask::EXTENSION,
+        "{card}"
+    );
+    let mut cases = Vec::new();
+    for sdk in [Sdk::Py1, Sdk::Py03, Sdk::Js] {
+        for version in sdk.versions() {
+            for binding in ["jsonrpc", "rest"] {
+                cases.push((sdk, *version, binding));
+            }
+        }
+    }
+    for batch in cases.chunks(4) {
+        std::thread::scope(|s| {
+            let runs: Vec<_> = batch
+                .iter()
+                .map(|&(sdk, version, binding)| {
+                    let card_url = &card_url;
+                    s.spawn(move || {
+                        let args = [
+                            "--version",
+                            version,
+                            "--binding",
+                            binding,
+                            "--message",
+                            "clean the build",
+                        ];
+                        ((sdk, version, binding), client(sdk, card_url, &args))
+                    })
+                })
+                .collect();
+            for r in runs {
+                let (case, got) = r.join().unwrap();
+                let Some((last, _)) = got else { continue };
+                assert_eq!(last["state"], "input-required", "{case:?}: {last}");
+                let call = &last["statusData"][0]["toolCall"];
+                assert_eq!(call["toolName"], "Bash", "{case:?}: {last}");
+                assert_eq!(
+                    call["confirmationRequest"]["executeDetails"]["command"], "rm -rf build",
+                    "{case:?}: {last}"
+                );
+                let ids: Vec<&str> = call["confirmationRequest"]["options"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|o| o["id"].as_str())
+                    .collect();
+                assert_eq!(
+                    ids,
+                    ["proceed_once", "proceed_always", "cancel"],
+                    "{case:?}"
+                );
+                assert!(
+                    last["statusText"]
+                        .as_str()
+                        .unwrap_or("")
+                        .starts_with("Claude wants to run Bash"),
+                    "the line is still there: {case:?}: {last}"
+                );
+            }
+        });
+    }
+}

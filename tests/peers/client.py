@@ -16,8 +16,9 @@ stdout: one JSON object per line. With --stream, one line per streamed event
   {"event": "task"|"message"|"status-update"|"artifact-update", "taskId", "contextId",
    "state", "text", "statusText", "append", "lastChunk", "final" (v0.3 status updates)}
 then, always, exactly one last line without "event":
-  {"final": true, "taskId", "contextId", "state", "text", "statusText", "metadata",
+  {"final": true, "taskId", "contextId", "state", "text", "statusText", "statusData", "metadata",
    "protocol", "binding", "history" (when the answer was a whole task)}
+("statusData": the status message's data parts as JSON, e.g. a question's structured form.)
 or, when the SDK raised a JSON-RPC or HTTP error,
   {"final": true, "error": {"code", "message", "type", "httpStatus"?}}   (exit status 0).
 No answer at all (connection refused, timeout): the same error line with code 0, exit 1.
@@ -108,9 +109,16 @@ if SDK_MAJOR >= 1:
         texts = [p.text for p in parts if p.WhichOneof("content") == "text"]
         return "".join(texts) if texts else None
 
+    def parts_data(parts: Any) -> list[Any] | None:
+        data = [MessageToDict(p.data) for p in parts if p.WhichOneof("content") == "data"]
+        return data or None
+
     def status_of(status: Any) -> tuple[str, str | None]:
         text = parts_text(status.message.parts) if status.HasField("message") else None
         return normal_state(TaskState.Name(status.state)), text
+
+    def status_data(status: Any) -> list[Any] | None:
+        return parts_data(status.message.parts) if status.HasField("message") else None
 
     def task_dict(task: Any) -> dict[str, Any]:
         state, status_text = status_of(task.status)
@@ -119,6 +127,7 @@ if SDK_MAJOR >= 1:
             "contextId": task.context_id or None,
             "state": state,
             "statusText": status_text,
+            "statusData": status_data(task.status),
             "artifacts": [[a.artifact_id, parts_text(a.parts) or ""] for a in task.artifacts],
             "metadata": MessageToDict(task.metadata) if task.HasField("metadata") else None,
             "history": [
@@ -145,6 +154,7 @@ if SDK_MAJOR >= 1:
                 "contextId": ev.context_id or None,
                 "state": state,
                 "statusText": text,
+                "statusData": status_data(ev.status),
             }
         if which == "artifact_update":
             ev = resp.artifact_update
@@ -164,6 +174,11 @@ else:
         texts = [p.root.text for p in (parts or []) if getattr(p.root, "kind", None) == "text"]
         return "".join(texts) if texts else None
 
+    def status_data(status: Any) -> list[Any] | None:
+        parts = status.message.parts if status.message is not None else []
+        data = [p.root.data for p in parts if getattr(p.root, "kind", None) == "data"]
+        return data or None
+
     def status_of(status: Any) -> tuple[str, str | None]:
         text = parts_text(status.message.parts) if status.message is not None else None
         return normal_state(status.state.value), text
@@ -175,6 +190,7 @@ else:
             "contextId": task.context_id,
             "state": state,
             "statusText": status_text,
+            "statusData": status_data(task.status),
             "artifacts": [[a.artifact_id, parts_text(a.parts) or ""] for a in (task.artifacts or [])],
             "metadata": task.metadata or None,
             "history": [{"role": m.role.value, "text": parts_text(m.parts)} for m in (task.history or [])],
@@ -198,6 +214,7 @@ else:
                 "contextId": update.context_id,
                 "state": state,
                 "statusText": text,
+                "statusData": status_data(update.status),
                 "final": update.final,
             }
         if isinstance(update, TaskArtifactUpdateEvent):
@@ -223,6 +240,7 @@ def final_of_task(task: dict[str, Any], where: dict[str, Any]) -> dict[str, Any]
         "state": task["state"],
         "text": "\n".join(text for _, text in task["artifacts"]),
         "statusText": task["statusText"],
+        "statusData": task["statusData"],
         "metadata": task["metadata"],
         "history": task["history"],
         **where,
@@ -253,6 +271,7 @@ class StreamFold:
         self.context_id: str | None = None
         self.state = "unknown"
         self.status_text: str | None = None
+        self.status_data: Any = None
         self.metadata: Any = None
         self.artifacts: dict[str, str] = {}  # insertion order = first appearance
         self.message: dict[str, Any] | None = None
@@ -263,6 +282,7 @@ class StreamFold:
         line: dict[str, Any] = {"event": kind, "taskId": ev.get("taskId"), "contextId": ev.get("contextId")}
         if kind == "task":
             self.state, self.status_text = ev["state"], ev["statusText"]
+            self.status_data = ev["statusData"]
             self.metadata = ev["metadata"] if ev["metadata"] is not None else self.metadata
             for aid, text in ev["artifacts"]:
                 self.artifacts[aid] = text
@@ -274,6 +294,7 @@ class StreamFold:
         elif kind == "status-update":
             self.state = ev["state"]
             self.status_text = ev["statusText"]
+            self.status_data = ev["statusData"]
             line.update(state=ev["state"], text=ev["statusText"])
             if "final" in ev:
                 line["final"] = ev["final"]
@@ -299,6 +320,7 @@ class StreamFold:
             "state": self.state,
             "text": "\n".join(self.artifacts.values()),
             "statusText": self.status_text,
+            "statusData": self.status_data,
             "metadata": self.metadata,
             **where,
         }

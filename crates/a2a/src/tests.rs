@@ -693,6 +693,16 @@ fn text_from_artifacts_files_and_data() {
     .unwrap();
     assert_eq!(v.text.as_deref(), Some("log in\n[data: {\"a\":1}]"));
     assert_eq!(v.question, v.text);
+
+    // a2a-mod serve's question: its line, the structured part left to readers that know it.
+    let v = parse_task_result(&json!({"id": "t", "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+        "message": {"role": "ROLE_AGENT", "extensions": [a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION],
+            "parts": [{"text": "Claude wants to run Bash: ls. Reply allow"}, {"data": {"toolCall": {}}}]}}}))
+    .unwrap();
+    assert_eq!(
+        v.question.as_deref(),
+        Some("Claude wants to run Bash: ls. Reply allow")
+    );
 }
 
 async fn err_of(reply: impl Fn(&Req) -> Reply + Send + Sync + 'static) -> A2aError {

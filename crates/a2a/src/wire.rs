@@ -576,7 +576,21 @@ fn parts_of(v: &Value) -> &[Value] {
 }
 
 fn message_text(m: &Value) -> String {
-    text_of(parts_of(m)).trim().to_string()
+    let parts = parts_of(m);
+    // a2a-mod serve's question says in its line what its data part structures: the line alone.
+    let asks = m["extensions"].as_array().is_some_and(|e| {
+        e.iter()
+            .any(|u| u == a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION)
+    });
+    if asks {
+        let lines: Vec<Value> = parts
+            .iter()
+            .filter(|p| p.get("text").is_some_and(Value::is_string))
+            .cloned()
+            .collect();
+        return text_of(&lines).trim().to_string();
+    }
+    text_of(parts).trim().to_string()
 }
 
 /// The one text rule for the parts of an artifact or a message, the same for a snapshot and a

@@ -6,6 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The A2A extension of a2a-mod serve's questions: a data part beside the question's line that
+/// says what is asked, structured (docs/serve.md "What a question carries"). Declared by serve;
+/// the client shows the line and leaves the part to readers that know it.
+pub const TOOL_CONFIRMATION_EXTENSION: &str = "urn:a2a-mod:ext:tool-confirmation:v1";
+
 /// Also the `state` enum of the tools' output schema (the same spelling, whatever the protocol).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]

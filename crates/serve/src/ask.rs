@@ -10,6 +10,15 @@ use serde_json::{Value, json};
 /// The most a question holds, in characters: it is a task's status message, shown on one line.
 pub const QUESTION_CHARS: usize = 1000;
 
+/// The extension serve's questions declare (the card's `capabilities.extensions`, each asking
+/// message's `extensions`): a data part beside the status line that says what is asked. Its
+/// shape follows the `ToolCall` and `ConfirmationRequest` of Gemini CLI's A2A
+/// `development-tool` extension (docs/serve.md "What a question carries").
+pub const EXTENSION: &str = a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION;
+
+/// The most of a tool's input a question carries, in characters of its JSON.
+pub const INPUT_CHARS: usize = 8000;
+
 /// What the CLI asked (a `control_request` of subtype `can_use_tool`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Asked {
@@ -158,6 +167,62 @@ impl Asked {
         a2a_mod_core::text::one_line(&line, QUESTION_CHARS)
     }
 
+    /// The question structured, for clients that show it as a form rather than a line: a
+    /// permission as a `toolCall` (the tool, its input cleaned and bounded, what it would run,
+    /// the answers, Claude Code's suggested rule and folders), Claude's question as `question`
+    /// (each with its options).
+    pub fn data(&self) -> Value {
+        if self.is_question() {
+            let qs: Vec<Value> = self
+                .questions()
+                .iter()
+                .map(|q| {
+                    let clean = |k: &str| q[k].as_str().map(|s| one(s, 500));
+                    let options: Vec<Value> = q["options"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|o| {
+                            json!({"label": o["label"].as_str().map(|s| one(s, 200)),
+                                "description": o["description"].as_str().map(|s| one(s, 500))})
+                        })
+                        .collect();
+                    json!({"question": clean("question"), "header": clean("header"),
+                        "multiSelect": q["multiSelect"].as_bool().unwrap_or(false), "options": options})
+                })
+                .collect();
+            return json!({"question": {"questions": qs,
+                "answer": "reply with text: one answer per question, one per line; an option's number picks it"}});
+        }
+        let grants = self.always();
+        let details = match self.input["command"].as_str() {
+            Some(c) if self.tool == "Bash" => {
+                json!({"executeDetails": {"command": a2a_mod_core::text::sanitize_lines(c)}})
+            }
+            _ => {
+                json!({"genericDetails": {"description": crate::task::step_line(&self.tool, &self.input)}})
+            }
+        };
+        let mut request = json!({"options": [
+            {"id": "proceed_once", "name": "Allow", "reply": "allow"},
+            {"id": "proceed_always", "name": "Allow always",
+             "description": "allowed for the rest of this conversation", "reply": "allow always"},
+            {"id": "cancel", "name": "Deny", "description": "a reason after it reaches Claude",
+             "reply": "deny <reason>"}]});
+        if let (Some(r), Some(d)) = (request.as_object_mut(), details.as_object()) {
+            r.extend(d.clone());
+        }
+        json!({"toolCall": {
+            "toolCallId": self.request_id,
+            "status": "PENDING",
+            "toolName": one(&self.tool, 200),
+            "inputParameters": bounded(&self.input),
+            "confirmationRequest": request,
+            "suggestedRules": grants.rules.iter().map(|r| one(r, 500)).collect::<Vec<_>>(),
+            "suggestedDirectories": grants.dirs.iter().map(|d| one(d, 500)).collect::<Vec<_>>(),
+        }})
+    }
+
     fn questions(&self) -> Vec<Value> {
         self.input["questions"]
             .as_array()
@@ -282,6 +347,36 @@ pub fn unsupported(v: &Value) -> Option<Value> {
         json!({"type": "control_response", "response": {"subtype": "error",
         "request_id": v["request_id"], "error": format!("a2a-mod serve does not host {subtype}")}}),
     )
+}
+
+/// A worker's string for one field: cleaned, cut.
+fn one(s: &str, cols: usize) -> String {
+    a2a_mod_core::text::one_line(s, cols)
+}
+
+/// A tool's input for a client to show: every string cleaned of control sequences (line breaks
+/// kept), and the whole at most [`INPUT_CHARS`] of JSON (past that, its cleaned JSON cut, as
+/// `{"truncated": …}`).
+fn bounded(input: &Value) -> Value {
+    fn clean(v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(a2a_mod_core::text::sanitize_lines(s)),
+            Value::Array(a) => Value::Array(a.iter().map(clean).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, v)| (a2a_mod_core::text::one_line(k, 200), clean(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    let cleaned = clean(input);
+    let text = cleaned.to_string();
+    if text.chars().count() <= INPUT_CHARS {
+        cleaned
+    } else {
+        json!({"truncated": text.chars().take(INPUT_CHARS).collect::<String>()})
+    }
 }
 
 /// Whether a Bash rule's content matches `command`: `*` stands for any run of characters, and

@@ -204,9 +204,9 @@ async fn run(
                         if answered_by_grant(&a, &grants, stdin.as_mut()).await {
                             continue;
                         }
-                        let q = a.question();
+                        let (q, data) = (a.question(), Some(a.data()));
                         asked = Some(a);
-                        if reports.send(Report::Ask(q)).await.is_err() {
+                        if reports.send(Report::Ask { line: q, data }).await.is_err() {
                             break;
                         }
                         continue;

@@ -582,7 +582,7 @@ impl Engine {
     /// reply, a timer and the run never store their changes out of order). Whether it applied.
     fn report_if(&self, live: &Live, r: Report, when: impl FnOnce(&LiveInner) -> bool) -> bool {
         let durable = !matches!(r, Report::Text(_));
-        let asks = matches!(r, Report::Ask(_));
+        let asks = matches!(r, Report::Ask { .. });
         let now = a2a_mod_sys::env::now_ms();
         let mut inner = lock(&live.inner);
         if !when(&inner) {
@@ -700,7 +700,7 @@ impl Engine {
                 r = rx.recv() => match r {
                     Some(r @ Report::Ended { .. }) if before.is_some() => end = Some(r),
                     Some(Report::Allowed(grants)) => self.allow(&job, &grants),
-                    Some(r @ Report::Ask(_)) => {
+                    Some(r @ Report::Ask { .. }) => {
                         self.report(&live, r);
                         let n = lock(&live.inner).asks;
                         self.time_out(&live, n, job.agent.config.ask_timeout());

@@ -32,6 +32,10 @@ pub struct Task {
     /// `changes.patch` artifact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<String>,
+    /// The question the task waits on, structured (`ask.rs` [`crate::ask::Asked::data`]): a data
+    /// part beside the status line while it is `input-required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<Value>,
     pub created_ms: i64,
     pub updated_ms: i64,
 }
@@ -63,8 +67,9 @@ pub enum Report {
         files: Vec<String>,
     },
     /// The run asks the client (a permission prompt, Claude's question): the task waits,
-    /// `input-required`, with this line as its status message.
-    Ask(String),
+    /// `input-required`, with this line as its status message and the question structured
+    /// beside it when the run says it so.
+    Ask { line: String, data: Option<Value> },
     /// The client's reply to the question (the engine's report, not the run's): the task goes
     /// on, `working`.
     Answer(Msg),
@@ -128,6 +133,7 @@ impl Task {
             history: Vec::new(),
             metadata: Map::new(),
             changes: None,
+            ask: None,
             created_ms: now_ms,
             updated_ms: now_ms,
         }
@@ -147,6 +153,7 @@ impl Task {
             metadata: self.metadata.clone(),
             // Set at the run's end only, and what its `Update::Changes` event carries.
             changes: self.changes.clone(),
+            ask: self.ask.clone(),
             created_ms: self.created_ms,
             updated_ms: self.updated_ms,
         }
@@ -163,6 +170,10 @@ impl Task {
             return None;
         }
         self.updated_ms = now_ms;
+        // A question is over once anything but more of the answer (or a grant) comes.
+        if !matches!(r, Report::Text(_) | Report::Allowed(_)) {
+            self.ask = None;
+        }
         match r {
             Report::Started => {
                 self.state = TaskState::Working;
@@ -186,7 +197,11 @@ impl Task {
                 self.status_text = Some(line);
                 Some(Update::Status)
             }
-            Report::Ask(question) => {
+            Report::Ask {
+                line: question,
+                data,
+            } => {
+                self.ask = data;
                 self.state = TaskState::InputRequired;
                 self.history.push(Msg {
                     message_id: format!("{}-ask-{}", self.id, self.history.len()),

@@ -325,6 +325,15 @@ fn text_part(w: Wire, text: &str) -> Value {
     }
 }
 
+/// A data part (its JSON as the dialect writes it).
+fn data_part(w: Wire, data: &Value) -> Value {
+    match (w.dialect, w.rest) {
+        (Dialect::V03, false) => json!({"kind": "data", "data": data}),
+        (Dialect::V03, true) => json!({"data": {"data": data}}),
+        _ => json!({"data": data, "mediaType": "application/json"}),
+    }
+}
+
 fn message(w: Wire, t: &Task, m: &Msg) -> Value {
     let mut v = Map::new();
     v.insert("messageId".into(), m.message_id.clone().into());
@@ -365,7 +374,20 @@ fn status(w: Wire, t: &Task, state: TaskState, text: Option<&str>, at_ms: i64) -
         } else {
             "message"
         };
-        s[key] = message(w, t, &m);
+        let mut msg = message(w, t, &m);
+        // The question structured beside its line, in the extension the card declares.
+        if let (TaskState::InputRequired, Some(data)) = (state, &t.ask) {
+            let parts = if w.dialect == Dialect::V03 && w.rest {
+                "content"
+            } else {
+                "parts"
+            };
+            if let Some(p) = msg[parts].as_array_mut() {
+                p.push(data_part(w, data));
+            }
+            msg["extensions"] = json!([crate::ask::EXTENSION]);
+        }
+        s[key] = msg;
     }
     s
 }
@@ -505,7 +527,11 @@ pub fn card(c: &CardInfo<'_>) -> Value {
             {"url": rpc, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": c.base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
         ],
-        "capabilities": {"streaming": true, "pushNotifications": false},
+        "capabilities": {"streaming": true, "pushNotifications": false, "extensions": [{
+            "uri": crate::ask::EXTENSION,
+            "description": "A question a run asks (input-required) carries a data part beside its line: a permission as toolCall (the tool, its input, the command, the answers, the suggested rule), Claude's own question as question (with its options). Answer with text as the line says.",
+            "required": false,
+        }]},
         "defaultInputModes": ["text/plain", "application/json", "application/octet-stream"],
         "defaultOutputModes": ["text/plain"],
         "skills": [{

@@ -143,6 +143,12 @@ function statusOf(status) {
   return [normalState(status?.state), status?.message ? partsText(status.message.parts) : null];
 }
 
+/** The data parts of a status message (a question's structured form), or null. */
+function statusData(status) {
+  const data = (status?.message?.parts ?? []).filter((p) => p?.content?.$case === "data").map((p) => p.content.value);
+  return data.length ? data : null;
+}
+
 function taskObj(task) {
   const [state, statusText] = statusOf(task.status);
   const metadata = task.metadata && Object.keys(task.metadata).length ? task.metadata : null;
@@ -151,6 +157,7 @@ function taskObj(task) {
     contextId: orNull(task.contextId),
     state,
     statusText,
+    statusData: statusData(task.status),
     artifacts: (task.artifacts ?? []).map((a) => [a.artifactId, partsText(a.parts) ?? ""]),
     metadata,
     history: (task.history ?? []).map((m) => ({ role: roleName(m.role), text: partsText(m.parts) })),
@@ -169,7 +176,10 @@ function streamEvent(resp) {
       return ["message", messageObj(p.value)];
     case "statusUpdate": {
       const [state, statusText] = statusOf(p.value.status);
-      return ["status-update", { taskId: orNull(p.value.taskId), contextId: orNull(p.value.contextId), state, statusText }];
+      return [
+        "status-update",
+        { taskId: orNull(p.value.taskId), contextId: orNull(p.value.contextId), state, statusText, statusData: statusData(p.value.status) },
+      ];
     }
     case "artifactUpdate": {
       const ev = p.value;
@@ -199,6 +209,7 @@ const finalOfTask = (t, where) => ({
   state: t.state,
   text: t.artifacts.map(([, text]) => text).join("\n"),
   statusText: t.statusText,
+  statusData: t.statusData,
   metadata: t.metadata,
   history: t.history,
   ...where,
@@ -224,6 +235,7 @@ class StreamFold {
   contextId = null;
   state = "unknown";
   statusText = null;
+  statusData = null;
   metadata = null;
   artifacts = new Map(); // insertion order = first appearance
   message = null;
@@ -235,6 +247,7 @@ class StreamFold {
     if (kind === "task") {
       this.state = ev.state;
       this.statusText = ev.statusText;
+      this.statusData = ev.statusData;
       this.metadata = ev.metadata ?? this.metadata;
       for (const [id, text] of ev.artifacts) this.artifacts.set(id, text);
       Object.assign(line, {
@@ -245,6 +258,7 @@ class StreamFold {
     } else if (kind === "status-update") {
       this.state = ev.state;
       this.statusText = ev.statusText;
+      this.statusData = ev.statusData;
       Object.assign(line, { state: ev.state, text: ev.statusText });
     } else if (kind === "artifact-update") {
       const text = ev.text ?? "";
@@ -266,6 +280,7 @@ class StreamFold {
       state: this.state,
       text: [...this.artifacts.values()].join("\n"),
       statusText: this.statusText,
+      statusData: this.statusData,
       metadata: this.metadata,
       ...where,
     };
