@@ -35,13 +35,7 @@ pub fn init_file(ctx: &Ctx, component: &'static str) {
 /// Short-lived commands: stderr, and only when `A2A_MOD_LOG` asks.
 pub fn init_stderr() {
     if let Some(filter) = filter() {
-        let _ = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(std::io::stderr)
-            .with_ansi(false)
-            .finish()
-            .with(filter)
-            .try_init();
+        to_stderr(filter);
     }
 }
 
@@ -49,12 +43,15 @@ pub fn init_stderr() {
 /// `A2A_MOD_LOG`, by default a line per accepted task, ending and refusal (`info` for a2a-mod's
 /// own crates, `warn` for the libraries under them).
 pub fn init_serve() {
-    let filter = filter().unwrap_or_else(|| {
+    to_stderr(filter().unwrap_or_else(|| {
         Targets::new()
             .with_default(tracing::Level::WARN)
             .with_target("a2a_mod", tracing::Level::INFO)
             .with_target("a2a_mod_serve", tracing::Level::INFO)
-    });
+    }));
+}
+
+fn to_stderr(filter: Targets) {
     let _ = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(std::io::stderr)

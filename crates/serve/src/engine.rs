@@ -161,8 +161,8 @@ impl Live {
 
     /// The events from `from` on, and the task after them without its answer and history (what
     /// an event names of it: ids, metadata), so a token stream costs its chunks, not a copy of
-    /// the text so far per batch.
-    /// At most [`EVENT_BATCH`] of them: a reader far behind copies a batch at a time.
+    /// the text so far per batch. At most [`EVENT_BATCH`] of them: a reader far behind copies a
+    /// batch at a time.
     pub fn since(&self, from: usize) -> (Vec<Event>, Task) {
         let inner = lock(&self.inner);
         let events = inner
@@ -338,7 +338,7 @@ impl Engine {
             return self.reply(owner, agent, &id, msg);
         }
         let now = a2a_mod_sys::env::now_ms();
-        let (task, session, allowed) = self
+        let (mut task, session, allowed) = self
             .admit(owner, agent, msg.context_id.as_deref(), now)
             .inspect_err(|e| {
                 if e.code == SERVER_BUSY {
@@ -362,7 +362,6 @@ impl Engine {
                 ));
             }
         };
-        let mut task = task;
         task.history.push(Msg {
             message_id: msg.message_id.clone(),
             agent: false,

@@ -129,12 +129,13 @@ pub fn router(server: Arc<Server>) -> axum::Router {
 }
 
 /// Names no agent may have: the first segments of the routes served at the root.
-pub const RESERVED: [&str; 5] = [
+pub const RESERVED: [&str; 6] = [
     ".well-known",
     "v1",
     "tasks",
     "message:send",
     "message:stream",
+    "healthz",
 ];
 
 async fn handle(
