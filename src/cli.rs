@@ -26,6 +26,8 @@ pub enum Command {
     Task(TaskArgs),
     /// Cancel a task
     Cancel(CancelArgs),
+    /// Answer a worker's pending permission question yourself: allow, always or deny (with a reason)
+    Approve(ApproveArgs),
     /// List this session's tasks
     Tasks(TasksArgs),
     /// Run the embedded scripted A2A worker (for the demo and tests)
@@ -168,6 +170,29 @@ pub struct SendArgs {
     /// The send itself, run by `send` in a child that outlives it (src/cmd/send.rs)
     #[arg(long, hide = true, conflicts_with = "no_keep")]
     pub keeper: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The task that asks (input-required)
+    pub task_id: String,
+    /// allow: this once; always: allow it for the rest of the worker's conversation; deny
+    pub verdict: Verdict,
+    /// Why, with deny: the worker's Claude reads it
+    #[arg(num_args = 0..)]
+    pub reason: Vec<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A person's answer to a permission question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Verdict {
+    Allow,
+    Always,
+    Deny,
 }
 
 #[derive(Debug, Args)]

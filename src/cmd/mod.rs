@@ -1,5 +1,5 @@
 //! Every entry point, one file each: Claude Code's (`mcp`, `statusline`, `hook`, `watch`, `poller`)
-//! and the user's (`worker`, `send`, `task`, `cancel`, `tasks`, `install`, `doctor`, `demo`,
+//! and the user's (`worker`, `send`, `task`, `cancel`, `approve`, `tasks`, `install`, `doctor`, `demo`,
 //! `fake-worker`, `serve`). Each file is the thin IO shell of its command: it implements [`Run`]
 //! for the command's clap type (`src/cli.rs`) and calls the logic where it lives
 //! ([`crate::session`], [`crate::mcp`], [`a2a_mod_hot::hook`], [`a2a_mod_hot::wake`], [`crate::poller`],
@@ -9,6 +9,7 @@
 //! HOT PATH: `cmd/statusline.rs` and `cmd/hook.rs` import [`Run`] from here, so this file names
 //! nothing but the trait and the dispatch (`tests/it/arch.rs` checks the three files).
 
+mod approve;
 mod cancel;
 mod demo;
 mod doctor;
@@ -49,6 +50,7 @@ impl Run for Command {
             Command::Send(c) => c.run(),
             Command::Task(c) => c.run(),
             Command::Cancel(c) => c.run(),
+            Command::Approve(c) => c.run(),
             Command::Tasks(c) => c.run(),
             Command::FakeWorker(c) => c.run(),
             Command::Serve(c) => c.run(),

@@ -1644,3 +1644,74 @@ fn allow_always_on_a_redirection_is_not_asked_again_in_the_run_or_its_context() 
     );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "x\nx\nx\n");
 }
+
+/// A person answers a worker's permission question from a shell (`a2a-mod approve`): `deny`
+/// with a reason reaches the worker's Claude and the command does not run, `allow` runs it
+/// once; a task that asks nothing, or is not this session's, gets a one-line error.
+#[test]
+fn a_person_answers_a_permission_question_with_approve() {
+    let script = Script::new()
+        .rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
+            let t = &r.tool_results()[0];
+            let how = if t.is_error { "REFUSED" } else { "RAN" };
+            Reply::text(format!("BASH-{how}: {}", t.text))
+        }))
+        .rule(Rule::on_user_text("clean the build").tool_use(
+            "Bash",
+            json!({"command": "rm -rf build", "description": "clean"}),
+        ))
+        .fallback_text("FALLBACK");
+    let Some((_model, env)) = server_env(script) else {
+        return;
+    };
+    let serve = Serve::start(&env, &[]);
+    let home = client(&serve);
+    let build = env.cwd.join("build");
+    let asked = || {
+        std::fs::create_dir_all(&build).unwrap();
+        let r = send_json(&home, "remote", "clean the build", &[]);
+        assert_eq!(r["state"], "input-required", "{r}");
+        r["taskId"].as_str().unwrap().to_string()
+    };
+
+    let id = asked();
+    let r = home
+        .command()
+        .args([
+            "approve", &id, "deny", "the", "build", "dir", "is", "shared", "--json",
+        ])
+        .json();
+    assert_eq!(r["state"], "completed", "{r}");
+    let text = r["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("BASH-REFUSED"), "{r}");
+    assert!(
+        text.contains("the build dir is shared"),
+        "the reason reached Claude: {r}"
+    );
+    assert!(build.exists(), "the denied command did not run");
+
+    let id = asked();
+    let r = home
+        .command()
+        .args(["approve", &id, "allow", "--json"])
+        .json();
+    assert_eq!(r["state"], "completed", "{r}");
+    assert!(
+        r["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("BASH-RAN"),
+        "{r}"
+    );
+    assert!(!build.exists(), "the allowed command ran");
+
+    let e = home.command().args(["approve", &id, "allow"]).fails();
+    assert_eq!(
+        e,
+        format!(
+            "a2a-mod: approve: task \"{id}\" is completed and asks nothing now — `a2a-mod task {id}` shows it"
+        )
+    );
+    let e = home.command().args(["approve", "nope", "deny"]).fails();
+    assert!(e.contains("no task \"nope\" in this session"), "{e}");
+}
