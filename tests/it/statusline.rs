@@ -228,6 +228,26 @@ fn one_waiting() {
     );
 }
 
+/// A permission a worker's run asks (serve's line) is its own row, apart from a question.
+#[test]
+fn one_approval_waiting() {
+    let h = TempHome::new();
+    h.store()
+        .record_sent(
+            &ask(
+                "build",
+                "t1",
+                "Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a reason)",
+            ),
+            NOW - 60_000,
+        )
+        .unwrap();
+    assert_eq!(
+        h.line(NOW),
+        "a2a-mod: ! build needs your ok: Bash rm -rf build\n"
+    );
+}
+
 #[test]
 fn several_waiting_none_running() {
     let h = TempHome::new();

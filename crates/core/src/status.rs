@@ -24,6 +24,8 @@
 //!    removed). The newest such task wins; ` · 1 waiting` follows when tasks wait, because the
 //!    outcome is news for a few seconds while the waiting task stays until answered.
 //! 4. One waiting: `? fake waiting: Which colour?` (the question cut to [`QUESTION_COLS`]),
+//!    or, for a permission a worker's run asks ([`approval_of`]), `! build needs your ok: Bash
+//!    rm -rf build`,
 //!    `? fake waiting for input` without a question, `? fake needs auth` for auth-required.
 //! 5. Several waiting: `? 2 waiting`.
 //! 6. Otherwise nothing (empty string).
@@ -78,7 +80,12 @@ pub struct SnapRow {
     pub started_ms: i64,
     pub ended_ms: Option<i64>,
     pub end: Option<EndReason>,
+    /// The question, or for a permission a worker's run asks, what it asks for
+    /// ([`approval_of`]).
     pub question: Option<String>,
+    /// Whether the question is a permission for a person to give.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approval: bool,
 }
 
 /// Bound on what is kept of one text even when all of it fits the line: only text made mostly of
@@ -93,6 +100,8 @@ fn keep(s: &str, cols: usize) -> String {
 
 impl SnapRow {
     pub fn of(r: &Row<'_>) -> SnapRow {
+        // Read whole, before the question is cut to what the line shows.
+        let approval = r.question.and_then(approval_of);
         SnapRow {
             worker: keep(r.worker, WORKER_COLS),
             text: keep(r.text, TEXT_COLS),
@@ -100,7 +109,11 @@ impl SnapRow {
             started_ms: r.started_ms,
             ended_ms: r.ended_ms,
             end: r.end,
-            question: r.question.map(|q| keep(q, QUESTION_COLS)),
+            question: approval
+                .as_deref()
+                .or(r.question)
+                .map(|q| keep(q, QUESTION_COLS)),
+            approval: approval.is_some(),
         }
     }
 
@@ -271,7 +284,14 @@ pub fn spans<'a>(
         }
         waiting_tail(&mut out);
     } else if let (1, Some(r)) = (waiting, first_waiting.as_ref()) {
-        out.push((Role::Waiting, Cow::Borrowed(g.waiting.as_str())));
+        // A person's ok is a row of its own, apart from a plain question.
+        let approval = snap.first_waiting.as_ref().is_some_and(|s| s.approval);
+        let mark = if approval {
+            APPROVAL_MARK
+        } else {
+            g.waiting.as_str()
+        };
+        out.push((Role::Waiting, Cow::Borrowed(mark)));
         push_worker(&mut out, r, g);
         let question = r.question.map(text::sanitize).unwrap_or_default();
         if r.state == TaskState::AuthRequired {
@@ -279,7 +299,12 @@ pub fn spans<'a>(
         } else if question.is_empty() {
             out.push((Role::Waiting, Cow::Borrowed("waiting for input")));
         } else {
-            out.push((Role::Waiting, Cow::Borrowed("waiting:")));
+            let words = if approval {
+                "needs your ok:"
+            } else {
+                "waiting:"
+            };
+            out.push((Role::Waiting, Cow::Borrowed(words)));
             let q = text::cut_with(&question, QUESTION_COLS, &g.ellipsis);
             out.push((Role::Text, Cow::Owned(q)));
         }
@@ -290,6 +315,21 @@ pub fn spans<'a>(
         out.clear();
     }
     out
+}
+
+/// The mark of a permission waiting for a person's ok.
+pub const APPROVAL_MARK: &str = "!";
+
+/// What a worker's run asks permission for, when `question` is a2a-mod serve's permission line
+/// (`Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a
+/// reason)`): `Bash rm -rf build`. `None` for any other question.
+pub fn approval_of(question: &str) -> Option<String> {
+    let rest = question.strip_prefix("Claude wants to ")?;
+    let rest = rest
+        .strip_prefix("run ")
+        .or_else(|| rest.strip_prefix("use "))?;
+    let what = rest.strip_suffix(". Reply allow, allow always, or deny (with a reason)")?;
+    Some(what.replacen(": ", " ", 1))
 }
 
 /// The style role, the words and whether a duration follows, for a task that ended.
@@ -466,6 +506,23 @@ mod tests {
         assert_eq!(
             line(&[waiting("fake", Some("a")), waiting("adk", None)]),
             "a2a-mod: ? 2 waiting"
+        );
+        assert_eq!(
+            line(&[waiting(
+                "build",
+                Some(
+                    "Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a reason)"
+                )
+            )]),
+            "a2a-mod: ! build needs your ok: Bash rm -rf build"
+        );
+        assert_eq!(
+            line(&[waiting(
+                "build",
+                Some("Claude wants to run Bash: x. Reply with your answer")
+            )]),
+            "a2a-mod: ? build waiting: Claude wants to run Bash: x. Reply with your an…",
+            "only serve's permission line is an approval"
         );
         assert_eq!(
             line(&[ended("fake", TaskState::Completed, 20, 0)]),
