@@ -128,6 +128,9 @@ pub struct WorkerAddArgs {
     /// Refuse the worker unless a signature of its card holds
     #[arg(long)]
     pub require_signed_card: bool,
+    /// Who answers this worker's permission questions (default: [asks] approvals, a person)
+    #[arg(long, value_enum)]
+    pub approvals: Option<ApprovalsArg>,
     /// Do not fetch the agent card now
     #[arg(long)]
     pub no_check: bool,
@@ -185,6 +188,24 @@ pub struct ApproveArgs {
     pub session: SessionArg,
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--approvals`: who answers a worker's permission questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalsArg {
+    Person,
+    Claude,
+    Deny,
+}
+
+impl From<ApprovalsArg> for a2a_mod_sys::config::Approvals {
+    fn from(a: ApprovalsArg) -> Self {
+        match a {
+            ApprovalsArg::Person => Self::Person,
+            ApprovalsArg::Claude => Self::Claude,
+            ApprovalsArg::Deny => Self::Deny,
+        }
+    }
 }
 
 /// A person's answer to a permission question.

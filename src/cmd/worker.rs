@@ -113,6 +113,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
         extensions,
         card_keys,
         require_signed_card: a.require_signed_card,
+        approvals: a.approvals.map(Into::into),
     };
     let existed = load(ctx)?.workers.contains_key(&a.alias);
     let card = if a.no_check {

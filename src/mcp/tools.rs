@@ -167,11 +167,20 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let budget = Budget::from_env();
-        let p = params.0;
+        let mut p = params.0;
         let session = match self.sessions.get() {
             Ok(s) => s,
             Err(e) => return Ok(tool_error(&e).into()),
         };
+        if let Some(id) = &p.task_id {
+            match approval(&session, &p.worker, id) {
+                Approval::Send => {}
+                Approval::Replace(reply) => p.message = reply,
+                Approval::Refuse(why) => {
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
+                }
+            }
+        }
         // Offered per call, and only in interactive sessions (docs/claude-code.md "Native MCP
         // tasks"); read before the context is given away.
         let offered = self.native
@@ -436,6 +445,49 @@ fn structured(value: &impl Serialize, text: String) -> CallToolResult {
             r
         }
         Err(e) => tool_error(&anyhow::anyhow!("cannot encode the result: {e}")),
+    }
+}
+
+/// What becomes of Claude's reply to a worker's question that is a permission (a served run's
+/// "Claude wants to run Bash: …"), by `[asks] approvals` (docs/commands-and-tools.md): the model
+/// never answers one alone unless the user chose that.
+enum Approval {
+    /// Not a permission, or the user lets Claude answer it: the reply goes as written.
+    Send,
+    /// Denied, whatever Claude wrote: these words go instead, and the worker's Claude reads them.
+    Replace(String),
+    /// A person must answer it: nothing is sent, and Claude is told why and how.
+    Refuse(String),
+}
+
+fn approval(session: &Session, worker: &str, task_id: &str) -> Approval {
+    let rec = match session.store(|s| s.find(task_id)) {
+        Ok(Some(r)) if r.state == TaskState::InputRequired => r,
+        _ => return Approval::Send,
+    };
+    let Some(what) = rec
+        .question
+        .as_deref()
+        .and_then(a2a_mod_core::status::approval_of)
+    else {
+        return Approval::Send;
+    };
+    use a2a_mod_hot::hook::mode::{self, Mode};
+    use a2a_mod_sys::config::Approvals;
+    let nobody =
+        mode::recorded(&session.ctx, &session.id).unwrap_or_else(mode::from_env) == Mode::Headless;
+    match session.config.approvals(worker) {
+        Approvals::Claude => Approval::Send,
+        Approvals::Deny => Approval::Replace(
+            "deny: the user's a2a-mod settings refuse every permission request of this worker (asks.approvals = \"deny\")".into(),
+        ),
+        Approvals::Person if nobody => Approval::Replace(
+            "deny: no one was there to approve it (a run with no person at it, and the user's a2a-mod settings want a person to approve what you run)".into(),
+        ),
+        Approvals::Person => Approval::Refuse(format!(
+            "Nothing was sent: {worker} task {task_id} asks permission for {}, and a person must decide that, not you. Tell the user what it asks and let them answer it themselves: `a2a-mod approve {task_id} allow` (or `always`, or `deny <reason>`); in Claude Code they can type `! a2a-mod approve {task_id} allow`. The status line shows it as needing their ok.",
+            one_line(&what, 200)
+        )),
     }
 }
 

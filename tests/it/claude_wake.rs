@@ -113,6 +113,8 @@ pub(crate) struct RigOpts {
     pub(crate) peer_args: &'static [&'static str],
     /// `[claude] native_tasks = true`: Claude Code's own MCP tasks where a call offers them.
     pub(crate) native: bool,
+    /// More of `config.toml` (TOML appended as it is).
+    pub(crate) config: &'static str,
 }
 
 impl Rig {
@@ -138,6 +140,7 @@ impl Rig {
         if o.native {
             append_config(&home.a2a_home(), "\n[claude]\nnative_tasks = true\n");
         }
+        append_config(&home.a2a_home(), o.config);
         let model = FakeModelApi::start(script);
         let opts = if o.no_plugin {
             Rig::opts_without_plugin(&model, home, &o.allow)

@@ -3,7 +3,7 @@
 //! Covers the handshake, `tools/list`, each tool's happy path and bad inputs, the inline window,
 //! progress, the budget against a `silent` worker, and a cancelled `send`.
 
-use crate::util::TempHome;
+use crate::util::{TempHome, append_config, ok};
 use a2a_mod::testing::{FakeWorker, FakeWorkerOptions};
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -597,4 +597,112 @@ async fn mcp_replaces_a_killed_poller() {
     // SAFETY: as above.
     unsafe { libc::kill(second, libc::SIGKILL) };
     drop(m);
+}
+
+/// A worker's permission question (serve's line) is never answered by Claude alone unless the
+/// user chose that (`[asks] approvals`): by default, in an attended session, Claude's reply is
+/// not sent and Claude is told to let the person answer (`a2a-mod approve`); with nobody there
+/// (`claude -p`, the Agent SDKs) it is denied with the reason; `approvals = "claude"` sends
+/// Claude's reply; a worker's own `approvals = "deny"` always denies. A plain question is
+/// Claude's to answer as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workers_permission_question_is_a_persons_to_answer() {
+    let fw = FakeWorker::start(FakeWorkerOptions::default())
+        .await
+        .unwrap();
+    let asks = "ask Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a reason)";
+    // Claude asks the worker, then answers "allow" itself; what the worker got is its answer.
+    async fn answer(m: &mut Mcp, asks: &str) -> (String, Value) {
+        let r = m
+            .call("send", json!({"worker": "fake", "message": asks}))
+            .await;
+        let s = structured(&r).clone();
+        assert_eq!(s["state"], "input-required", "{s}");
+        let id = s["taskId"].as_str().unwrap().to_string();
+        let r = m
+            .call(
+                "send",
+                json!({"worker": "fake", "message": "allow", "taskId": id}),
+            )
+            .await;
+        (id, r)
+    }
+
+    let home = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
+    let mut m = Mcp::start(&home, &[]).await;
+    let (id, r) = answer(&mut m, asks).await;
+    assert_eq!(r["isError"], true, "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Nothing was sent:"), "{text}");
+    assert!(
+        text.contains(&format!("a2a-mod approve {id} allow")),
+        "{text}"
+    );
+    assert!(text.contains("Bash rm -rf build"), "{text}");
+    let t = m.call("task", json!({"taskId": id})).await;
+    assert_eq!(
+        structured(&t)["state"],
+        "input-required",
+        "the worker got nothing"
+    );
+    // A plain question stays Claude's.
+    let r = m
+        .call(
+            "send",
+            json!({"worker": "fake", "message": "ask Which colour?"}),
+        )
+        .await;
+    let q = structured(&r)["taskId"].as_str().unwrap().to_string();
+    let r = m
+        .call(
+            "send",
+            json!({"worker": "fake", "message": "blue", "taskId": q}),
+        )
+        .await;
+    assert_eq!(structured(&r)["state"], "completed");
+    drop(m);
+
+    // Nobody there: denied, with the reason the worker's Claude reads.
+    let headless = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
+    let mut m = Mcp::start(&headless, &[("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")]).await;
+    let (_, r) = answer(&mut m, asks).await;
+    let s = structured(&r);
+    assert_eq!(s["state"], "completed", "{s}");
+    assert!(
+        s["text"]
+            .as_str()
+            .unwrap()
+            .contains("deny: no one was there to approve it"),
+        "{s}"
+    );
+    drop(m);
+
+    // The user let Claude answer.
+    let claude = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
+    append_config(&claude.a2a_home(), "\n[asks]\napprovals = \"claude\"\n");
+    let mut m = Mcp::start(&claude, &[]).await;
+    let (_, r) = answer(&mut m, asks).await;
+    let s = structured(&r);
+    assert_eq!(s["state"], "completed", "{s}");
+    assert!(s["text"].as_str().unwrap().contains("allow"), "{s}");
+    assert!(!s["text"].as_str().unwrap().contains("deny"), "{s}");
+    drop(m);
+
+    // One worker always denied, whatever [asks] says.
+    let deny = TempHome::with_fake(Some(&fw.url), QUICK_POLLER);
+    append_config(&deny.a2a_home(), "\n[asks]\napprovals = \"claude\"\n");
+    ok(
+        &deny,
+        &["worker", "add", "fake", &fw.url, "--approvals", "deny"],
+    );
+    let mut m = Mcp::start(&deny, &[]).await;
+    let (_, r) = answer(&mut m, asks).await;
+    let s = structured(&r);
+    assert!(
+        s["text"]
+            .as_str()
+            .unwrap()
+            .contains("asks.approvals = \"deny\""),
+        "{s}"
+    );
 }

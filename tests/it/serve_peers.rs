@@ -290,8 +290,9 @@ fn interactive_claude_code_hands_work_to_a_served_claude_code_and_is_woken() {
 
 /// Claude A (interactive, in tmux) hands Claude B (behind serve) a job whose command B's agent
 /// does not allow: A is woken with B's permission prompt as the task's question, answers
-/// `allow` on the same taskId with its send tool, and is woken again with B's result; the
-/// command ran on B's machine only after that answer.
+/// `allow` on the same taskId with its send tool (the user let Claude answer them:
+/// `[asks] approvals = "claude"`), and is woken again with B's result; the command ran on B's
+/// machine only after that answer.
 #[test]
 fn interactive_claude_code_answers_a_served_runs_permission_prompt_and_is_woken() {
     let script_b = Script::new()
@@ -339,6 +340,9 @@ fn interactive_claude_code_answers_a_served_runs_permission_prompt_and_is_woken(
         RigOpts {
             // Nothing inline: the question and the result each come by a wake.
             timing: Some(("[]", 0.5, 6)),
+            // The user lets Claude answer a worker's permission questions (a person does by
+            // default: mcp::a_workers_permission_question_is_a_persons_to_answer).
+            config: "\n[asks]\napprovals = \"claude\"\n",
             ..Default::default()
         },
     ) else {

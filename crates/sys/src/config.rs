@@ -16,6 +16,8 @@ pub struct Config {
     pub timing: Timing,
     pub statusline: StatuslineConfig,
     pub headless: HeadlessConfig,
+    /// `[asks]`: who answers a worker's permission question.
+    pub asks: AsksConfig,
     pub claude: ClaudeConfig,
     pub results: ResultsConfig,
     pub files: FilesConfig,
@@ -80,6 +82,9 @@ pub struct WorkerConfig {
     /// `scheme://host[:port]` (`worker add --allow-origin`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_origins: Vec<String>,
+    /// Who answers this worker's permission questions (`[asks] approvals` when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<Approvals>,
     /// A2A extensions a2a-mod asks this worker to use, sent with every request as
     /// `A2A-Extensions` (`X-A2A-Extensions` to v0.3 workers) (`worker add --extension`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -226,6 +231,28 @@ impl Default for StatuslineConfig {
             animations: true,
         }
     }
+}
+
+/// `[asks]`: who answers a worker's question that is a permission (a served run's "Claude wants
+/// to run Bash: …"): a person by default, never the model alone (docs/commands-and-tools.md).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AsksConfig {
+    pub approvals: Approvals,
+}
+
+/// Who answers a worker's permission question.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approvals {
+    /// The person at the session (`a2a-mod approve`); with nobody there (`claude -p`, the Agent
+    /// SDKs) it is denied, saying so.
+    #[default]
+    Person,
+    /// Claude answers it: another machine's command approved by a model (a documented risk).
+    Claude,
+    /// Always denied.
+    Deny,
 }
 
 /// `[headless]`: `claude -p` and Agent SDK runs, where the Stop hook waits for live tasks.
@@ -721,6 +748,14 @@ impl Config {
             }
         }
         Ok(cfg)
+    }
+
+    /// Who answers `alias`'s permission questions.
+    pub fn approvals(&self, alias: &str) -> Approvals {
+        self.workers
+            .get(alias)
+            .and_then(|w| w.approvals)
+            .unwrap_or(self.asks.approvals)
     }
 
     pub fn worker(&self, alias: &str) -> Result<&WorkerConfig> {
