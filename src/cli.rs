@@ -128,7 +128,7 @@ pub struct WorkerAddArgs {
     /// Refuse the worker unless a signature of its card holds
     #[arg(long)]
     pub require_signed_card: bool,
-    /// Who answers this worker's permission questions (default: [asks] approvals, a person)
+    /// Who answers this worker's permission questions (default: `[asks] approvals`, a person)
     #[arg(long, value_enum)]
     pub approvals: Option<ApprovalsArg>,
     /// Do not fetch the agent card now
