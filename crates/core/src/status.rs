@@ -320,6 +320,10 @@ pub fn spans<'a>(
 /// The mark of a permission waiting for a person's ok.
 pub const APPROVAL_MARK: &str = "!";
 
+/// How a2a-mod serve's permission line ends (`serve`'s `ask.rs` writes it; [`approval_of`]
+/// reads it): one spelling for both.
+pub const APPROVAL_ENDING: &str = ". Reply allow, allow always, or deny (with a reason)";
+
 /// What a worker's run asks permission for, when `question` is a2a-mod serve's permission line
 /// (`Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a
 /// reason)`): `Bash rm -rf build`. `None` for any other question.
@@ -328,7 +332,7 @@ pub fn approval_of(question: &str) -> Option<String> {
     let rest = rest
         .strip_prefix("run ")
         .or_else(|| rest.strip_prefix("use "))?;
-    let what = rest.strip_suffix(". Reply allow, allow always, or deny (with a reason)")?;
+    let what = rest.strip_suffix(APPROVAL_ENDING)?;
     Some(what.replacen(": ", " ", 1))
 }
 

@@ -160,8 +160,9 @@ impl Asked {
         } else {
             let verb = if self.tool == "Bash" { "run" } else { "use" };
             format!(
-                "Claude wants to {verb} {}. Reply allow, allow always, or deny (with a reason)",
-                crate::task::step_line(&self.tool, &self.input)
+                "Claude wants to {verb} {}{}",
+                crate::task::step_line(&self.tool, &self.input),
+                a2a_mod_core::status::APPROVAL_ENDING
             )
         };
         a2a_mod_core::text::one_line(&line, QUESTION_CHARS)

@@ -79,20 +79,23 @@ impl Streams {
             return Err(self.all_taken());
         }
         Ok(Ticket {
-            streams: Some(self.clone()),
+            streams: self.clone(),
+            held: true,
         })
     }
 }
 
 /// A place among the open streams, not yet a task's.
 pub struct Ticket {
-    streams: Option<Arc<Streams>>,
+    streams: Arc<Streams>,
+    /// Still this ticket's to give back (not yet a reader's).
+    held: bool,
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        if let Some(s) = &self.streams {
-            s.open.fetch_sub(1, Ordering::SeqCst);
+        if self.held {
+            self.streams.open.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -101,26 +104,20 @@ impl Ticket {
     /// The place as a reader of `live`, unless the task has all the readers it may; `first`, the
     /// stream of the send that made the task, always fits.
     pub fn reader(mut self, live: &Arc<Live>, first: bool) -> Result<Reader, A2aError> {
-        let Some(streams) = self.streams.clone() else {
-            return Err(A2aError::new(
-                wire::INTERNAL_ERROR,
-                "Internal error: a used stream place",
-            ));
-        };
+        let per_task = self.streams.per_task;
         if first {
             live.readers.fetch_add(1, Ordering::SeqCst);
-        } else if !take(&live.readers, streams.per_task) {
+        } else if !take(&live.readers, per_task) {
             return Err(A2aError::new(
                 crate::engine::SERVER_BUSY,
                 format!(
-                    "Too many streams: this task has {} readers (serve.max_streams_per_task) — poll GetTask instead, or stream later",
-                    streams.per_task
+                    "Too many streams: this task has {per_task} readers (serve.max_streams_per_task) — poll GetTask instead, or stream later"
                 ),
             ));
         }
-        self.streams = None;
+        self.held = false;
         Ok(Reader {
-            streams,
+            streams: self.streams.clone(),
             live: live.clone(),
         })
     }

@@ -334,6 +334,15 @@ fn data_part(w: Wire, data: &Value) -> Value {
     }
 }
 
+/// Where a message keeps its parts: v0.3 proto-JSON says `content`.
+fn parts_key(w: Wire) -> &'static str {
+    if w.dialect == Dialect::V03 && w.rest {
+        "content"
+    } else {
+        "parts"
+    }
+}
+
 fn message(w: Wire, t: &Task, m: &Msg) -> Value {
     let mut v = Map::new();
     v.insert("messageId".into(), m.message_id.clone().into());
@@ -343,12 +352,7 @@ fn message(w: Wire, t: &Task, m: &Msg) -> Value {
         ("ROLE_USER", "ROLE_AGENT")
     };
     v.insert("role".into(), if m.agent { agent } else { user }.into());
-    let parts_key = if w.dialect == Dialect::V03 && w.rest {
-        "content"
-    } else {
-        "parts"
-    };
-    v.insert(parts_key.into(), json!([text_part(w, &m.text)]));
+    v.insert(parts_key(w).into(), json!([text_part(w, &m.text)]));
     v.insert("taskId".into(), t.id.clone().into());
     v.insert("contextId".into(), t.context_id.clone().into());
     if w == Wire::V03_RPC {
@@ -377,12 +381,7 @@ fn status(w: Wire, t: &Task, state: TaskState, text: Option<&str>, at_ms: i64) -
         let mut msg = message(w, t, &m);
         // The question structured beside its line, in the extension the card declares.
         if let (TaskState::InputRequired, Some(data)) = (state, &t.ask) {
-            let parts = if w.dialect == Dialect::V03 && w.rest {
-                "content"
-            } else {
-                "parts"
-            };
-            if let Some(p) = msg[parts].as_array_mut() {
+            if let Some(p) = msg[parts_key(w)].as_array_mut() {
                 p.push(data_part(w, data));
             }
             msg["extensions"] = json!([crate::ask::EXTENSION]);
