@@ -240,6 +240,16 @@ impl Rig {
         self.model.turns().into_iter().filter(is_wake).collect()
     }
 
+    /// The session whose store holds task `id`.
+    pub(crate) fn session_of(&self, id: &str) -> String {
+        stored_tasks(self.home())
+            .iter()
+            .find(|t| t["task_id"] == id)
+            .and_then(|t| t["session"].as_str())
+            .expect("the task is in a session's store")
+            .to_string()
+    }
+
     /// The worker's ids of every task in the store, oldest first.
     pub(crate) fn task_ids(&self) -> Vec<String> {
         stored_tasks(self.home())

@@ -460,3 +460,83 @@ fn the_official_sdk_clients_read_a_permission_prompt_structured() {
         });
     }
 }
+
+/// A person answers a worker's permission question, not the model (`[asks] approvals`, default
+/// `person`): Claude A (interactive, in tmux) is woken with B's question and answers `allow`
+/// itself; nothing is sent and Claude is told a person must decide; the command has not run on
+/// B. The person then presses the keys: `!` (Claude Code's shell mode) and `a2a-mod approve <id>
+/// allow`, Enter; only then does the command run on B's machine.
+#[test]
+fn interactive_a_person_not_claude_approves_a_served_runs_permission_prompt() {
+    let script_b = Script::new()
+        .rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
+            let how = if r.tool_results()[0].is_error {
+                "REFUSED"
+            } else {
+                "RAN"
+            };
+            Reply::text(format!("REMOTE-BASH-{how}"))
+        }))
+        .rule(
+            Rule::on_user_text("clean the build")
+                .tool_use("Bash", json!({"command": "rm -rf build"})),
+        )
+        .fallback_text("FALLBACK");
+    let Some((_model_b, env_b)) = server_env(script_b) else {
+        return;
+    };
+    let build = env_b.cwd.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let serve = Serve::start(&env_b, &["--name", "buildbox"]);
+    let asked = |r: &Recorded| is_wake(r) && r.new_text().contains("input-required");
+    let refused = |r: &Recorded| {
+        r.tool_results()
+            .iter()
+            .any(|t| t.text.contains("Nothing was sent"))
+    };
+    let script_a = Script::new()
+        .rule(Rule::when("refused", refused).text("A-PERSON-MUST-DECIDE"))
+        .rule(Rule::when("asked", asked).reply_with(|r| {
+            let id = task_id_in(&system_text(r)).unwrap_or_default();
+            Reply::tool_use(
+                SEND,
+                json!({"worker": "buildbox", "message": "allow", "taskId": id}),
+            )
+        }))
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "buildbox", "message": "clean the build"})],
+        ))
+        .fallback_text("NOTED");
+    let Some(mut rig) = Rig::start_at(
+        &serve.url,
+        "buildbox",
+        script_a,
+        RigOpts {
+            timing: Some(("[]", 0.5, 6)),
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    rig.prompt("GO");
+    rig.model
+        .wait_for_request("the question's wake", LONG, asked);
+    rig.model
+        .wait_for_request("Claude's own answer refused", LONG, refused);
+    rig.claude.wait_for_text("A-PERSON-MUST-DECIDE", LONG);
+    assert!(build.exists(), "Claude's own allow ran nothing");
+    let id = rig.task_ids().pop().expect("the task is in A's store");
+    let session = rig.session_of(&id);
+
+    // The person: shell mode, then the command, as typed at Claude Code's prompt.
+    rig.claude.type_text("!");
+    let bin = crate::util::bin();
+    rig.claude.send_keys(&format!(
+        "{} approve {id} allow --session {session}",
+        bin.display()
+    ));
+    crate::util::wait_until("the person's allow to run the command on B", LONG, || {
+        !build.exists()
+    });
+}
