@@ -312,6 +312,7 @@ fn poller_on(
                 next_poll_ms: Some(now),
                 held_until_ms: None,
                 told: false,
+                native_ms: None,
             },
             now,
         )

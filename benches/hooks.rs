@@ -192,6 +192,7 @@ fn seed(home: &Path) {
                 next_poll_ms: Some(i64::MAX / 2),
                 held_until_ms: None,
                 told: false,
+                native_ms: None,
             },
             1_000,
         )

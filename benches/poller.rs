@@ -128,6 +128,7 @@ fn measure(rt: &tokio::runtime::Runtime, size: &Size, bin: &str) -> Measured {
                     next_poll_ms: Some(start + spread * n as i64 / size.tasks as i64),
                     held_until_ms: None,
                     told: false,
+                    native_ms: None,
                 },
                 start,
             )

@@ -446,6 +446,7 @@ fn seed(home: &Path, n: usize) {
                     next_poll_ms: Some(now),
                     held_until_ms: None,
                     told: false,
+                    native_ms: None,
                 },
                 now - 12_000,
             )

@@ -40,16 +40,15 @@ impl Run for ApproveArgs {
     }
 }
 
-/// The reply a worker's question takes for the verdict (serve reads `allow`, `allow always`,
-/// `deny: why`; docs/serve.md).
+/// The reply a worker's question takes for the verdict.
 fn reply(verdict: Verdict, reason: &str) -> String {
-    let reason = reason.trim();
-    match verdict {
-        Verdict::Allow => "allow".into(),
-        Verdict::Always => "allow always".into(),
-        Verdict::Deny if reason.is_empty() => "deny".into(),
-        Verdict::Deny => format!("deny: {reason}"),
-    }
+    use a2a_mod_core::status::Verdict as V;
+    let v = match verdict {
+        Verdict::Allow => V::Allow,
+        Verdict::Always => V::Always,
+        Verdict::Deny => V::Deny,
+    };
+    v.reply(reason)
 }
 
 #[cfg(test)]

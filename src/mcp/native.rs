@@ -15,8 +15,8 @@ use a2a_mod_core::fence;
 use a2a_mod_core::task::TaskState;
 use a2a_mod_store::TaskRecord;
 use rmcp::model::{
-    CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, JsonObject, MetaObject, Task,
-    TaskPayload, TaskStatus,
+    CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, ElicitRequest,
+    ElicitRequestParams, InputRequest, JsonObject, MetaObject, Task, TaskPayload, TaskStatus,
 };
 
 /// How often Claude Code polls an MCP task of ours. Each poll is one SQLite read in this process,
@@ -54,15 +54,41 @@ pub(super) fn created(t: &TaskRecord, made_ms: i64, note: &str) -> CreateTaskRes
     CreateTaskResult::new(base(t, made_ms, TaskStatus::Working)).with_meta(meta)
 }
 
+/// What a waiting task's MCP task asks the person (`approve.rs`).
+pub(super) enum Asking {
+    /// The form, shown to the person; answered with `tasks/update`.
+    Form(Box<ElicitRequestParams>),
+    /// The person closed the form: the MCP task ends with these words for Claude.
+    Dismissed(String),
+}
+
+/// The key of a waiting task's form in `inputRequests`: one per question, so an answer to an
+/// earlier one is never read as this one's.
+pub(super) fn form_key(t: &TaskRecord) -> String {
+    format!("approve-{}", t.updated_ms)
+}
+
 /// The answer to `tasks/get`, from the row as the poller left it.
-pub(super) fn detailed(t: &TaskRecord, made_ms: i64) -> DetailedTask {
+pub(super) fn detailed(t: &TaskRecord, made_ms: i64, asking: Option<Asking>) -> DetailedTask {
     if t.is_live() {
         return DetailedTask::new(base(t, made_ms, TaskStatus::Working), TaskPayload::Working);
     }
-    let payload = match t.state {
-        // Stopped in Claude Code's task panel (or by the cancel tool): as Claude Code asked.
-        TaskState::Canceled => TaskPayload::Cancelled,
-        _ => TaskPayload::Completed { result: result(t) },
+    let payload = match (t.state, asking) {
+        (_, Some(Asking::Form(form))) => TaskPayload::InputRequired {
+            input_requests: [(
+                form_key(t),
+                InputRequest::Elicitation(ElicitRequest::new(*form)),
+            )]
+            .into(),
+        },
+        (_, Some(Asking::Dismissed(text))) => TaskPayload::Completed {
+            result: text_result(text),
+        },
+        (state, None) => match state {
+            // Stopped in Claude Code's task panel (or by the cancel tool): as Claude Code asked.
+            TaskState::Canceled => TaskPayload::Cancelled,
+            _ => TaskPayload::Completed { result: result(t) },
+        },
     };
     let status = payload.status();
     DetailedTask::new(base(t, made_ms, status), payload)
@@ -95,6 +121,10 @@ fn result(t: &TaskRecord) -> JsonObject {
         text.push('\n');
         text.push_str(&fence::note(&a2a_mod_hot::results::note::facts(t)));
     }
+    text_result(text)
+}
+
+fn text_result(text: String) -> JsonObject {
     let r = CallToolResult::success(vec![ContentBlock::text(text)]);
     match serde_json::to_value(r) {
         Ok(serde_json::Value::Object(o)) => o,

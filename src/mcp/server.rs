@@ -8,7 +8,7 @@
 //! asks for Claude Code's own MCP tasks, which only the 2026-07-28 protocol has: then rmcp answers
 //! the probe, and a `send` call that offers tasks may get one (`native.rs`).
 
-use super::{line_cap, native};
+use super::{approve, line_cap, native};
 use crate::session::Session;
 use a2a_mod_store::{Reader, SessionPaths, TaskRecord};
 use a2a_mod_sys::config::Config;
@@ -17,7 +17,8 @@ use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CancelTaskParams, CustomRequest, CustomResult, DiscoverRequestMethod, DiscoverResult,
-    ErrorCode, GetTaskParams, GetTaskResult, Implementation, ServerCapabilities, ServerConfig,
+    ElicitResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation, ServerCapabilities,
+    ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -44,6 +45,8 @@ pub struct A2aServer {
     /// `[claude] native_tasks` as it was when Claude Code started us: the handshake is decided
     /// once, so a later change applies from the next session.
     pub(super) native: bool,
+    /// What the native tasks' forms asked the person (`approve.rs`).
+    pub(super) forms: Arc<approve::Forms>,
 }
 
 impl A2aServer {
@@ -57,6 +60,7 @@ impl A2aServer {
             !headless && Config::load(&ctx.config_path()).is_ok_and(|c| c.claude.native_tasks);
         A2aServer {
             native,
+            forms: Arc::default(),
             sessions: Arc::new(Sessions {
                 ctx,
                 raw_id: session_id,
@@ -102,8 +106,61 @@ impl ServerHandler for A2aServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let (_, t, made) = self.native_task(&request.task_id)?;
-        Ok(GetTaskResult::new(native::detailed(&t, made)))
+        let (session, t, made) = self.native_task(&request.task_id)?;
+        let asking = self.asking(&session, &t, &request.task_id);
+        Ok(GetTaskResult::new(native::detailed(&t, made, asking)))
+    }
+
+    /// The person's answer in a native task's form (`approve.rs`): sent to the worker, and the
+    /// task goes on under the same MCP task; a dismissed form ends the MCP task, saying so.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (session, t, made) = self.native_task(&request.task_id)?;
+        let key = native::form_key(&t);
+        let response = match self.asking(&session, &t, &request.task_id) {
+            Some(native::Asking::Form(_)) => request.input_responses.get(&key),
+            _ => None,
+        };
+        let Some(response) = response else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "task {:?} asks nothing now: the question was answered already",
+                    request.task_id
+                ),
+                None,
+            ));
+        };
+        let answered: ElicitResult = serde_json::from_value(response.clone()).map_err(|e| {
+            ErrorData::invalid_params(format!("not an elicitation result: {e}"), None)
+        })?;
+        let reply = match approve::read(&answered) {
+            approve::Answer::Reply(reply) => reply,
+            approve::Answer::Dismissed => {
+                self.forms.set(&request.task_id, |f| f.dismissed = true);
+                return Ok(());
+            }
+        };
+        tracing::info!(
+            "{} task {}: the person answered {reply:?}",
+            t.worker,
+            t.task_id
+        );
+        let mut req =
+            crate::session::SendRequest::new(&t.worker, &reply, crate::session::Budget::from_env());
+        req.input.task_id = Some(t.task_id.clone());
+        // Nobody waits inline: the task is the poller's at once, and Claude Code's next poll
+        // of the MCP task tells how it goes.
+        req.stop = Box::pin(std::future::ready(()));
+        req.keep_stream = true;
+        req.native_ms = Some(made);
+        let (_, handed) = session.send(req).await.map_err(internal)?;
+        if let Some(h) = handed {
+            tokio::spawn(session.clone().follow_on(h));
+        }
+        Ok(())
     }
 
     /// A stop in Claude Code's task panel: the worker is asked to cancel; the next poll shows
@@ -148,6 +205,36 @@ impl ServerHandler for A2aServer {
 }
 
 impl A2aServer {
+    /// What a native task's form asks the person now, if anything: a worker's permission
+    /// question the user wants a person to answer (`[asks] approvals`; a native task is
+    /// always interactive).
+    fn asking(&self, session: &Session, t: &TaskRecord, id: &str) -> Option<native::Asking> {
+        if t.state != a2a_mod_core::task::TaskState::InputRequired {
+            return None;
+        }
+        let what = t
+            .question
+            .as_deref()
+            .and_then(a2a_mod_core::status::approval_of)?;
+        if session.config.approvals(&t.worker) != a2a_mod_sys::config::Approvals::Person {
+            return None;
+        }
+        let form = self.forms.get(id);
+        if form.dismissed {
+            return Some(native::Asking::Dismissed(approve::dismissed(
+                &t.worker, &t.task_id,
+            )));
+        }
+        Some(native::Asking::Form(Box::new(approve::form(
+            &approve::Ask {
+                worker: &t.worker,
+                task_id: &t.task_id,
+                what: &what,
+                proposal: form.proposal.as_deref(),
+            },
+        ))))
+    }
+
     /// The session, the task an MCP task id of ours names, and when that MCP task was made.
     fn native_task(&self, id: &str) -> Result<(Arc<Session>, TaskRecord, i64), ErrorData> {
         let unknown = || ErrorData::invalid_params(format!("no task {id:?} here"), None);

@@ -166,27 +166,40 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         params: Parameters<SendParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let budget = Budget::from_env();
         let mut p = params.0;
         let session = match self.sessions.get() {
             Ok(s) => s,
             Err(e) => return Ok(tool_error(&e).into()),
         };
-        if let Some(id) = &p.task_id {
-            match approval(&session, &p.worker, id) {
-                Approval::Send => {}
-                Approval::Replace(reply) => p.message = reply,
-                Approval::Refuse(why) => {
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
-                }
-            }
-        }
         // Offered per call, and only in interactive sessions (docs/claude-code.md "Native MCP
         // tasks"); read before the context is given away.
         let offered = self.native
             && ctx
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
+        // The person's own answer, when they gave it here: Claude's result says what they chose.
+        let mut chosen = None;
+        if let Some(id) = p.task_id.clone() {
+            match approval(&session, &p.worker, &id) {
+                Approval::Send => {}
+                Approval::Replace(reply) => p.message = reply,
+                Approval::Person(what) => {
+                    match self
+                        .ask_person(&ctx, &session, &p, &id, &what, offered)
+                        .await
+                    {
+                        Person::Answered(reply) => {
+                            chosen = Some(reply.clone());
+                            p.message = reply;
+                        }
+                        Person::Task(t) => return Ok(CallToolResponse::Task(*t)),
+                        Person::NotSent(why) => return Ok(refused(why).into()),
+                    }
+                }
+            }
+        }
+        // The send's own time starts once a person has answered.
+        let budget = Budget::from_env();
         // Progress goes out only when the call carries a token; otherwise the messages fall into
         // a channel nobody reads.
         let (tx, rx) = mpsc::unbounded_channel::<String>();
@@ -216,9 +229,15 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
         let r = session.send(req).await;
         // This server outlives the call: it goes on reading the task's stream, so nothing the
         // worker streams after the window is lost and no disconnect cancels the task.
-        let r = r.map(|(o, handed)| {
+        let r = r.map(|(mut o, handed)| {
             if let Some(h) = handed {
                 tokio::spawn(session.clone().follow_on(h));
+            }
+            if let Some(reply) = &chosen {
+                o.note = format!(
+                    "The user answered the permission request themselves, and their answer was sent: {reply:?}.\n{}",
+                    o.note
+                );
             }
             o
         });
@@ -456,8 +475,9 @@ enum Approval {
     Send,
     /// Denied, whatever Claude wrote: these words go instead, and the worker's Claude reads them.
     Replace(String),
-    /// A person must answer it: nothing is sent, and Claude is told why and how.
-    Refuse(String),
+    /// The person at the session answers it (what the run would do): Claude's reply is only a
+    /// suggestion.
+    Person(String),
 }
 
 fn approval(session: &Session, worker: &str, task_id: &str) -> Approval {
@@ -484,11 +504,108 @@ fn approval(session: &Session, worker: &str, task_id: &str) -> Approval {
         Approvals::Person if nobody => Approval::Replace(
             "deny: no one was there to approve it (a run with no person at it, and the user's a2a-mod settings want a person to approve what you run)".into(),
         ),
-        Approvals::Person => Approval::Refuse(format!(
-            "Nothing was sent: {worker} task {task_id} asks permission for {}, and a person must decide that, not you. Tell the user what it asks and let them answer it themselves: `a2a-mod approve {task_id} allow` (or `always`, or `deny <reason>`); in Claude Code they can type `! a2a-mod approve {task_id} allow`. The status line shows it as needing their ok.",
-            one_line(&what, 200)
-        )),
+        Approvals::Person => Approval::Person(what),
     }
+}
+
+/// How the person's answer came, or did not.
+enum Person {
+    /// Their choice, the reply to send.
+    Answered(String),
+    /// An MCP task whose form asks them (native tasks).
+    Task(Box<CreateTaskResult>),
+    /// Nothing was sent: what Claude is told.
+    NotSent(String),
+}
+
+impl A2aServer {
+    /// Asks the person at the session about a worker's permission question, through Claude Code's
+    /// own form (docs/claude-code.md "Asking the person"): an elicitation while this call waits
+    /// or, on the native-task protocol (which has no requests to the client), an MCP task whose
+    /// form Claude Code shows. Where neither can be shown, the person answers with
+    /// `a2a-mod approve`.
+    async fn ask_person(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        session: &Session,
+        p: &SendParams,
+        task_id: &str,
+        what: &str,
+        offered: bool,
+    ) -> Person {
+        let by_hand = || Person::NotSent(person_must(&p.worker, task_id, what));
+        if self.native {
+            if !offered {
+                return by_hand();
+            }
+            let key = TaskKey::new(&p.worker, task_id);
+            let made = now_ms();
+            let held = session.store(|s| s.transition(&key, Event::Native, made));
+            let Some(t) = held
+                .ok()
+                .filter(|h| *h)
+                .and_then(|_| session.store(|s| s.get(&key)).ok().flatten())
+            else {
+                return by_hand();
+            };
+            let id = super::native::task_id(t.seq, made);
+            self.forms
+                .set(&id, |f| f.proposal = Some(one_line(&p.message, 300)));
+            let note = format!(
+                "Nothing was sent yet: the user is shown {}'s request (task {}) in Claude Code with your suggestion, and their choice is what is sent. A message comes when the task ends; do not poll.",
+                a2a_mod_core::fence::shown(&p.worker),
+                a2a_mod_core::fence::shown(task_id)
+            );
+            return Person::Task(Box::new(super::native::created(&t, made, &note)));
+        }
+        if !ctx
+            .peer
+            .supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Form)
+        {
+            return by_hand();
+        }
+        let form = super::approve::form(&super::approve::Ask {
+            worker: &p.worker,
+            task_id,
+            what,
+            proposal: Some(&p.message),
+        });
+        let asked = tokio::select! {
+            r = ctx.peer.create_elicitation(form) => r,
+            _ = ctx.ct.cancelled() => {
+                return Person::NotSent("cancelled: nothing was sent".into());
+            }
+        };
+        match asked.map(|r| super::approve::read(&r)) {
+            Ok(super::approve::Answer::Reply(reply)) => {
+                tracing::info!("{} task {task_id}: the person answered {reply:?}", p.worker);
+                Person::Answered(reply)
+            }
+            Ok(super::approve::Answer::Dismissed) => {
+                Person::NotSent(super::approve::dismissed(&p.worker, task_id))
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "the approval form for {} task {task_id} failed: {e}",
+                    p.worker
+                );
+                by_hand()
+            }
+        }
+    }
+}
+
+/// What Claude is told when the person must answer outside Claude Code's form.
+fn person_must(worker: &str, task_id: &str, what: &str) -> String {
+    format!(
+        "Nothing was sent: {worker} task {task_id} asks permission for {}, and a person must decide that, not you. Tell the user what it asks and let them answer it themselves: `a2a-mod approve {task_id} allow` (or `always`, or `deny <reason>`); in Claude Code they can type `! a2a-mod approve {task_id} allow`. The status line shows it as needing their ok.",
+        one_line(what, 200)
+    )
+}
+
+fn refused(why: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(why)])
 }
 
 /// A tool error Claude reads as one line saying what to do (no structured part: Claude Code would

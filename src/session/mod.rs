@@ -94,6 +94,9 @@ pub struct SendRequest<'a> {
     /// chunks the poller's own subscription starts after, and some servers cancel a task whose
     /// creating stream disconnects.
     pub keep_stream: bool,
+    /// The MCP task Claude Code follows, whose form the person answered with this send
+    /// (`mcp/approve.rs`): the task goes on under it ([`NewTask::native_ms`]).
+    pub native_ms: Option<i64>,
 }
 
 impl<'a> SendRequest<'a> {
@@ -108,6 +111,7 @@ impl<'a> SendRequest<'a> {
             progress: &no_progress,
             stop: Box::pin(std::future::pending()),
             keep_stream: false,
+            native_ms: None,
         }
     }
 }
@@ -627,7 +631,10 @@ impl Session {
                     question: view.question.as_deref(),
                     next_poll_ms: Some(window.first_background_poll_ms()),
                     held_until_ms: Some(window.hold_ms()),
-                    told: !view.state.is_live(),
+                    // Claude reads the answer in the tool's result, but for one Claude Code
+                    // reports at its next poll of the MCP task the send goes on under.
+                    told: !view.state.is_live() && req.native_ms.is_none(),
+                    native_ms: req.native_ms,
                 },
                 now,
             )

@@ -169,6 +169,7 @@ fn doctor_names_the_wake_path_of_each_live_session() {
             next_poll_ms: Some(i64::MAX / 2),
             held_until_ms: None,
             told: false,
+            native_ms: None,
         },
         1_000,
     )

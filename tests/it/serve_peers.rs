@@ -317,17 +317,10 @@ fn interactive_claude_code_answers_a_served_runs_permission_prompt_and_is_woken(
     let build = env_b.cwd.join("build");
     std::fs::create_dir_all(&build).unwrap();
     let serve = Serve::start(&env_b, &["--name", "buildbox"]);
-    let asked = |r: &Recorded| is_wake(r) && r.new_text().contains("input-required");
     let done = |r: &Recorded| is_wake(r) && system_text(r).contains("REMOTE-BASH-RAN");
     let script_a = Script::new()
         .rule(Rule::when("result", done).text("WOKEN-WITH-THE-RESULT"))
-        .rule(Rule::when("asked", asked).reply_with(|r| {
-            let id = task_id_in(&system_text(r)).unwrap_or_default();
-            Reply::tool_use(
-                SEND,
-                json!({"worker": "buildbox", "message": "allow", "taskId": id}),
-            )
-        }))
+        .rule(claude_allows())
         .rule(Rule::on_tool_result_for(SEND).text("SENT-OK"))
         .rule(send_on(
             "GO",
@@ -351,7 +344,7 @@ fn interactive_claude_code_answers_a_served_runs_permission_prompt_and_is_woken(
     rig.prompt("GO");
     let question = rig
         .model
-        .wait_for_request("the question's wake", LONG, asked);
+        .wait_for_request("the question's wake", LONG, is_asked);
     let id = rig.task_ids().pop().expect("the task is in A's store");
     let short: String = id.chars().take(4).collect();
     assert!(
@@ -461,34 +454,55 @@ fn the_official_sdk_clients_read_a_permission_prompt_structured() {
     }
 }
 
+/// A wake with a task's question.
+fn is_asked(r: &Recorded) -> bool {
+    is_wake(r) && r.new_text().contains("input-required")
+}
+
+/// A's model answers `allow` by itself on the task its wake names, as a model would.
+fn claude_allows() -> Rule {
+    Rule::when("asked", is_asked).reply_with(|r| {
+        let id = task_id_in(&system_text(r)).unwrap_or_default();
+        Reply::tool_use(
+            SEND,
+            json!({"worker": "buildbox", "message": "allow", "taskId": id}),
+        )
+    })
+}
+
+/// B's model: on each user text of `jobs` it runs its command with Bash (which B's agent does
+/// not allow, so the run asks), then says `REMOTE-BASH-RAN` or `REMOTE-BASH-REFUSED`.
+fn bash_asker(jobs: &[(&str, &str)]) -> Script {
+    let mut script = Script::new().rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
+        let how = if r.tool_results()[0].is_error {
+            "REFUSED"
+        } else {
+            "RAN"
+        };
+        Reply::text(format!("REMOTE-BASH-{how}"))
+    }));
+    for (asked, command) in jobs {
+        script =
+            script.rule(Rule::on_user_text(asked).tool_use("Bash", json!({"command": command})));
+    }
+    script.fallback_text("FALLBACK")
+}
+
 /// A person answers a worker's permission question, not the model (`[asks] approvals`, default
 /// `person`): Claude A (interactive, in tmux) is woken with B's question and answers `allow`
-/// itself; nothing is sent and Claude is told a person must decide; the command has not run on
-/// B. The person then presses the keys: `!` (Claude Code's shell mode) and `a2a-mod approve <id>
-/// allow`, Enter; only then does the command run on B's machine.
+/// itself; Claude Code shows the person the form, who closes it (Escape) to answer later:
+/// nothing is sent and Claude is told so; the command has not run on B. The person then
+/// presses the keys: `!` (Claude Code's shell mode) and `a2a-mod approve <id> allow`, Enter;
+/// only then does the command run on B's machine.
 #[test]
 fn interactive_a_person_not_claude_approves_a_served_runs_permission_prompt() {
-    let script_b = Script::new()
-        .rule(Rule::on_tool_result_for("Bash").reply_with(|r| {
-            let how = if r.tool_results()[0].is_error {
-                "REFUSED"
-            } else {
-                "RAN"
-            };
-            Reply::text(format!("REMOTE-BASH-{how}"))
-        }))
-        .rule(
-            Rule::on_user_text("clean the build")
-                .tool_use("Bash", json!({"command": "rm -rf build"})),
-        )
-        .fallback_text("FALLBACK");
+    let script_b = bash_asker(&[("clean the build", "rm -rf build")]);
     let Some((_model_b, env_b)) = server_env(script_b) else {
         return;
     };
     let build = env_b.cwd.join("build");
     std::fs::create_dir_all(&build).unwrap();
     let serve = Serve::start(&env_b, &["--name", "buildbox"]);
-    let asked = |r: &Recorded| is_wake(r) && r.new_text().contains("input-required");
     let refused = |r: &Recorded| {
         r.tool_results()
             .iter()
@@ -496,13 +510,7 @@ fn interactive_a_person_not_claude_approves_a_served_runs_permission_prompt() {
     };
     let script_a = Script::new()
         .rule(Rule::when("refused", refused).text("A-PERSON-MUST-DECIDE"))
-        .rule(Rule::when("asked", asked).reply_with(|r| {
-            let id = task_id_in(&system_text(r)).unwrap_or_default();
-            Reply::tool_use(
-                SEND,
-                json!({"worker": "buildbox", "message": "allow", "taskId": id}),
-            )
-        }))
+        .rule(claude_allows())
         .rule(send_on(
             "GO",
             vec![json!({"worker": "buildbox", "message": "clean the build"})],
@@ -521,7 +529,9 @@ fn interactive_a_person_not_claude_approves_a_served_runs_permission_prompt() {
     };
     rig.prompt("GO");
     rig.model
-        .wait_for_request("the question's wake", LONG, asked);
+        .wait_for_request("the question's wake", LONG, is_asked);
+    rig.claude.wait_for_text(FORM, LONG);
+    rig.claude.send_key("Escape");
     rig.model
         .wait_for_request("Claude's own answer refused", LONG, refused);
     rig.claude.wait_for_text("A-PERSON-MUST-DECIDE", LONG);
@@ -539,4 +549,260 @@ fn interactive_a_person_not_claude_approves_a_served_runs_permission_prompt() {
     crate::util::wait_until("the person's allow to run the command on B", LONG, || {
         !build.exists()
     });
+}
+
+/// Claude Code's header over an MCP server's form (docs/claude-code.md "Asking the person").
+const FORM: &str = "requests your input";
+
+/// The person's keys in Claude Code's form (docs/claude-code.md "Asking the person"): Right opens
+/// the answer's choices, Down moves, Enter picks and moves to the reason, whose text is typed;
+/// Enter moves on to Accept and Enter accepts.
+fn deny_in_the_form(rig: &Rig, reason: &str) {
+    for key in ["Right", "Down", "Down", "Enter"] {
+        rig.claude.send_key(key);
+    }
+    rig.claude.wait_for_text("Answer: Deny", LONG);
+    rig.claude.type_text(reason);
+    rig.claude.wait_for_text(&format!("Reason: {reason}"), LONG);
+    rig.claude.send_key("Enter");
+    accept(rig);
+}
+
+/// "Allow once": the first choice, then Down to Accept.
+fn allow_in_the_form(rig: &Rig) {
+    for key in ["Right", "Enter"] {
+        rig.claude.send_key(key);
+    }
+    rig.claude.wait_for_text("Answer: Allow once", LONG);
+    rig.claude.send_key("Down");
+    accept(rig);
+}
+
+/// Enter on Accept, once the form has moved there. Claude Code drops an Enter that comes within
+/// about a second of the focus landing on the buttons (an accidental double press accepts
+/// nothing; a single Enter 1.5 s later takes at once), so the key is pressed again, a second
+/// apart, while the form stays; once it is gone, Enter on the empty prompt box does nothing.
+fn accept(rig: &Rig) {
+    rig.claude
+        .wait_for_pane("Accept chosen", LONG, |p| p.contains("❯ Accept"));
+    for _ in 0..10 {
+        rig.claude.send_key("Enter");
+        let gone = std::time::Instant::now() + Duration::from_secs(1);
+        while std::time::Instant::now() < gone {
+            if !rig.claude.pane_text().contains(FORM) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    panic!("the form never took Accept:\n{}", rig.claude.pane_text());
+}
+
+/// Claude Code A hands B (serve over a second real CLI) two jobs whose commands B's agent does
+/// not allow. A's model, scripted, answers `allow` to each question by itself; the person is
+/// shown the request in Claude Code's own form (tool and command on A's screen) and their choice
+/// is what B gets: a deny with a reason (B's model reads the reason, the command never ran, B's
+/// answer reaches A), then an allow (the command ran, once).
+fn a_person_answers_in_claude_codes_form(native: bool) {
+    let script_b = bash_asker(&[
+        ("clean the build", "rm -rf build"),
+        ("clean the cache", "rm -rf cache"),
+    ]);
+    let Some((model_b, env_b)) = server_env(script_b) else {
+        return;
+    };
+    let (build, cache) = (env_b.cwd.join("build"), env_b.cwd.join("cache"));
+    std::fs::create_dir_all(&build).unwrap();
+    std::fs::create_dir_all(&cache).unwrap();
+    let serve = Serve::start(&env_b, &["--name", "buildbox"]);
+    // B's answer reaches A's model once, by whichever comes first after the end: the wake, or
+    // the hooks of the turn the answered `send` returned to (a quick run ends while it returns).
+    let ended = |how: &'static str| {
+        move |r: &Recorded| r.is_main_loop() && r.new_text().contains(&format!("REMOTE-BASH-{how}"))
+    };
+    let script_a = Script::new()
+        .rule(
+            Rule::when("result", |r| {
+                is_wake(r) && system_text(r).contains("REMOTE-BASH-")
+            })
+            .text("WOKEN-WITH-THE-RESULT"),
+        )
+        // The model would allow it: the person's answer must be what is sent.
+        .rule(claude_allows())
+        .rule(send_on(
+            "GO",
+            vec![json!({"worker": "buildbox", "message": "clean the build"})],
+        ))
+        .rule(send_on(
+            "AGAIN",
+            vec![json!({"worker": "buildbox", "message": "clean the cache"})],
+        ))
+        .fallback_text("NOTED");
+    let Some(mut rig) = Rig::start_at(
+        &serve.url,
+        "buildbox",
+        script_a,
+        RigOpts {
+            timing: Some(("[]", 0.5, 6)),
+            native,
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+
+    rig.prompt("GO");
+    let form = rig.claude.wait_for_text(FORM, LONG);
+    assert!(
+        form.contains("buildbox (task ") && form.contains("Bash rm -rf build"),
+        "the person sees the worker, the tool and the command:\n{form}"
+    );
+    if !native {
+        assert!(form.contains("Claude suggests: allow"), "{form}");
+    }
+    deny_in_the_form(&rig, "the build dir is shared");
+    let reason = "The caller did not allow this: the build dir is shared";
+    model_b.wait_for_request("B's model to read the person's reason", LONG, |r| {
+        r.tool_results()
+            .iter()
+            .any(|t| t.is_error && t.text.contains(reason))
+    });
+    rig.model
+        .wait_for_request("B's answer to reach A", LONG, ended("REFUSED"));
+    assert!(build.exists(), "the denied command never ran");
+
+    rig.prompt("AGAIN");
+    let form = rig.claude.wait_for_pane("the second request", LONG, |p| {
+        p.contains(FORM) && p.contains("Bash rm -rf cache")
+    });
+    assert!(form.contains("buildbox (task "), "{form}");
+    allow_in_the_form(&rig);
+    rig.model
+        .wait_for_request("B's answer to reach A", LONG, ended("RAN"));
+    assert!(!cache.exists(), "the allowed command ran on B's machine");
+    let ran: std::collections::BTreeSet<String> = model_b
+        .requests()
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .filter(|t| t.tool_name.as_deref() == Some("Bash") && !t.is_error)
+        .map(|t| t.tool_use_id)
+        .collect();
+    assert_eq!(ran.len(), 1, "it ran once: {}", model_b.summary());
+    assert!(build.exists(), "and the denied one still never ran");
+}
+
+/// [`a_person_answers_in_claude_codes_form`] while Claude's `send` call waits: an MCP elicitation.
+#[test]
+fn interactive_a_person_not_claude_answers_a_permission_prompt_in_claude_codes_form() {
+    a_person_answers_in_claude_codes_form(false);
+}
+
+/// [`a_person_answers_in_claude_codes_form`] with `[claude] native_tasks`: the MCP task's
+/// `inputRequests`, answered with `tasks/update`; Claude is not asked at all.
+#[test]
+fn interactive_a_person_answers_a_permission_prompt_in_a_native_tasks_form() {
+    a_person_answers_in_claude_codes_form(true);
+}
+
+/// The worker's task id in a tool result (the structured outcome's `taskId`) or a note.
+fn asked_task_id(text: &str) -> String {
+    text.split("\"taskId\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .or_else(|| task_id_in(text))
+        .unwrap_or_default()
+}
+
+/// `claude -p` on A (nobody at it) hands B a job whose command B's agent does not allow; A's
+/// model, scripted, answers B's question `allow` by itself. By default (`approvals = "person"`)
+/// what B gets is a denial saying no one was there to approve it, which B's model reads, and the
+/// command never runs; with `approvals = "claude"` the model's allow goes through and it runs.
+/// Whether the command ran on B, and what B's model read as the Bash tool's result.
+fn print_mode_meets_a_permission_prompt(config: &'static str) -> Option<(bool, Vec<String>)> {
+    let script_b = bash_asker(&[("clean the build", "rm -rf build")]);
+    let (model_b, env_b) = server_env(script_b)?;
+    let build = env_b.cwd.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let serve = Serve::start(&env_b, &["--name", "buildbox"]);
+    let question = a2a_mod::testing::status::APPROVAL_ENDING;
+    let script_a = Script::new()
+        .rule(Rule::on_contains("REMOTE-BASH-REFUSED").text("FINAL: REFUSED"))
+        .rule(Rule::on_contains("REMOTE-BASH-RAN").text("FINAL: RAN"))
+        .rule(
+            Rule::when("asked", move |r: &Recorded| {
+                r.is_main_loop() && r.new_text().contains(question)
+            })
+            .reply_with(|r| {
+                let id = asked_task_id(&r.new_text());
+                Reply::tool_use(
+                    SEND,
+                    json!({"worker": "buildbox", "message": "allow", "taskId": id}),
+                )
+            }),
+        )
+        .rule(Rule::on_user_text("GO").tool_use(
+            SEND,
+            json!({"worker": "buildbox", "message": "clean the build"}),
+        ))
+        .fallback_text("WAITING");
+    let model_a = crate::fake::model_api::FakeModelApi::start(script_a);
+    let home = crate::util::TempHome::new();
+    crate::util::ok(&home, &["worker", "add", "buildbox", &serve.url]);
+    append_config(&home.a2a_home(), config);
+    let bin = crate::util::bin();
+    let opts = crate::peers::claude::ClaudeOpts::new(&model_a)
+        .home(home)
+        .plugin_dir(repo())
+        .env("A2A_MOD_BIN", bin.to_str().expect("utf-8 binary path"))
+        .settings(json!({"permissions": {"allow": crate::peers::claude::TOOLS}}));
+    let how = crate::peers::claude::Headless::Text;
+    let run = crate::peers::claude::run_headless(opts, how, "GO", LONG)?;
+    assert_eq!(
+        run.status,
+        Some(0),
+        "{}\n{}\n{}",
+        run.stdout,
+        run.stderr,
+        model_a.summary()
+    );
+    let ran = !build.exists();
+    assert_eq!(
+        run.stdout.trim(),
+        if ran { "FINAL: RAN" } else { "FINAL: REFUSED" },
+        "A's answer says what B did: {}",
+        model_a.summary()
+    );
+    let told_b: Vec<String> = model_b
+        .requests()
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .filter(|t| t.tool_name.as_deref() == Some("Bash"))
+        .map(|t| t.text)
+        .collect();
+    Some((ran, told_b))
+}
+
+#[test]
+fn print_mode_denies_a_workers_permission_prompt_saying_no_one_was_there() {
+    let Some((ran, told_b)) = print_mode_meets_a_permission_prompt("") else {
+        return;
+    };
+    assert!(!ran, "the command never ran");
+    assert!(
+        told_b
+            .iter()
+            .any(|t| t.contains("The caller did not allow this: no one was there to approve it")),
+        "B's model reads why: {told_b:?}"
+    );
+}
+
+#[test]
+fn print_mode_with_approvals_claude_sends_the_models_answer() {
+    let Some((ran, told_b)) =
+        print_mode_meets_a_permission_prompt("\n[asks]\napprovals = \"claude\"\n")
+    else {
+        return;
+    };
+    assert!(ran, "the model's allow went through: {told_b:?}");
 }

@@ -129,6 +129,7 @@ fn sent<'a>(worker: &'a str, id: &'a str, message: &'a str, state: TaskState) ->
         next_poll_ms: Some(0),
         held_until_ms: None,
         told: false,
+        native_ms: None,
     }
 }
 

@@ -47,6 +47,7 @@ pub(crate) fn live(s: &Store, worker: &str, id: &str) {
             next_poll_ms: Some(i64::MAX / 2),
             held_until_ms: None,
             told: false,
+            native_ms: None,
         },
         1_000,
     )

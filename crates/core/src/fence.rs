@@ -120,6 +120,15 @@ pub fn note(n: &TaskFacts<'_>) -> String {
             n.state
         ),
         TaskState::Completed => format!("{w} task {id} completed.{}", fenced(n.text)),
+        TaskState::InputRequired if n.question.and_then(super::status::approval_of).is_some() => {
+            format!(
+                "{w} task {id} asks permission to run something on its machine. Call send with \
+                 worker \"{w}\", taskId \"{id}\" and your recommendation as message (allow, allow \
+                 always, or deny with a reason): a person will be asked, and their choice is what \
+                 is sent, unless the user's a2a-mod settings let your answer go (asks.approvals).{}",
+                fenced(n.question)
+            )
+        }
         TaskState::InputRequired => format!(
             "{w} task {id} needs input. To answer, call send with worker \"{w}\", taskId \"{id}\" \
              and the answer as message (ask the user if you cannot answer yourself).{}",
@@ -197,6 +206,17 @@ mod tests {
         assert!(
             s.contains("taskId \"t1\"") && s.contains("Which colour?"),
             "{s}"
+        );
+        assert!(!s.contains("a person will be asked"), "{s}");
+        let asks = format!(
+            "Claude wants to run Bash: rm -rf build{}",
+            crate::status::APPROVAL_ENDING
+        );
+        n.question = Some(&asks);
+        let s = note(&n);
+        assert!(
+            s.contains("a person will be asked") && s.contains("rm -rf build"),
+            "an approval wakes Claude saying who decides: {s}"
         );
         n.end = Some(EndReason::Lost);
         assert_eq!(

@@ -90,6 +90,10 @@ pub struct NewTask<'a> {
     pub held_until_ms: Option<i64>,
     /// Claude already has the outcome (it came back in the tool result).
     pub told: bool,
+    /// The MCP task Claude Code follows this send under, made then ([`Life::native_ms`]): a
+    /// person's answer in that task's form goes on under the same task, so an end this send
+    /// already brings is Claude Code's to announce, at its next poll.
+    pub native_ms: Option<i64>,
 }
 
 /// Everything that happens to a task.
@@ -126,7 +130,8 @@ pub enum Event<'a> {
     /// Its outcome reaches Claude.
     Delivered,
     /// A `send` call was answered with an MCP task Claude Code follows itself
-    /// ([`Life::native_ms`]). Only a live task becomes one.
+    /// ([`Life::native_ms`]). Only a live task becomes one, or a waiting one whose question the
+    /// person answers in that task's form.
     Native,
     /// A waiting task whose answer the worker took up on a new task: it waits no more, and
     /// nothing is announced of it (the send that answered it told Claude where the work went).
@@ -198,10 +203,12 @@ pub fn apply(before: Option<&Life>, event: Event<'_>, now: i64) -> Option<Life> 
         stream_lease_ms: before.and_then(|b| b.stream_lease_ms),
         failed_polls: 0,
         last_error: None,
-        announced_ms: told,
+        // Claude Code announces the end of a task it follows, as a native task's end is.
+        announced_ms: told.or(t.native_ms.and(ended)),
         delivered_ms: told,
-        // A send is a new call: an MCP task, if any, is made for it afterwards.
-        native_ms: None,
+        // A send is a new call: an MCP task, if any, is made for it afterwards, unless the send
+        // answers inside one.
+        native_ms: t.native_ms,
     })
 }
 
@@ -269,7 +276,8 @@ fn changed(b: &Life, event: Event<'_>, now: i64) -> Option<Life> {
             return Some(n);
         }
         Event::Native => {
-            if !live {
+            // A live task, or one waiting for a person's answer, which the MCP task's form asks.
+            if !live && !b.state.is_waiting() {
                 return None;
             }
             n.native_ms = Some(now);
@@ -405,6 +413,7 @@ mod tests {
             next_poll_ms: Some(9_500),
             held_until_ms: Some(4_500),
             told: false,
+            native_ms: None,
         }
     }
 
@@ -508,6 +517,32 @@ mod tests {
         assert_eq!(
             plain.announced_ms, None,
             "a task Claude Code does not follow waits for a waiter"
+        );
+    }
+
+    /// A person's answer in a native task's form: the waiting task becomes the MCP task's, and
+    /// the send of the answer goes on under it; an end that send brings at once is Claude Code's
+    /// to announce (at its next poll), its result still the hidden context's to deliver.
+    #[test]
+    fn a_persons_answer_goes_on_under_the_same_native_task() {
+        let asking = apply(
+            Some(&live()),
+            Event::Sent(&sent(TaskState::InputRequired)),
+            1,
+        )
+        .unwrap();
+        let held = apply(Some(&asking), Event::Native, 2).unwrap();
+        assert_eq!(held.native_ms, Some(2), "a waiting task is followed");
+        let mut answer = sent(TaskState::Working);
+        answer.native_ms = Some(2);
+        let going = apply(Some(&held), Event::Sent(&answer), 3).unwrap();
+        assert_eq!((going.native_ms, going.announced_ms), (Some(2), None));
+        let mut done = sent(TaskState::Completed);
+        done.native_ms = Some(2);
+        let ended = apply(Some(&held), Event::Sent(&done), 3).unwrap();
+        assert_eq!(
+            (ended.native_ms, ended.announced_ms, ended.delivered_ms),
+            (Some(2), Some(3), None)
         );
     }
 

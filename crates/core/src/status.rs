@@ -324,6 +324,29 @@ pub const APPROVAL_MARK: &str = "!";
 /// reads it): one spelling for both.
 pub const APPROVAL_ENDING: &str = ". Reply allow, allow always, or deny (with a reason)";
 
+/// A person's answer to a permission question: `a2a-mod approve`'s verdict, the choice in
+/// Claude Code's form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Always,
+    Deny,
+}
+
+impl Verdict {
+    /// The reply a2a-mod serve reads for it (`allow`, `allow always`, `deny: why`;
+    /// docs/serve.md), the one spelling every way of answering sends.
+    pub fn reply(self, reason: &str) -> String {
+        let reason = reason.trim();
+        match self {
+            Verdict::Allow => "allow".into(),
+            Verdict::Always => "allow always".into(),
+            Verdict::Deny if reason.is_empty() => "deny".into(),
+            Verdict::Deny => format!("deny: {reason}"),
+        }
+    }
+}
+
 /// What a worker's run asks permission for, when `question` is a2a-mod serve's permission line
 /// (`Claude wants to run Bash: rm -rf build. Reply allow, allow always, or deny (with a
 /// reason)`): `Bash rm -rf build`. `None` for any other question.

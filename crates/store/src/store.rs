@@ -1307,6 +1307,7 @@ mod tests {
             next_poll_ms: Some(100),
             held_until_ms: None,
             told: false,
+            native_ms: None,
         }
     }
 
