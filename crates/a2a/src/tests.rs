@@ -703,6 +703,21 @@ fn text_from_artifacts_files_and_data() {
         v.question.as_deref(),
         Some("Claude wants to run Bash: ls. Reply allow")
     );
+
+    // Its structured part is what says a permission is asked, whatever the line's words; the
+    // command comes cleaned of control sequences.
+    let call = json!({"toolCall": {"toolName": "Bash", "confirmationRequest": {
+        "executeDetails": {"command": "rm -rf build\u{1b}[2J"}}}});
+    let v = parse_task_result(&json!({"id": "t", "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+        "message": {"role": "ROLE_AGENT", "extensions": [a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION],
+            "parts": [{"text": "May I clean the build?"}, {"data": call}]}}}))
+    .unwrap();
+    let q = v.question.unwrap_or_default();
+    assert_eq!(
+        a2a_mod_core::status::approval_of(&q).as_deref(),
+        Some("Bash rm -rf build"),
+        "{q}"
+    );
 }
 
 async fn err_of(reply: impl Fn(&Req) -> Reply + Send + Sync + 'static) -> A2aError {

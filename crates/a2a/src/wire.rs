@@ -588,9 +588,41 @@ fn message_text(m: &Value) -> String {
             .filter(|p| p.get("text").is_some_and(Value::is_string))
             .cloned()
             .collect();
-        return text_of(&lines).trim().to_string();
+        let line = text_of(&lines).trim().to_string();
+        // The structured part is what says a permission is asked: a line that does not say it
+        // the way every reader knows (a newer or other server's words) is said again from it.
+        if a2a_mod_core::status::approval_of(&line).is_none()
+            && let Some(asked) = parts.iter().find_map(permission_asked)
+        {
+            return asked;
+        }
+        return line;
     }
     text_of(parts).trim().to_string()
+}
+
+/// The permission a tool-confirmation data part asks, as serve's one line says it (`Claude wants
+/// to run Bash: rm -rf build. Reply allow, …`): the tool and what it would run, cleaned.
+fn permission_asked(part: &Value) -> Option<String> {
+    let call = part.get("data").unwrap_or(part).get("toolCall")?;
+    let tool = call.get("toolName")?.as_str()?;
+    let request = call.get("confirmationRequest");
+    let field = |k: &str, f: &str| request?.get(k)?.get(f)?.as_str();
+    let line = match (
+        field("executeDetails", "command"),
+        field("genericDetails", "description"),
+    ) {
+        (Some(command), _) => format!("run {tool}: {command}"),
+        (None, Some(what)) => format!("use {what}"),
+        (None, None) => format!("use {tool}"),
+    };
+    Some(one_line(
+        &format!(
+            "Claude wants to {line}{}",
+            a2a_mod_core::status::APPROVAL_ENDING
+        ),
+        1000,
+    ))
 }
 
 /// The one text rule for the parts of an artifact or a message, the same for a snapshot and a
