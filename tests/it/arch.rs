@@ -89,7 +89,7 @@ fn dependencies(manifest: &str) -> Vec<String> {
 
 /// The layers the compiler holds are only as good as the manifests: the core names no heavy crate
 /// and no other crate of the workspace; the hot crate and the store and machine layer under it
-/// name no runtime, HTTP client or MCP server.
+/// name no runtime, HTTP client or MCP server; the protocol crate is pure like the core.
 #[test]
 fn the_manifests_keep_the_layers() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -116,6 +116,18 @@ fn the_manifests_keep_the_layers() {
             "{c} is on the hot paths, yet depends on {bad:?}"
         );
     }
+    // The protocol is pure like the core: values in, values out; only the core of the workspace.
+    let proto = dependencies(&at("crates/proto"));
+    let bad: Vec<&String> = proto
+        .iter()
+        .filter(|d| {
+            heavy.contains(&d.as_str()) || (d.starts_with("a2a-mod") && *d != "a2a-mod-core")
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "crates/proto must stay pure, yet depends on {bad:?}"
+    );
 }
 
 /// A task changes through one statement, the store's `persist` of what `core::lifecycle::apply`

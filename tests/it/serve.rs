@@ -295,6 +295,37 @@ fn own_client_gets_the_answer_inline_resumes_the_context_and_reads_a_failure() {
         meta["sessionId"]
     );
     assert_eq!(t["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    // HTTP+JSON reads its path and query percent-decoded, as clients are free to encode them.
+    let encoded = |s: &str| s.bytes().map(|b| format!("%{b:02X}")).collect::<String>();
+    let (s, listed) = http(
+        "GET",
+        &format!(
+            "{}/tasks?contextId={}&pageSize=%35",
+            serve.url,
+            encoded(&ctx)
+        ),
+        None,
+        &[],
+    );
+    let ids: Vec<&str> = listed["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert_eq!(s, 200, "{listed}");
+    assert_eq!(ids.len(), 2, "the context's two tasks: {listed}");
+    assert_eq!(listed["pageSize"], 5, "{listed}");
+    let id = first["taskId"].as_str().unwrap();
+    let (s, got) = http(
+        "GET",
+        &format!("{}/tasks/{}?historyLength=%31", serve.url, encoded(id)),
+        None,
+        &[],
+    );
+    assert_eq!((s, got["id"].as_str()), (200, Some(id)), "{got}");
+    assert_eq!(got["history"].as_array().map(Vec::len), Some(1), "{got}");
 }
 
 #[test]

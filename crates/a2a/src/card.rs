@@ -10,17 +10,7 @@ use a2a_mod_sys::config::WorkerConfig;
 use reqwest::Url;
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    V1,
-    V03,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Binding {
-    JsonRpc,
-    Rest,
-}
+pub(crate) use a2a_mod_proto::{Binding, Dialect};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Endpoint {

@@ -866,7 +866,7 @@ impl Worker {
                 let body = serde_json::json!({
                     "jsonrpc": "2.0",
                     "id": id,
-                    "method": wire::jsonrpc_method(op, ep.dialect),
+                    "method": op.method().rpc_name(ep.dialect),
                     "params": wire::jsonrpc_params(op, ep),
                 });
                 self.http
@@ -986,7 +986,7 @@ fn jsonrpc_result(ep: &Endpoint, ans: &Answer, id: u64) -> Result<serde_json::Va
     match rpc {
         RpcAnswer::Error { code, message } => {
             let e = A2aError::from_rpc(code, message);
-            if code == -32601 && ep.dialect == Dialect::V1 {
+            if code == a2a_mod_proto::error::METHOD_NOT_FOUND && ep.dialect == Dialect::V1 {
                 Err(Fail::MethodMissing(e))
             } else {
                 Err(e.into())

@@ -78,10 +78,13 @@ impl A2aError {
     }
 
     pub(crate) fn from_rpc(code: i64, message: String) -> A2aError {
+        use a2a_mod_proto::error::{
+            EXTENSION_SUPPORT_REQUIRED, TASK_NOT_CANCELABLE, TASK_NOT_FOUND,
+        };
         match code {
-            -32001 => A2aError::TaskNotFound,
-            -32002 => A2aError::NotCancelable,
-            -32008 => A2aError::ExtensionRequired {
+            TASK_NOT_FOUND => A2aError::TaskNotFound,
+            TASK_NOT_CANCELABLE => A2aError::NotCancelable,
+            EXTENSION_SUPPORT_REQUIRED => A2aError::ExtensionRequired {
                 said: message,
                 required: Vec::new(),
             },

@@ -19,6 +19,7 @@ use super::wire::{self, Op, RpcAnswer};
 use crate::error::A2aError;
 use crate::view::TaskView;
 use a2a_mod_core::schedule::{FLOOD_NOOPS, FLOOD_WINDOW, STREAM_GATHER};
+use a2a_mod_proto::error::{INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_OPERATION};
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 use std::pin::Pin;
@@ -61,12 +62,11 @@ impl<'a> StreamOp<'a> {
 }
 
 pub(crate) fn jsonrpc_method(op: &StreamOp, dialect: Dialect) -> &'static str {
-    match (op, dialect) {
-        (StreamOp::Send { .. }, Dialect::V1) => "SendStreamingMessage",
-        (StreamOp::Subscribe { .. }, Dialect::V1) => "SubscribeToTask",
-        (StreamOp::Send { .. }, Dialect::V03) => "message/stream",
-        (StreamOp::Subscribe { .. }, Dialect::V03) => "tasks/resubscribe",
-    }
+    let m = match op {
+        StreamOp::Send { .. } => a2a_mod_proto::Method::Stream,
+        StreamOp::Subscribe { .. } => a2a_mod_proto::Method::Subscribe,
+    };
+    m.rpc_name(dialect)
 }
 
 /// The stream call's params: a send's as for SendMessage less the non-blocking flag (a stream
@@ -667,7 +667,8 @@ impl TaskStream {
             // ended task gets ("task is in terminal state", a2a-sdk 1.x): a task error, which
             // the plain call meets and reports, not a refusal of streaming.
             Some(RpcAnswer::Error { code, message })
-                if matches!(code, -32601 | -32600) || (code == -32004 && !names_task) =>
+                if matches!(code, METHOD_NOT_FOUND | INVALID_REQUEST)
+                    || (code == UNSUPPORTED_OPERATION && !names_task) =>
             {
                 Err(unsupported(A2aError::Rpc { code, message }))
             }

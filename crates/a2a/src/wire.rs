@@ -10,6 +10,7 @@ use crate::view::TaskView;
 use a2a_mod_core::artifact::{Artifact, Part};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;
+use a2a_mod_proto::Method;
 use serde_json::{Map, Value, json};
 
 /// The three operations a worker serves us.
@@ -56,19 +57,17 @@ impl Op<'_> {
 /// Tasks one ListTasks asks for and reads: a page, not the worker's whole history.
 pub(crate) const LIST_PAGE: usize = 50;
 
-pub(crate) fn jsonrpc_method(op: &Op, dialect: Dialect) -> &'static str {
-    match (op, dialect) {
-        (Op::Send { .. }, Dialect::V1) => "SendMessage",
-        (Op::Get { .. }, Dialect::V1) => "GetTask",
-        (Op::Cancel { .. }, Dialect::V1) => "CancelTask",
-        (Op::List { .. }, Dialect::V1) => "ListTasks",
-        (Op::ExtendedCard, Dialect::V1) => "GetExtendedAgentCard",
-        (Op::Send { .. }, Dialect::V03) => "message/send",
-        (Op::Get { .. }, Dialect::V03) => "tasks/get",
-        (Op::Cancel { .. }, Dialect::V03) => "tasks/cancel",
-        // Not in v0.3's JSON-RPC (its REST and gRPC only); `Worker::list_tasks` never sends it.
-        (Op::List { .. }, Dialect::V03) => "tasks/list",
-        (Op::ExtendedCard, Dialect::V03) => "agent/getAuthenticatedExtendedCard",
+impl Op<'_> {
+    /// The protocol's method for it.
+    pub fn method(&self) -> Method {
+        match self {
+            Op::Send { .. } => Method::Send,
+            Op::Get { .. } => Method::Get,
+            Op::Cancel { .. } => Method::Cancel,
+            // Not in v0.3's JSON-RPC (its REST and gRPC only); `Worker::list_tasks` never sends it.
+            Op::List { .. } => Method::List,
+            Op::ExtendedCard => Method::ExtendedCard,
+        }
     }
 }
 
@@ -775,26 +774,10 @@ pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, Malformed> 
     }
 }
 
+pub(crate) use a2a_mod_proto::error::code_of_reason;
+
 /// A REST error body (`{"error":{code,status,message,details:[{reason}]}}`), as
 /// (status, reason, message).
-/// The JSON-RPC code of an A2A error as HTTP+JSON names it (`google.rpc.ErrorInfo.reason`), so
-/// an error means one thing, and gets one hint, over both bindings.
-pub(crate) fn code_of_reason(reason: &str) -> Option<i64> {
-    Some(match reason {
-        "TASK_NOT_FOUND" => -32001,
-        "TASK_NOT_CANCELABLE" => -32002,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
-        "UNSUPPORTED_OPERATION" => -32004,
-        "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
-        "INVALID_AGENT_RESPONSE" => -32006,
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => -32007,
-        "EXTENSION_SUPPORT_REQUIRED" => -32008,
-        "VERSION_NOT_SUPPORTED" => -32009,
-        "INVALID_PARAMS" => -32602,
-        _ => return None,
-    })
-}
-
 pub(crate) fn parse_rest_error(v: &Value) -> Option<(String, String, String)> {
     let e = v.get("error").filter(|e| e.is_object())?;
     let status = e

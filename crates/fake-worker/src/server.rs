@@ -6,6 +6,7 @@
 use super::script::{HistoryEntry, Script, Snapshot, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
 use crate::options::{FakeWorkerOptions, RequestEvent, StreamMode};
+use a2a_mod_proto::Method;
 use a2a_mod_sys::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;
@@ -616,18 +617,18 @@ fn dispatch(
             "Parse error: the body is not JSON",
         );
     };
-    let (id, method, params) = match envelope(&req) {
-        Ok(e) => e,
-        Err(refused) => return refused,
+    let (id, method, params) = match a2a_mod_proto::envelope::request(&req) {
+        Ok(r) => (r.id, r.method, r.params),
+        Err((id, e)) => return error(&id, None, e.code, &e.message),
     };
     let empty = Value::Object(Map::new());
     let params = params.unwrap_or(&empty);
-    let d = match dialect(sh, method, &id, requested_version(uri, headers)) {
+    let (op, d) = match dialect(sh, method, &id, requested_version(uri, headers)) {
         Ok(d) => d,
         Err(refused) => return refused,
     };
-    match method {
-        "SendStreamingMessage" | "message/stream" => match send(sh, at, d, &id, params) {
+    match op {
+        Method::Stream => match send(sh, at, d, &id, params) {
             Outcome::Reply {
                 task_id: Some(task_id),
                 rpc_error: None,
@@ -640,67 +641,14 @@ fn dispatch(
             },
             refused => refused,
         },
-        "SubscribeToTask" | "tasks/resubscribe" => subscribe(sh, at, d, id, params),
-        "SendMessage" | "message/send" => send(sh, at, d, &id, params),
-        "GetTask" | "tasks/get" => get_or_cancel(sh, at, d, &id, params, false),
-        "ListTasks" => list(sh, at, d, &id, params),
-        _ => get_or_cancel(sh, at, d, &id, params, true),
+        Method::Subscribe => subscribe(sh, at, d, id, params),
+        Method::Send => send(sh, at, d, &id, params),
+        Method::Get => get_or_cancel(sh, at, d, &id, params, false),
+        Method::List => list(sh, at, d, &id, params),
+        Method::Cancel => get_or_cancel(sh, at, d, &id, params, true),
+        // `dialect` refuses what this worker does not serve.
+        Method::ExtendedCard => error(&id, Some(d), wire::METHOD_NOT_FOUND, "Method not found"),
     }
-}
-
-/// A JSON-RPC request's id, method and params (`None` when absent), or the error reply to a
-/// malformed one.
-fn envelope(req: &Value) -> Result<(Value, &str, Option<&Value>), Outcome> {
-    let null = Value::Null;
-    let Some(obj) = req.as_object() else {
-        return Err(error(
-            &null,
-            None,
-            wire::INVALID_REQUEST,
-            "Invalid Request: expected one JSON-RPC object (batches are not supported)",
-        ));
-    };
-    let id = match obj.get("id") {
-        None => Value::Null,
-        Some(v @ (Value::Null | Value::String(_) | Value::Number(_))) => v.clone(),
-        Some(_) => {
-            return Err(error(
-                &null,
-                None,
-                wire::INVALID_REQUEST,
-                "Invalid Request: id must be a string, number or null",
-            ));
-        }
-    };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(error(
-            &id,
-            None,
-            wire::INVALID_REQUEST,
-            "Invalid Request: jsonrpc must be \"2.0\"",
-        ));
-    }
-    let Some(method) = obj.get("method").and_then(Value::as_str) else {
-        return Err(error(
-            &id,
-            None,
-            wire::INVALID_REQUEST,
-            "Invalid Request: method must be a string",
-        ));
-    };
-    let params = match obj.get("params") {
-        None => None,
-        Some(p @ Value::Object(_)) => Some(p),
-        Some(_) => {
-            return Err(error(
-                &id,
-                None,
-                wire::INVALID_PARAMS,
-                "Invalid params: params must be an object",
-            ));
-        }
-    };
-    Ok((id, method, params))
 }
 
 /// The dialect of `method` as this worker serves it, or the refusal: a method it does not serve,
@@ -710,28 +658,22 @@ fn dialect(
     method: &str,
     id: &Value,
     version: Option<&str>,
-) -> Result<Dialect, Outcome> {
-    let streamed = matches!(
-        method,
-        "SendStreamingMessage" | "SubscribeToTask" | "message/stream" | "tasks/resubscribe"
-    );
-    let d = match method {
-        "SendMessage" | "GetTask" | "CancelTask" | "ListTasks" if !sh.v03_only => Dialect::V1,
-        "SendStreamingMessage" | "SubscribeToTask"
-            if !sh.v03_only && sh.stream != StreamMode::Off =>
-        {
-            Dialect::V1
-        }
-        "message/stream" | "tasks/resubscribe" if sh.stream != StreamMode::Off => Dialect::V03,
-        "message/send" | "tasks/get" | "tasks/cancel" => Dialect::V03,
-        _ => {
-            return Err(error(
-                id,
-                None,
-                wire::METHOD_NOT_FOUND,
-                &format!("Method not found: {method}"),
-            ));
-        }
+) -> Result<(Method, Dialect), Outcome> {
+    let streaming = sh.stream != StreamMode::Off;
+    let known = Method::from_rpc(method).filter(|&(m, d)| match (m, d) {
+        (Method::Send | Method::Get | Method::Cancel | Method::List, Dialect::V1) => !sh.v03_only,
+        (Method::Stream | Method::Subscribe, Dialect::V1) => !sh.v03_only && streaming,
+        (Method::Stream | Method::Subscribe, Dialect::V03) => streaming,
+        (Method::Send | Method::Get | Method::Cancel, Dialect::V03) => true,
+        _ => false,
+    });
+    let Some((op, d)) = known else {
+        return Err(error(
+            id,
+            None,
+            wire::METHOD_NOT_FOUND,
+            &format!("Method not found: {method}"),
+        ));
     };
     if d == Dialect::V1 && !is_v1(version) {
         // The Python v1 handler treats a missing header as 0.3 and refuses v1 methods.
@@ -752,8 +694,8 @@ fn dialect(
             &format!("version '{v}' is not supported by this handler"),
         ));
     }
-    if streamed {
-        let subscribe = matches!(method, "SubscribeToTask" | "tasks/resubscribe");
+    if op.streams() {
+        let subscribe = op == Method::Subscribe;
         match sh.stream_mode(subscribe) {
             StreamMode::Http404 => return Err(Outcome::Status(StatusCode::NOT_FOUND)),
             StreamMode::RpcError => {
@@ -767,7 +709,7 @@ fn dialect(
             _ => {}
         }
     }
-    Ok(d)
+    Ok((op, d))
 }
 
 fn history_length(v: Option<&Value>) -> Option<usize> {

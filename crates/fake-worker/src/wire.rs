@@ -5,14 +5,20 @@
 //! Pure rendering: callers pass the record, the snapshot and the clock values in.
 
 use super::script::{FakePart, HistoryEntry, Snapshot, TaskRecord};
-use a2a_mod_core::task::TaskState;
+pub(crate) use a2a_mod_proto::Dialect;
+pub(crate) use a2a_mod_proto::error::{
+    INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, TASK_NOT_CANCELABLE,
+    TASK_NOT_FOUND, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, rpc_result,
+};
+use a2a_mod_proto::{Binding, Wire, write};
 use serde_json::{Value, json};
 
-/// Which protocol version a request came in, and so which spelling the answer uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    V1,
-    V03,
+/// The fake worker speaks JSON-RPC only.
+fn rpc(d: Dialect) -> Wire {
+    Wire {
+        dialect: d,
+        binding: Binding::JsonRpc,
+    }
 }
 
 /// What the card advertises for auth.
@@ -166,96 +172,38 @@ const INPUT_MODES: [&str; 3] = ["text/plain", "application/json", "application/o
 const DESCRIPTION: &str = "a2a-mod's scripted fake worker: the message text is a script \
 (slow N <words> | ask <question> | fail <why> | reject | auth | silent | parts | anything else echoes)";
 
-fn state_str(d: Dialect, s: TaskState) -> String {
-    match d {
-        Dialect::V03 => s.as_str().to_string(),
-        Dialect::V1 if s == TaskState::Unknown => "TASK_STATE_UNSPECIFIED".to_string(),
-        Dialect::V1 => format!(
-            "TASK_STATE_{}",
-            s.as_str().replace('-', "_").to_ascii_uppercase()
-        ),
-    }
-}
-
-fn text_part(d: Dialect, text: &str) -> Value {
-    match d {
-        Dialect::V1 => json!({"text": text}),
-        Dialect::V03 => json!({"kind": "text", "text": text}),
-    }
-}
-
 /// A part of `artifact <kind>` in the dialect's spelling (docs/a2a.md: v1 `raw`/`url`/`data`
 /// with `mediaType` and `filename`; v0.3 `kind` with a `file` object).
 fn made_part(d: Dialect, p: &FakePart) -> Value {
     use base64::Engine as _;
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    match (d, p) {
-        (_, FakePart::Text(t)) => text_part(d, t),
-        (Dialect::V1, FakePart::Data(v)) => json!({"data": v, "mediaType": "application/json"}),
-        (Dialect::V03, FakePart::Data(v)) => json!({"kind": "data", "data": v}),
-        (
-            Dialect::V1,
-            FakePart::Bytes {
-                filename,
-                media_type,
-                bytes,
-            },
-        ) => {
-            json!({"raw": b64(bytes), "mediaType": media_type, "filename": filename})
+    let w = rpc(d);
+    match p {
+        FakePart::Text(t) => write::text_part(w, t),
+        FakePart::Data(v) => write::data_part(w, v),
+        FakePart::Bytes {
+            filename,
+            media_type,
+            bytes,
+        } => {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+            write::file_part(w, &b64, filename, media_type)
         }
-        (
-            Dialect::V03,
-            FakePart::Bytes {
-                filename,
-                media_type,
-                bytes,
-            },
-        ) => json!({
-            "kind": "file",
-            "file": {"name": filename, "mimeType": media_type, "bytes": b64(bytes)},
-        }),
-        (
-            Dialect::V1,
-            FakePart::Url {
-                filename,
-                media_type,
-                url,
-            },
-        ) => {
-            json!({"url": url, "mediaType": media_type, "filename": filename})
-        }
-        (
-            Dialect::V03,
-            FakePart::Url {
-                filename,
-                media_type,
-                url,
-            },
-        ) => json!({
-            "kind": "file",
-            "file": {"name": filename, "mimeType": media_type, "uri": url},
-        }),
+        FakePart::Url {
+            filename,
+            media_type,
+            url,
+        } => write::url_part(w, url, filename, media_type),
     }
 }
 
 fn message(d: Dialect, rec: &TaskRecord, m: &HistoryEntry) -> Value {
-    let role = match (d, m.from_agent) {
-        (Dialect::V1, true) => "ROLE_AGENT",
-        (Dialect::V1, false) => "ROLE_USER",
-        (Dialect::V03, true) => "agent",
-        (Dialect::V03, false) => "user",
+    let about = write::Message {
+        message_id: &m.message_id,
+        task_id: &rec.id,
+        context_id: &rec.context_id,
+        agent: m.from_agent,
     };
-    let mut v = json!({
-        "messageId": m.message_id,
-        "contextId": rec.context_id,
-        "taskId": rec.id,
-        "role": role,
-        "parts": [text_part(d, &m.text)],
-    });
-    if d == Dialect::V03 {
-        v["kind"] = json!("message");
-    }
-    v
+    write::message(rpc(d), &about, vec![write::text_part(rpc(d), &m.text)])
 }
 
 /// One task in the request's dialect. `history_length`: `None` = all, `Some(0)` = none (the
@@ -267,7 +215,7 @@ pub(crate) fn task(
     history_length: Option<usize>,
     start_unix_ms: i64,
 ) -> Value {
-    let mut status = json!({ "state": state_str(d, snap.state) });
+    let mut status = json!({ "state": write::state(rpc(d), snap.state) });
     if let Some(text) = &snap.status_text {
         let entry = HistoryEntry {
             message_id: format!("{}-status-{}", rec.id, snap.since_ms),
@@ -283,7 +231,7 @@ pub(crate) fn task(
         v["artifacts"] = json!([{
             "artifactId": format!("{}-result", rec.id),
             "name": "result",
-            "parts": [text_part(d, text)],
+            "parts": [write::text_part(rpc(d), text)],
         }]);
     }
     if !snap.made.is_empty() {
@@ -308,52 +256,22 @@ pub(crate) fn task(
             .map(|m| message(d, rec, m))
             .collect();
     }
-    if d == Dialect::V03 {
-        v["kind"] = json!("task");
-    }
-    v
+    write::task_kind(rpc(d), v)
 }
 
 /// The `SendMessage` result: v1 wraps the task (`{"task": …}`); v0.3 returns it bare.
 pub(crate) fn send_result(d: Dialect, task: Value) -> Value {
-    match d {
-        Dialect::V1 => json!({ "task": task }),
-        Dialect::V03 => task,
-    }
+    write::send_result(rpc(d), task)
 }
-
-pub(crate) const PARSE_ERROR: i64 = -32700;
-pub(crate) const INVALID_REQUEST: i64 = -32600;
-pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
-pub(crate) const INVALID_PARAMS: i64 = -32602;
-pub(crate) const INTERNAL_ERROR: i64 = -32603;
-pub(crate) const TASK_NOT_FOUND: i64 = -32001;
-pub(crate) const TASK_NOT_CANCELABLE: i64 = -32002;
-pub(crate) const VERSION_NOT_SUPPORTED: i64 = -32009;
-pub(crate) const UNSUPPORTED_OPERATION: i64 = -32004;
 
 /// A JSON-RPC error response. v1 A2A errors carry `google.rpc.ErrorInfo` details like the Python
 /// SDK's; v0.3 and the standard JSON-RPC errors carry no `data`.
 pub(crate) fn rpc_error(id: &Value, d: Option<Dialect>, code: i64, message: &str) -> Value {
-    let mut error = json!({ "code": code, "message": message });
-    let reason = match code {
-        TASK_NOT_FOUND => Some("TASK_NOT_FOUND"),
-        TASK_NOT_CANCELABLE => Some("TASK_NOT_CANCELABLE"),
-        VERSION_NOT_SUPPORTED => Some("VERSION_NOT_SUPPORTED"),
-        _ => None,
-    };
-    if let (Some(Dialect::V1), Some(reason)) = (d, reason) {
-        error["data"] = json!([{
-            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": reason,
-            "domain": "a2a-protocol.org",
-        }]);
+    let e = a2a_mod_proto::RpcError::new(code, message);
+    match d {
+        Some(Dialect::V1) => e.rpc_v1(id),
+        _ => e.rpc(id),
     }
-    json!({ "jsonrpc": "2.0", "id": id, "error": error })
-}
-
-pub(crate) fn rpc_result(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
 /// A stream's status event for `task` (a [`task`] value): v1 `{"statusUpdate": …}`, v0.3
@@ -364,14 +282,10 @@ pub(crate) fn status_update(d: Dialect, task: &Value, last: bool) -> Value {
         "contextId": task["contextId"],
         "status": task["status"],
     });
-    match d {
-        Dialect::V1 => json!({ "statusUpdate": u }),
-        Dialect::V03 => {
-            u["kind"] = json!("status-update");
-            u["final"] = json!(last);
-            u
-        }
+    if d == Dialect::V03 {
+        u["final"] = json!(last);
     }
+    write::event(rpc(d), write::Event::Status, u)
 }
 
 /// The artifacts of `task` as artifact events: a text artifact in `chunks` appended pieces (so a
@@ -396,7 +310,7 @@ pub(crate) fn artifact_updates(d: Dialect, task: &Value, chunks: usize) -> Vec<V
                     .enumerate()
                     .map(|(i, piece)| {
                         let mut a = bare.clone();
-                        a["parts"] = json!([text_part(d, piece)]);
+                        a["parts"] = json!([write::text_part(rpc(d), piece)]);
                         (a, i > 0)
                     })
                     .collect()
@@ -405,20 +319,14 @@ pub(crate) fn artifact_updates(d: Dialect, task: &Value, chunks: usize) -> Vec<V
         };
         let n = pieces.len();
         for (i, (a, append)) in pieces.into_iter().enumerate() {
-            let mut u = json!({
+            let u = json!({
                 "taskId": task["id"],
                 "contextId": task["contextId"],
                 "artifact": a,
                 "append": append,
                 "lastChunk": i + 1 == n,
             });
-            out.push(match d {
-                Dialect::V1 => json!({ "artifactUpdate": u }),
-                Dialect::V03 => {
-                    u["kind"] = json!("artifact-update");
-                    u
-                }
-            });
+            out.push(write::event(rpc(d), write::Event::Artifact, u));
         }
     }
     out
@@ -444,25 +352,4 @@ fn split(text: &str, n: usize) -> Vec<&str> {
     }
     out.push(&text[from..]);
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn state_spellings() {
-        assert_eq!(
-            state_str(Dialect::V1, TaskState::InputRequired),
-            "TASK_STATE_INPUT_REQUIRED"
-        );
-        assert_eq!(
-            state_str(Dialect::V1, TaskState::Canceled),
-            "TASK_STATE_CANCELED"
-        );
-        assert_eq!(
-            state_str(Dialect::V03, TaskState::AuthRequired),
-            "auth-required"
-        );
-    }
 }

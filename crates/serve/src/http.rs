@@ -1,7 +1,8 @@
-//! The HTTP side of `serve`: one handler that puts every request through the browser guard
-//! (`guard.rs`) first, then routes by path (each agent under `/<name>`, the first also at the
-//! root), checks the bearer token, bounds the body, and speaks JSON-RPC (v1 and v0.3 method
-//! names alike), HTTP+JSON (v1 paths, and v0.3's under `/v1`) and SSE (`stream.rs`).
+//! The HTTP side of `serve`: a route table (each agent under `/<name>`, the first also at the
+//! root) behind one layer, the browser guard (`guard.rs`), that every request passes first;
+//! extractors for the bearer token ([`Owner`]) and the bounded body ([`Bounded`]); JSON-RPC (v1
+//! and v0.3 method names alike, `a2a_mod_proto`'s envelope), HTTP+JSON (v1 paths, and v0.3's
+//! under `/v1`, queries percent-decoded) and SSE (`stream.rs`).
 //!
 //! Never panics on a request: every malformed input is an A2A error. Tokens are compared as
 //! SHA-256 digests in constant time and never logged; only the card and `/healthz` are served
@@ -11,10 +12,14 @@ use crate::conn::Reached;
 use crate::engine::{Agent, Engine, SERVER_BUSY};
 use crate::guard::Guard;
 use crate::stream::{Reader, Streams};
-use crate::wire::{self, A2aError, Dialect, Wire};
+use crate::wire::{self, A2aError, Binding, Dialect, Wire};
+use a2a_mod_proto::Method as Op;
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
@@ -124,10 +129,6 @@ fn request_origin(headers: &HeaderMap) -> Option<String> {
     plain.then(|| format!("{scheme}://{host}"))
 }
 
-pub fn router(server: Arc<Server>) -> axum::Router {
-    axum::Router::new().fallback(handle).with_state(server)
-}
-
 /// Names no agent may have: the first segments of the routes served at the root.
 pub const RESERVED: [&str; 6] = [
     ".well-known",
@@ -138,101 +139,276 @@ pub const RESERVED: [&str; 6] = [
     "healthz",
 ];
 
-async fn handle(
+/// What a route of one agent's needs: the server, the agent, and whether it is served at the
+/// root (the first agent also is), which its card's URLs say.
+#[derive(Clone)]
+struct At {
+    sv: Arc<Server>,
+    agent: Arc<Agent>,
+    at_root: bool,
+}
+
+/// The route table: each agent's routes under `/<name>`, the first agent's also at the root,
+/// `/healthz` at the root; the browser guard in front of all of them (one layer, the card and
+/// `/healthz` included); anything else an A2A "no such route".
+pub fn router(server: Arc<Server>) -> axum::Router {
+    let mut app = axum::Router::new().route("/healthz", get(healthz));
+    for (i, agent) in server.agents.iter().enumerate() {
+        let at = |at_root| At {
+            sv: server.clone(),
+            agent: agent.clone(),
+            at_root,
+        };
+        app = app.merge(agent_routes(&format!("/{}", agent.name), at(false)));
+        if i == 0 {
+            app = app.merge(agent_routes("", at(true)));
+        }
+    }
+    app.fallback(no_route)
+        .method_not_allowed_fallback(no_route)
+        .layer(axum::middleware::from_fn_with_state(server, guarded))
+}
+
+/// One agent's routes under `prefix` (`""` at the root). JSON-RPC is POSTed to the agent's base
+/// URL with or without its slash (the card names it with); HTTP+JSON v1 paths hang under it,
+/// v0.3's under `/v1`.
+fn agent_routes(prefix: &str, at: At) -> axum::Router {
+    let path = |p: &str| format!("{prefix}{p}");
+    let mut r = axum::Router::new()
+        .route(&path("/.well-known/agent-card.json"), get(card))
+        .route(&path("/.well-known/agent.json"), get(card))
+        .route(&path("/"), post(rpc));
+    if !prefix.is_empty() {
+        r = r.route(prefix, post(rpc));
+    }
+    for (v, d) in [("", Dialect::V1), ("/v1", Dialect::V03)] {
+        let w = Wire {
+            dialect: d,
+            binding: Binding::Rest,
+        };
+        r = r
+            .route(
+                &path(&format!("{v}/message:send")),
+                post(move |at, owner, body| send_rest(at, owner, body, w, Op::Send)),
+            )
+            .route(
+                &path(&format!("{v}/message:stream")),
+                post(move |at, owner, body| send_rest(at, owner, body, w, Op::Stream)),
+            )
+            .route(
+                &path(&format!("{v}/tasks")),
+                get(move |at, owner, q| list_rest(at, owner, q, w)),
+            )
+            .route(
+                &path(&format!("{v}/tasks/{{task}}")),
+                get(move |at, owner, task, q| task_rest(at, owner, task, q, w, false))
+                    .post(move |at, owner, task, q| task_rest(at, owner, task, q, w, true)),
+            );
+    }
+    r.with_state(at)
+}
+
+/// The browser guard (`guard.rs`), first on every request: one log line and one JSON error for
+/// each refusal.
+async fn guarded(
     axum::extract::State(sv): axum::extract::State<Arc<Server>>,
-    reached: Option<axum::Extension<Reached>>,
-    method: Method,
-    uri: axum::http::Uri,
-    headers: HeaderMap,
-    body: Body,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
 ) -> Response {
-    let local = reached.as_ref().map(|r| r.local);
-    let peer = reached.as_ref().map(|r| r.peer.to_string());
-    if let Err(r) = sv.guard.check(&method, &headers, local) {
+    let reached = req.extensions().get::<Reached>().copied();
+    if let Err(r) = sv
+        .guard
+        .check(req.method(), req.headers(), reached.map(|r| r.local))
+    {
         tracing::warn!(
             "refused a request from {}: {} ({} {})",
-            peer.as_deref().unwrap_or("?"),
+            peer_of(reached),
             r.rule,
-            method,
-            a2a_mod_core::text::one_line(uri.path(), 80)
+            req.method(),
+            a2a_mod_core::text::one_line(req.uri().path(), 80)
         );
         return status_error(r.status, &r.message);
     }
-    let path = uri.path();
-    if method == Method::GET && path == "/healthz" {
-        // Liveness for systemd, a proxy or a container probe: nothing about tasks or agents.
-        return axum::Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
-            .into_response();
-    }
-    let (agent, at_root, rest) = match path.strip_prefix('/').and_then(|p| {
-        let (first, rest) = p.split_once('/').unwrap_or((p, ""));
-        sv.agents
-            .iter()
-            .find(|a| a.name == first)
-            .map(|a| (a, rest))
-    }) {
-        Some((a, rest)) => (a.clone(), false, format!("/{rest}")),
-        None => match sv.agents.first() {
-            Some(a) => (a.clone(), true, path.to_string()),
-            None => return status_error(StatusCode::NOT_FOUND, "no agent is served here"),
-        },
-    };
-    let rest = rest.trim_end_matches('/');
-    if method == Method::GET
-        && matches!(
-            rest,
-            "/.well-known/agent-card.json" | "/.well-known/agent.json"
-        )
-    {
-        return axum::Json(sv.card(&agent, at_root, &headers)).into_response();
-    }
-    let Some(owner) = sv.owner(&headers) else {
+    next.run(req).await
+}
+
+fn peer_of(reached: Option<Reached>) -> String {
+    reached.map_or_else(|| "?".to_string(), |r| r.peer.to_string())
+}
+
+/// Liveness for systemd, a proxy or a container probe: nothing about tasks or agents.
+async fn healthz() -> Response {
+    axum::Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})).into_response()
+}
+
+async fn card(State(at): State<At>, headers: HeaderMap) -> Response {
+    axum::Json(at.sv.card(&at.agent, at.at_root, &headers)).into_response()
+}
+
+/// Who a request comes from, by its bearer token (`Server::owner`); a request without a valid
+/// one is refused with 401 and a line in the log (never the token).
+struct Owner(String);
+
+impl axum::extract::FromRequestParts<At> for Owner {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        at: &At,
+    ) -> Result<Owner, Response> {
+        if let Some(owner) = at.sv.owner(&parts.headers) {
+            return Ok(Owner(owner));
+        }
         tracing::warn!(
             "refused a request from {}: missing or invalid bearer token",
-            peer.as_deref().unwrap_or("?")
+            peer_of(parts.extensions.get::<Reached>().copied())
         );
-        return (
+        Err((
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             axum::Json(json!({"error": {"code": 401, "status": "UNAUTHENTICATED",
                 "message": "missing or invalid bearer token — send Authorization: Bearer <token>"}})),
         )
-            .into_response();
-    };
-    let body = match read_body(body, sv.max_body, sv.body_stall).await {
-        Ok(b) => b,
-        Err((status, why)) => {
-            tracing::warn!(
-                "refused a request from {}: {why}",
-                peer.as_deref().unwrap_or("?")
-            );
-            let e = A2aError::new(wire::INVALID_REQUEST, format!("Invalid Request: {why}"));
-            let mut r = (status, axum::Json(e.rest())).into_response();
-            r.headers_mut().insert(
-                header::CONNECTION,
-                header::HeaderValue::from_static("close"),
-            );
-            return r;
-        }
-    };
-    let req = Req {
-        sv: &sv,
-        agent: &agent,
-        owner: &owner,
-    };
-    if rest.is_empty() && method == Method::POST {
-        return req.rpc(&body).await;
+            .into_response())
     }
-    let (dialect, route) = match rest.strip_prefix("/v1") {
-        Some(r) if r.starts_with('/') => (Dialect::V03, r),
-        _ => (Dialect::V1, rest),
+}
+
+/// The request's body, whole and bounded (`max_body`, `body_stall`): a body over the bound or
+/// stalled is refused and its connection closed.
+struct Bounded(Bytes);
+
+impl axum::extract::FromRequest<At> for Bounded {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, at: &At) -> Result<Bounded, Response> {
+        let peer = peer_of(req.extensions().get::<Reached>().copied());
+        match read_body(req.into_body(), at.sv.max_body, at.sv.body_stall).await {
+            Ok(b) => Ok(Bounded(b)),
+            Err((status, why)) => {
+                tracing::warn!("refused a request from {peer}: {why}");
+                let e = A2aError::new(wire::INVALID_REQUEST, format!("Invalid Request: {why}"));
+                let mut r = (status, axum::Json(e.rest())).into_response();
+                r.headers_mut().insert(
+                    header::CONNECTION,
+                    header::HeaderValue::from_static("close"),
+                );
+                Err(r)
+            }
+        }
+    }
+}
+
+impl At {
+    fn req<'a>(&'a self, owner: &'a Owner) -> Req<'a> {
+        Req {
+            sv: &self.sv,
+            agent: &self.agent,
+            owner: &owner.0,
+        }
+    }
+}
+
+async fn rpc(State(at): State<At>, owner: Owner, Bounded(body): Bounded) -> Response {
+    at.req(&owner).rpc(&body).await
+}
+
+/// `POST …/message:send` and `…/message:stream`.
+async fn send_rest(
+    State(at): State<At>,
+    owner: Owner,
+    Bounded(body): Bounded,
+    w: Wire,
+    op: Op,
+) -> Response {
+    let mut p = match json_object(&body) {
+        Ok(p) => p,
+        Err(e) => return rest_error(&e),
     };
-    let w = Wire {
-        dialect,
-        rest: true,
+    // v0.3 REST names the message `request`.
+    if let Some(m) = p.get("request").cloned()
+        && p.get("message").is_none()
+    {
+        p["message"] = m;
+    }
+    at.req(&owner).rest(w, op, &p).await
+}
+
+/// The query parameters of `GET …/tasks` and `GET …/tasks/{id}`, percent-decoded; a number that
+/// does not read is left unset, as before.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskQuery {
+    context_id: Option<String>,
+    page_size: Option<String>,
+    history_length: Option<String>,
+}
+
+fn query(q: Result<Query<TaskQuery>, QueryRejection>) -> TaskQuery {
+    q.map(|Query(q)| q).unwrap_or_default()
+}
+
+fn number(v: Option<&String>) -> Option<u64> {
+    v.and_then(|n| n.parse::<u64>().ok())
+}
+
+async fn list_rest(
+    State(at): State<At>,
+    owner: Owner,
+    q: Result<Query<TaskQuery>, QueryRejection>,
+    w: Wire,
+) -> Response {
+    let q = query(q);
+    let mut p = json!({});
+    if let Some(c) = q.context_id {
+        p["contextId"] = c.into();
+    }
+    if let Some(n) = number(q.page_size.as_ref()) {
+        p["pageSize"] = n.into();
+    }
+    at.req(&owner).rest(w, Op::List, &p).await
+}
+
+/// `GET …/tasks/{id}`, `POST …/tasks/{id}:cancel`, `GET|POST …/tasks/{id}:subscribe`.
+async fn task_rest(
+    State(at): State<At>,
+    owner: Owner,
+    Path(task): Path<String>,
+    q: Result<Query<TaskQuery>, QueryRejection>,
+    w: Wire,
+    posted: bool,
+) -> Response {
+    let (id, verb) = task
+        .split_once(':')
+        .map_or((task.as_str(), None), |(i, v)| (i, Some(v)));
+    let mut p = json!({"id": id});
+    let op = match (posted, verb) {
+        (false, None) => {
+            if let Some(n) = number(query(q).history_length.as_ref()) {
+                p["historyLength"] = n.into();
+            }
+            Op::Get
+        }
+        (true, Some("cancel")) => Op::Cancel,
+        (_, Some("subscribe")) => Op::Subscribe,
+        _ => return no_route().await,
     };
-    req.rest(w, &method, route, uri.query().unwrap_or(""), &body)
-        .await
+    at.req(&owner).rest(w, op, &p).await
+}
+
+/// A REST body: a JSON object (an empty body reads as `{}`).
+fn json_object(body: &Bytes) -> Result<Value, A2aError> {
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .filter(Value::is_object)
+        .ok_or_else(|| {
+            A2aError::new(
+                wire::PARSE_ERROR,
+                "Parse error: the body is not a JSON object",
+            )
+        })
 }
 
 /// The body whole: at most `max` bytes, none of its waits longer than `stall`.
@@ -291,35 +467,6 @@ impl From<Result<Value, A2aError>> for Answer {
     }
 }
 
-/// One operation of either binding, its parameters as JSON-RPC names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Send,
-    Stream,
-    Get,
-    Cancel,
-    Subscribe,
-    List,
-}
-
-fn op_of(method: &str) -> Option<(Op, Dialect)> {
-    Some(match method {
-        "SendMessage" => (Op::Send, Dialect::V1),
-        "SendStreamingMessage" => (Op::Stream, Dialect::V1),
-        "GetTask" => (Op::Get, Dialect::V1),
-        "CancelTask" => (Op::Cancel, Dialect::V1),
-        "SubscribeToTask" => (Op::Subscribe, Dialect::V1),
-        "ListTasks" => (Op::List, Dialect::V1),
-        "message/send" => (Op::Send, Dialect::V03),
-        "message/stream" => (Op::Stream, Dialect::V03),
-        "tasks/get" => (Op::Get, Dialect::V03),
-        "tasks/cancel" => (Op::Cancel, Dialect::V03),
-        "tasks/resubscribe" => (Op::Subscribe, Dialect::V03),
-        "tasks/list" => (Op::List, Dialect::V03),
-        _ => return None,
-    })
-}
-
 impl Req<'_> {
     /// Logs a refusal by a bound, naming the token's variable (never the token).
     fn refused(&self, e: A2aError) -> A2aError {
@@ -328,73 +475,30 @@ impl Req<'_> {
     }
 
     async fn rpc(&self, body: &Bytes) -> Response {
-        let null = Value::Null;
         let reply = |id: &Value, e: A2aError| axum::Json(e.rpc(id)).into_response();
-        let Ok(req) = serde_json::from_slice::<Value>(body) else {
+        let Ok(body) = serde_json::from_slice::<Value>(body) else {
             return reply(
-                &null,
+                &Value::Null,
                 A2aError::new(wire::PARSE_ERROR, "Parse error: the body is not JSON"),
             );
         };
-        let Some(obj) = req.as_object() else {
-            return reply(
-                &null,
-                A2aError::new(
-                    wire::INVALID_REQUEST,
-                    "Invalid Request: expected one JSON-RPC object (batches are not supported)",
-                ),
-            );
+        let req = match a2a_mod_proto::envelope::request(&body) {
+            Ok(r) => r,
+            Err((id, e)) => return reply(&id, e),
         };
-        let id = match obj.get("id") {
-            Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
-            None | Some(Value::Null) => Value::Null,
-            Some(_) => {
-                return reply(
-                    &null,
-                    A2aError::new(
-                        wire::INVALID_REQUEST,
-                        "Invalid Request: id must be a string or a number",
-                    ),
-                );
-            }
-        };
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return reply(
-                &id,
-                A2aError::new(
-                    wire::INVALID_REQUEST,
-                    "Invalid Request: jsonrpc must be \"2.0\"",
-                ),
-            );
-        }
-        let method = obj
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let Some((op, dialect)) = op_of(method) else {
-            let shown = a2a_mod_core::text::one_line(method, 64);
+        let id = req.id;
+        let Some((op, dialect)) = Op::from_rpc(req.method).filter(|(m, _)| served(*m)) else {
+            let shown = a2a_mod_core::text::one_line(req.method, 64);
             return reply(
                 &id,
                 A2aError::new(wire::METHOD_NOT_FOUND, format!("Method not found: {shown}")),
             );
         };
         let empty = json!({});
-        let params = match obj.get("params") {
-            None => &empty,
-            Some(p @ Value::Object(_)) => p,
-            Some(_) => {
-                return reply(
-                    &id,
-                    A2aError::new(
-                        wire::INVALID_PARAMS,
-                        "Invalid params: params must be an object",
-                    ),
-                );
-            }
-        };
+        let params = req.params.unwrap_or(&empty);
         let w = Wire {
             dialect,
-            rest: false,
+            binding: Binding::JsonRpc,
         };
         match self.op(w, op, params).await {
             Answer::Value(v) => axum::Json(wire::rpc_result(&id, v)).into_response(),
@@ -403,82 +507,9 @@ impl Req<'_> {
         }
     }
 
-    async fn rest(
-        &self,
-        w: Wire,
-        method: &Method,
-        route: &str,
-        query: &str,
-        body: &Bytes,
-    ) -> Response {
-        let json_body = || -> Result<Value, A2aError> {
-            if body.is_empty() {
-                return Ok(json!({}));
-            }
-            serde_json::from_slice::<Value>(body)
-                .ok()
-                .filter(Value::is_object)
-                .ok_or_else(|| {
-                    A2aError::new(
-                        wire::PARSE_ERROR,
-                        "Parse error: the body is not a JSON object",
-                    )
-                })
-        };
-        let q = |k: &str| {
-            query.split('&').find_map(|kv| {
-                let (key, v) = kv.split_once('=')?;
-                (key == k).then(|| v.to_string())
-            })
-        };
-        let task_route = route.strip_prefix("/tasks/").filter(|r| !r.contains('/'));
-        let (op, params) = match (method.as_str(), route, task_route) {
-            ("POST", "/message:send", _) | ("POST", "/message:stream", _) => {
-                let mut p = match json_body() {
-                    Ok(p) => p,
-                    Err(e) => return rest_error(&e),
-                };
-                // v0.3 REST names the message `request`.
-                if let Some(m) = p.get("request").cloned()
-                    && p.get("message").is_none()
-                {
-                    p["message"] = m;
-                }
-                let op = if route == "/message:send" {
-                    Op::Send
-                } else {
-                    Op::Stream
-                };
-                (op, p)
-            }
-            ("GET", "/tasks", _) => {
-                let mut p = json!({});
-                if let Some(c) = q("contextId") {
-                    p["contextId"] = c.into();
-                }
-                if let Some(n) = q("pageSize").and_then(|n| n.parse::<u64>().ok()) {
-                    p["pageSize"] = n.into();
-                }
-                (Op::List, p)
-            }
-            (m, _, Some(t)) => {
-                let (id, verb) = t.split_once(':').map_or((t, None), |(i, v)| (i, Some(v)));
-                let mut p = json!({"id": id});
-                match (m, verb) {
-                    ("GET", None) => {
-                        if let Some(n) = q("historyLength").and_then(|n| n.parse::<u64>().ok()) {
-                            p["historyLength"] = n.into();
-                        }
-                        (Op::Get, p)
-                    }
-                    ("POST", Some("cancel")) => (Op::Cancel, p),
-                    ("POST" | "GET", Some("subscribe")) => (Op::Subscribe, p),
-                    _ => return no_route(),
-                }
-            }
-            _ => return no_route(),
-        };
-        match self.op(w, op, &params).await {
+    /// An operation that came over HTTP+JSON.
+    async fn rest(&self, w: Wire, op: Op, params: &Value) -> Response {
+        match self.op(w, op, params).await {
             Answer::Value(v) => axum::Json(v).into_response(),
             Answer::Error(e) => rest_error(&e),
             Answer::Stream(reader) => crate::stream::response(reader, w, None),
@@ -580,6 +611,10 @@ impl Req<'_> {
                 Ok(t) => self.subscribe(&t),
                 Err(e) => Answer::Error(e),
             },
+            Op::ExtendedCard => Answer::Error(A2aError::new(
+                wire::METHOD_NOT_FOUND,
+                "Method not found: serve has no extended agent card",
+            )),
             Op::List => {
                 let page = params
                     .get("pageSize")
@@ -592,6 +627,11 @@ impl Req<'_> {
             }
         }
     }
+}
+
+/// The methods serve answers (an extended card it has not).
+fn served(m: Op) -> bool {
+    m != Op::ExtendedCard
 }
 
 /// A history length as asked: unset (or negative) is all of it.
@@ -609,7 +649,7 @@ fn rest_error(e: &A2aError) -> Response {
     (status, axum::Json(e.rest())).into_response()
 }
 
-fn no_route() -> Response {
+async fn no_route() -> Response {
     rest_error(&A2aError::new(
         wire::METHOD_NOT_FOUND,
         "no such A2A route — see the agent card for the endpoints",

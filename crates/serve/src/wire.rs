@@ -7,101 +7,15 @@
 
 use crate::task::{Event, Msg, Task, Update};
 use a2a_mod_core::task::TaskState;
-use serde_json::{Map, Value, json};
+use a2a_mod_proto::write;
+use serde_json::{Value, json};
 
-/// The protocol version of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    V1,
-    V03,
-}
-
-/// How a request came, and so how its answer is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wire {
-    pub dialect: Dialect,
-    pub rest: bool,
-}
-
-impl Wire {
-    pub const V1_RPC: Wire = Wire {
-        dialect: Dialect::V1,
-        rest: false,
-    };
-    pub const V03_RPC: Wire = Wire {
-        dialect: Dialect::V03,
-        rest: false,
-    };
-}
-
-// JSON-RPC and A2A error codes (docs/a2a.md "Error codes").
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
-pub const TASK_NOT_FOUND: i64 = -32001;
-pub const TASK_NOT_CANCELABLE: i64 = -32002;
-pub const UNSUPPORTED_OPERATION: i64 = -32004;
-pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
-
-/// An A2A error: its JSON-RPC code and words; [`A2aError::http`] gives the REST status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct A2aError {
-    pub code: i64,
-    pub message: String,
-}
-
-impl A2aError {
-    pub fn new(code: i64, message: impl Into<String>) -> A2aError {
-        A2aError {
-            code,
-            message: message.into(),
-        }
-    }
-
-    /// The REST status and `google.rpc` status name of the code (the SDKs' mapping).
-    pub fn http(&self) -> (u16, &'static str) {
-        match self.code {
-            TASK_NOT_FOUND => (404, "NOT_FOUND"),
-            METHOD_NOT_FOUND => (404, "NOT_FOUND"),
-            TASK_NOT_CANCELABLE | UNSUPPORTED_OPERATION => (400, "FAILED_PRECONDITION"),
-            INTERNAL_ERROR => (500, "INTERNAL"),
-            _ => (400, "INVALID_ARGUMENT"),
-        }
-    }
-
-    fn reason(&self) -> &'static str {
-        match self.code {
-            TASK_NOT_FOUND => "TASK_NOT_FOUND",
-            TASK_NOT_CANCELABLE => "TASK_NOT_CANCELABLE",
-            UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
-            CONTENT_TYPE_NOT_SUPPORTED => "CONTENT_TYPE_NOT_SUPPORTED",
-            METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
-            PARSE_ERROR => "PARSE_ERROR",
-            INTERNAL_ERROR => "INTERNAL_ERROR",
-            _ => "INVALID_PARAMS",
-        }
-    }
-
-    /// The JSON-RPC error object.
-    pub fn rpc(&self, id: &Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "error": {"code": self.code, "message": self.message}})
-    }
-
-    /// The REST error body (`google.rpc.Status` with an `ErrorInfo`).
-    pub fn rest(&self) -> Value {
-        let (status, name) = self.http();
-        json!({"error": {"code": status, "status": name, "message": self.message, "details": [{
-            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": self.reason(), "domain": "a2a-protocol.org",
-        }]}})
-    }
-}
-
-pub fn rpc_result(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
+pub use a2a_mod_proto::error::RpcError as A2aError;
+pub use a2a_mod_proto::error::{
+    CONTENT_TYPE_NOT_SUPPORTED, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    PARSE_ERROR, TASK_NOT_CANCELABLE, TASK_NOT_FOUND, UNSUPPORTED_OPERATION, rpc_result,
+};
+pub use a2a_mod_proto::{Binding, Dialect, Wire};
 
 /// What a client's message carries that a run reads.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -305,66 +219,20 @@ fn is_media_type(m: &str) -> bool {
     m.len() <= 127 && m.split_once('/').is_some_and(|(a, b)| token(a) && token(b))
 }
 
-fn state_str(w: Wire, s: TaskState) -> String {
-    match (w.dialect, w.rest, s) {
-        (Dialect::V03, false, _) => s.as_str().to_string(),
-        (Dialect::V03, true, TaskState::Canceled) => "TASK_STATE_CANCELLED".into(),
-        (_, _, TaskState::Unknown) => "TASK_STATE_UNSPECIFIED".into(),
-        _ => format!(
-            "TASK_STATE_{}",
-            s.as_str().replace('-', "_").to_ascii_uppercase()
-        ),
-    }
-}
-
-fn text_part(w: Wire, text: &str) -> Value {
-    if w == Wire::V03_RPC {
-        json!({"kind": "text", "text": text})
-    } else {
-        json!({"text": text})
-    }
-}
-
-/// A data part (its JSON as the dialect writes it).
-fn data_part(w: Wire, data: &Value) -> Value {
-    match (w.dialect, w.rest) {
-        (Dialect::V03, false) => json!({"kind": "data", "data": data}),
-        (Dialect::V03, true) => json!({"data": {"data": data}}),
-        _ => json!({"data": data, "mediaType": "application/json"}),
-    }
-}
-
-/// Where a message keeps its parts: v0.3 proto-JSON says `content`.
-fn parts_key(w: Wire) -> &'static str {
-    if w.dialect == Dialect::V03 && w.rest {
-        "content"
-    } else {
-        "parts"
-    }
-}
-
 fn message(w: Wire, t: &Task, m: &Msg) -> Value {
-    let mut v = Map::new();
-    v.insert("messageId".into(), m.message_id.clone().into());
-    let (user, agent) = if w == Wire::V03_RPC {
-        ("user", "agent")
-    } else {
-        ("ROLE_USER", "ROLE_AGENT")
+    let about = write::Message {
+        message_id: &m.message_id,
+        task_id: &t.id,
+        context_id: &t.context_id,
+        agent: m.agent,
     };
-    v.insert("role".into(), if m.agent { agent } else { user }.into());
-    v.insert(parts_key(w).into(), json!([text_part(w, &m.text)]));
-    v.insert("taskId".into(), t.id.clone().into());
-    v.insert("contextId".into(), t.context_id.clone().into());
-    if w == Wire::V03_RPC {
-        v.insert("kind".into(), "message".into());
-    }
-    Value::Object(v)
+    write::message(w, &about, vec![write::text_part(w, &m.text)])
 }
 
 /// A task's status as it was at `at_ms`.
 fn status(w: Wire, t: &Task, state: TaskState, text: Option<&str>, at_ms: i64) -> Value {
     let mut s = json!({
-        "state": state_str(w, state),
+        "state": write::state(w, state),
         "timestamp": a2a_mod_core::clock::rfc3339(at_ms),
     });
     if let Some(text) = text {
@@ -373,20 +241,15 @@ fn status(w: Wire, t: &Task, state: TaskState, text: Option<&str>, at_ms: i64) -
             agent: true,
             text: text.to_string(),
         };
-        let key = if w.dialect == Dialect::V03 && w.rest {
-            "update"
-        } else {
-            "message"
-        };
         let mut msg = message(w, t, &m);
         // The question structured beside its line, in the extension the card declares.
         if let (TaskState::InputRequired, Some(data)) = (state, &t.ask) {
-            if let Some(p) = msg[parts_key(w)].as_array_mut() {
-                p.push(data_part(w, data));
+            if let Some(p) = msg[write::parts_key(w)].as_array_mut() {
+                p.push(write::data_part(w, data));
             }
             msg["extensions"] = json!([crate::ask::EXTENSION]);
         }
-        s[key] = msg;
+        s[write::status_message_key(w)] = msg;
     }
     s
 }
@@ -395,7 +258,7 @@ fn artifact(w: Wire, t: &Task, text: &str) -> Value {
     json!({
         "artifactId": t.artifact_id(),
         "name": "answer",
-        "parts": [text_part(w, text)],
+        "parts": [write::text_part(w, text)],
     })
 }
 
@@ -403,16 +266,8 @@ fn artifact(w: Wire, t: &Task, text: &str) -> Value {
 fn changes_artifact(w: Wire, t: &Task, patch: &str) -> Value {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD.encode(patch);
-    let (name, media) = ("changes.patch", "text/x-diff");
-    let part = match (w.dialect, w.rest) {
-        (Dialect::V03, false) => {
-            json!({"kind": "file", "file": {"bytes": b64, "name": name, "mimeType": media}})
-        }
-        (Dialect::V03, true) => {
-            json!({"file": {"fileWithBytes": b64, "name": name, "mimeType": media}})
-        }
-        _ => json!({"raw": b64, "filename": name, "mediaType": media}),
-    };
+    let name = "changes.patch";
+    let part = write::file_part(w, &b64, name, "text/x-diff");
     json!({"artifactId": format!("{}-changes", t.id), "name": name, "parts": [part]})
 }
 
@@ -438,25 +293,14 @@ pub fn task(w: Wire, t: &Task, history: Option<usize>) -> Value {
     if !t.metadata.is_empty() {
         v["metadata"] = Value::Object(t.metadata.clone());
     }
-    if w == Wire::V03_RPC {
-        v["kind"] = json!("task");
-    }
-    v
+    write::task_kind(w, v)
 }
 
-/// A send's answer (and a stream's first event): v0.3 JSON-RPC returns the task bare, the
-/// others wrap it (`{"task": …}`).
-pub fn send_result(w: Wire, task: Value) -> Value {
-    if w == Wire::V03_RPC {
-        task
-    } else {
-        json!({ "task": task })
-    }
-}
+pub use write::send_result;
 
 /// A change of a task as a stream event: `ev` as it was when it happened, `t` the task now.
 pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
-    let (kind, key, mut body) = match &ev.update {
+    let (kind, body) = match &ev.update {
         Update::Status => {
             let st = status(w, t, ev.state, ev.status_text.as_deref(), ev.at_ms);
             let mut b = json!({"taskId": t.id, "contextId": t.context_id, "status": st});
@@ -467,11 +311,10 @@ pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
             if last && !t.metadata.is_empty() {
                 b["metadata"] = Value::Object(t.metadata.clone());
             }
-            ("status-update", "statusUpdate", b)
+            (write::Event::Status, b)
         }
         Update::Chunk { text, append } => (
-            "artifact-update",
-            "artifactUpdate",
+            write::Event::Artifact,
             json!({
                 "taskId": t.id, "contextId": t.context_id,
                 "artifact": artifact(w, t, text),
@@ -479,8 +322,7 @@ pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
             }),
         ),
         Update::Changes => (
-            "artifact-update",
-            "artifactUpdate",
+            write::Event::Artifact,
             json!({
                 "taskId": t.id, "contextId": t.context_id,
                 "artifact": changes_artifact(w, t, t.changes.as_deref().unwrap_or_default()),
@@ -488,12 +330,7 @@ pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
             }),
         ),
     };
-    if w == Wire::V03_RPC {
-        body["kind"] = json!(kind);
-        body
-    } else {
-        json!({ key: body })
-    }
+    write::event(w, kind, body)
 }
 
 /// ListTasks' answer.
@@ -650,10 +487,7 @@ mod tests {
     fn states_are_spelled_per_wire() {
         let mut t = t();
         t.state = TaskState::Canceled;
-        let rest03 = Wire {
-            dialect: Dialect::V03,
-            rest: true,
-        };
+        let rest03 = Wire::V03_REST;
         assert_eq!(
             task(Wire::V1_RPC, &t, None)["status"]["state"],
             "TASK_STATE_CANCELED"
@@ -669,17 +503,5 @@ mod tests {
             "hi"
         );
         assert!(task(Wire::V1_RPC, &t, Some(0)).get("history").is_none());
-    }
-
-    #[test]
-    fn errors_map_to_rest_statuses() {
-        let e = A2aError::new(TASK_NOT_FOUND, "Task not found: x");
-        assert_eq!(e.rest()["error"]["code"], 404);
-        assert_eq!(e.rest()["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
-        assert_eq!(
-            A2aError::new(TASK_NOT_CANCELABLE, "").http(),
-            (400, "FAILED_PRECONDITION")
-        );
-        assert_eq!(e.rpc(&json!(7))["error"]["code"], -32001);
     }
 }
