@@ -434,11 +434,11 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
 /// The newest message of the task's history that the agent wrote (v0.3 `agent`, v1
 /// `ROLE_AGENT`), if the answer holds a history.
 fn last_agent_message(t: &Value) -> Option<&Value> {
-    t.get("history")?.as_array()?.iter().rev().find(|m| {
-        m.get("role")
-            .and_then(Value::as_str)
-            .is_some_and(|r| r.eq_ignore_ascii_case("agent") || r == "ROLE_AGENT")
-    })
+    t.get("history")?
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| a2a_mod_proto::read::is_agent_message(m))
 }
 
 /// Whether a task view says nothing of its answer although the task is over: the answer may
@@ -495,42 +495,27 @@ fn artifact_of(a: &Value) -> Option<Artifact> {
     (!parts.is_empty()).then_some(Artifact { name, parts })
 }
 
+/// One part, as `a2a_mod_proto::read` reads any dialect's spelling; a file part that names no
+/// file is skipped.
 fn part_of(p: &Value) -> Option<Part> {
-    let kind = p.get("kind").and_then(Value::as_str);
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    if let Some(t) = p.get("text").and_then(Value::as_str)
-        && matches!(kind, None | Some("text"))
-    {
-        return Some(Part::Text(t.to_string()));
-    }
-    // v0.3: {kind:"file", file:{name, mimeType, bytes|uri}} (REST proto: fileWithBytes/Uri).
-    if let Some(f) = p.get("file").filter(|f| f.is_object()) {
-        let filename = s(f, "name");
-        let media_type = s(f, "mimeType").or_else(|| s(f, "mediaType"));
-        if let Some(b) = s(f, "bytes").or_else(|| s(f, "fileWithBytes")) {
-            return Some(bytes_part(filename, media_type, b));
-        }
-        return s(f, "uri")
-            .or_else(|| s(f, "fileWithUri"))
-            .map(|url| Part::Url {
-                filename,
+    use a2a_mod_proto::read::{FileContent, Part as Read};
+    Some(match Read::read(p)? {
+        Read::Text(t) => Part::Text(t),
+        Read::Data(d) => Part::Data(d),
+        Read::File {
+            name,
+            media_type,
+            content,
+        } => match content {
+            FileContent::Bytes(b) => bytes_part(name, media_type, b),
+            FileContent::Url(url) => Part::Url {
+                filename: name,
                 media_type,
                 url,
-            });
-    }
-    let filename = s(p, "filename").or_else(|| s(p, "name"));
-    let media_type = s(p, "mediaType").or_else(|| s(p, "mimeType"));
-    if let Some(b) = s(p, "raw") {
-        return Some(bytes_part(filename, media_type, b));
-    }
-    if let Some(url) = s(p, "url") {
-        return Some(Part::Url {
-            filename,
-            media_type,
-            url,
-        });
-    }
-    p.get("data").map(|d| Part::Data(d.clone()))
+            },
+            FileContent::Neither => return None,
+        },
+    })
 }
 
 /// A file part's bytes: base64 as sent, or the spill an answer too large to read whole made of it.

@@ -10,6 +10,7 @@
 pub mod envelope;
 pub mod error;
 pub mod method;
+pub mod read;
 pub mod write;
 
 pub use error::RpcError;

@@ -552,7 +552,7 @@ impl Req<'_> {
         };
         match op {
             Op::Send | Op::Stream => {
-                let msg = match params.get("message").map(wire::read_message) {
+                let msg = match params.get("message").map(|m| wire::read_message(w, m)) {
                     Some(Ok(m)) => m,
                     Some(Err(e)) => return Answer::Error(e),
                     None => {

@@ -55,85 +55,97 @@ const MAX_ID: usize = 128;
 /// An id a client names (a task, a context, a message): a key only, never a path, and echoed in
 /// answers and errors, so it must be a bounded plain id (no spaces, controls, quotes).
 pub fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aError> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.is_empty() => Ok(None),
-        Some(Value::String(s)) if s.len() <= MAX_ID && a2a_mod_core::bounds::plain_id(s) => {
+    use a2a_mod_proto::read::Field;
+    checked(
+        &match v {
+            None | Some(Value::Null) => Field::Absent,
+            Some(Value::String(s)) => Field::Text(s.clone()),
+            Some(_) => Field::NotText,
+        },
+        what,
+    )
+}
+
+/// [`checked_id`] of a field already read.
+fn checked(f: &a2a_mod_proto::read::Field, what: &str) -> Result<Option<String>, A2aError> {
+    use a2a_mod_proto::read::Field;
+    match f {
+        Field::Absent => Ok(None),
+        Field::Text(s) if s.is_empty() => Ok(None),
+        Field::Text(s) if s.len() <= MAX_ID && a2a_mod_core::bounds::plain_id(s) => {
             Ok(Some(s.clone()))
         }
-        Some(_) => Err(A2aError::new(
+        _ => Err(A2aError::new(
             INVALID_PARAMS,
             format!("Invalid params: {what} must be a string of at most {MAX_ID} plain characters"),
         )),
     }
 }
 
-/// The message of a send, in either dialect's shape (`parts` or proto-JSON `content`; v1 parts,
-/// v0.3 `kind` parts). Text parts are joined by new lines, data parts given as JSON, file parts
-/// with their bytes decoded and bounded ([`MAX_FILE_BYTES`], [`MAX_FILES_BYTES`], [`MAX_FILES`]);
-/// a file by URL is refused (serve fetches nothing a client names).
-pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
+/// The message of a send, in any dialect's shape (`a2a_mod_proto::read`: `parts` or proto-JSON
+/// `content`, v1 or v0.3 parts, proto field names). Text parts are joined by new lines, data
+/// parts given as JSON, file parts with their bytes decoded and bounded ([`MAX_FILE_BYTES`],
+/// [`MAX_FILES_BYTES`], [`MAX_FILES`]); a file by URL is refused (serve fetches nothing a client
+/// names). v0.3's proto-JSON wraps a data part's value once more (`{"data": {"data": …}}`),
+/// which `w` says.
+pub fn read_message(w: Wire, m: &Value) -> Result<Incoming, A2aError> {
+    use a2a_mod_proto::read::{Message, Part};
     let bad = |why: &str| A2aError::new(INVALID_PARAMS, format!("Invalid params: {why}"));
-    let Some(obj) = m.as_object() else {
-        return Err(bad("message must be an object"));
-    };
-    // proto field names too: a2a-sdk 1.x writes v0.3 REST bodies with them (`message_id`).
-    let field = |camel: &str, snake: &str| obj.get(camel).or_else(|| obj.get(snake));
-    let message_id = checked_id(field("messageId", "message_id"), "message.messageId")?
+    let msg = Message::read(m).ok_or_else(|| bad("message must be an object"))?;
+    let message_id = checked(&msg.message_id, "message.messageId")?
         .ok_or_else(|| bad("message.messageId is required"))?;
-    if let Some(role) = obj.get("role").and_then(Value::as_str)
-        && !matches!(role, "user" | "ROLE_USER")
-    {
+    if msg.role.is_some() && !msg.is_user() {
         return Err(bad(
             "message.role must be the user's (\"ROLE_USER\" or \"user\")",
         ));
     }
-    let parts = obj
-        .get("parts")
-        .or_else(|| obj.get("content"))
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("message.parts must be an array"))?;
+    if !msg.has_parts {
+        return Err(bad("message.parts must be an array"));
+    }
     let mut texts: Vec<String> = Vec::new();
     let mut files: Vec<InFile> = Vec::new();
     let mut files_bytes = 0usize;
-    for p in parts {
-        let kind = p.get("kind").and_then(Value::as_str);
-        if let Some(t) = p.get("text").and_then(Value::as_str) {
-            texts.push(t.to_string());
-        } else if let Some(d) = p.get("data") {
-            // v0.3 REST wraps it once more (`{"data": {"data": …}}`).
-            let d = match (kind, d.get("data")) {
-                (None, Some(inner)) if d.as_object().is_some_and(|o| o.len() == 1) => inner,
-                _ => d,
-            };
-            texts.push(format!("Data sent with the message (JSON):\n{d}"));
-        } else if p.get("file").is_some()
-            || p.get("raw").is_some()
-            || p.get("url").is_some()
-            || kind == Some("file")
-        {
-            let n = files.len() + 1;
-            if n > MAX_FILES {
-                return Err(bad(&format!(
-                    "a message carries at most {MAX_FILES} files — send the rest in another"
-                )));
+    for p in msg.parts {
+        match p {
+            Part::Text(t) => texts.push(t),
+            Part::Data(d) => {
+                let d = match d {
+                    Value::Object(mut o) if w == Wire::V03_REST && o.len() == 1 => {
+                        o.remove("data").unwrap_or(Value::Object(o))
+                    }
+                    d => d,
+                };
+                texts.push(format!("Data sent with the message (JSON):\n{d}"));
             }
-            let f = file_part(p).map_err(|why| bad(&format!("file part {n}: {why}")))?;
-            if f.bytes.len() > MAX_FILE_BYTES {
-                return Err(bad(&format!(
-                    "file part {n} holds {} bytes, over the {} MiB a file may hold — send it smaller, or split it",
-                    f.bytes.len(),
-                    MAX_FILE_BYTES >> 20
-                )));
+            Part::File {
+                name,
+                media_type,
+                content,
+            } => {
+                let n = files.len() + 1;
+                if n > MAX_FILES {
+                    return Err(bad(&format!(
+                        "a message carries at most {MAX_FILES} files — send the rest in another"
+                    )));
+                }
+                let f = file_part(name.as_deref(), media_type.as_deref(), content)
+                    .map_err(|why| bad(&format!("file part {n}: {why}")))?;
+                if f.bytes.len() > MAX_FILE_BYTES {
+                    return Err(bad(&format!(
+                        "file part {n} holds {} bytes, over the {} MiB a file may hold — send it smaller, or split it",
+                        f.bytes.len(),
+                        MAX_FILE_BYTES >> 20
+                    )));
+                }
+                files_bytes += f.bytes.len();
+                if files_bytes > MAX_FILES_BYTES {
+                    return Err(bad(&format!(
+                        "the files hold over the {} MiB one message may carry — send them in several",
+                        MAX_FILES_BYTES >> 20
+                    )));
+                }
+                files.push(f);
             }
-            files_bytes += f.bytes.len();
-            if files_bytes > MAX_FILES_BYTES {
-                return Err(bad(&format!(
-                    "the files hold over the {} MiB one message may carry — send them in several",
-                    MAX_FILES_BYTES >> 20
-                )));
-            }
-            files.push(f);
         }
     }
     let text = texts.join("\n");
@@ -143,23 +155,28 @@ pub fn read_message(m: &Value) -> Result<Incoming, A2aError> {
     Ok(Incoming {
         message_id,
         text,
-        task_id: checked_id(field("taskId", "task_id"), "message.taskId")?,
-        context_id: checked_id(field("contextId", "context_id"), "message.contextId")?,
+        task_id: checked(&msg.task_id, "message.taskId")?,
+        context_id: checked(&msg.context_id, "message.contextId")?,
         files,
     })
 }
 
-/// A file part of either dialect: v1 (`raw`, `filename`, `mediaType`), v0.3 (`file` with
-/// `bytes`, `name`, `mimeType`), proto-JSON (`file` with `fileWithBytes`, `mime_type`…). `Err`
-/// says what is wrong with it.
-fn file_part(p: &Value) -> Result<InFile, String> {
-    let f = p.get("file").filter(|f| f.is_object()).unwrap_or(p);
-    let get = |keys: &[&str]| keys.iter().find_map(|k| f.get(*k).and_then(Value::as_str));
-    if get(&["url", "uri", "fileWithUri", "file_with_uri"]).is_some() {
-        return Err("a file by URL is not fetched — send its bytes".into());
-    }
-    let b64 = get(&["raw", "bytes", "fileWithBytes", "file_with_bytes"])
-        .ok_or("it has no bytes — send them base64 in `raw` (v1) or `file.bytes` (v0.3)")?;
+/// A file part's bytes decoded, its name a label; `Err` says what is wrong with it.
+fn file_part(
+    name: Option<&str>,
+    media_type: Option<&str>,
+    content: a2a_mod_proto::read::FileContent,
+) -> Result<InFile, String> {
+    use a2a_mod_proto::read::FileContent;
+    let b64 = match content {
+        FileContent::Bytes(b) => b,
+        FileContent::Url(_) => return Err("a file by URL is not fetched — send its bytes".into()),
+        FileContent::Neither => {
+            return Err(
+                "it has no bytes — send them base64 in `raw` (v1) or `file.bytes` (v0.3)".into(),
+            );
+        }
+    };
     use base64::Engine as _;
     let engine = base64::engine::GeneralPurpose::new(
         &base64::alphabet::STANDARD,
@@ -171,10 +188,8 @@ fn file_part(p: &Value) -> Result<InFile, String> {
         .decode(b64.trim())
         .map_err(|_| "its bytes are not base64".to_string())?;
     Ok(InFile {
-        label: label(get(&["filename", "name"])),
-        media_type: get(&["mediaType", "mimeType", "mime_type", "media_type"])
-            .filter(|m| is_media_type(m))
-            .map(str::to_string),
+        label: label(name),
+        media_type: media_type.filter(|m| is_media_type(m)).map(str::to_string),
         bytes,
     })
 }
@@ -415,16 +430,33 @@ mod tests {
     #[test]
     fn messages_are_read_in_every_shape() {
         let v1 = json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a"}, {"data": {"k": 1}}]});
-        let r = read_message(&v1).unwrap();
+        let r = read_message(Wire::V1_RPC, &v1).unwrap();
         assert_eq!(r.text, "a\nData sent with the message (JSON):\n{\"k\":1}");
         let v03 = json!({"kind": "message", "messageId": "m", "role": "user", "contextId": "c",
             "parts": [{"kind": "text", "text": "b"}]});
-        assert_eq!(read_message(&v03).unwrap().context_id.as_deref(), Some("c"));
-        let rest03 = json!({"messageId": "m", "role": "ROLE_USER", "content": [{"text": "c"}]});
-        assert_eq!(read_message(&rest03).unwrap().text, "c");
+        assert_eq!(
+            read_message(Wire::V1_RPC, &v03)
+                .unwrap()
+                .context_id
+                .as_deref(),
+            Some("c")
+        );
+        let rest03 = json!({"messageId": "m", "role": "ROLE_USER", "content": [{"text": "c"}, {"data": {"data": 1}}]});
+        // v0.3's proto-JSON wraps a data part's value once more; v1's data is the value itself.
+        assert_eq!(
+            read_message(Wire::V03_REST, &rest03).unwrap().text,
+            "c\nData sent with the message (JSON):\n1"
+        );
+        assert_eq!(
+            read_message(Wire::V1_RPC, &rest03).unwrap().text,
+            "c\nData sent with the message (JSON):\n{\"data\":1}"
+        );
         let proto = json!({"message_id": "m", "role": "ROLE_USER", "context_id": "k", "content": [{"text": "d"}]});
         assert_eq!(
-            read_message(&proto).unwrap().context_id.as_deref(),
+            read_message(Wire::V1_RPC, &proto)
+                .unwrap()
+                .context_id
+                .as_deref(),
             Some("k")
         );
         for (bad, code) in [
@@ -451,7 +483,11 @@ mod tests {
             ),
             (json!("text"), INVALID_PARAMS),
         ] {
-            assert_eq!(read_message(&bad).unwrap_err().code, code, "{bad}");
+            assert_eq!(
+                read_message(Wire::V1_RPC, &bad).unwrap_err().code,
+                code,
+                "{bad}"
+            );
         }
     }
 
@@ -462,7 +498,7 @@ mod tests {
             {"raw": "aGk=", "filename": "../../etc/passwd", "mediaType": "text/plain"},
             {"kind": "file", "file": {"bytes": "aGk", "name": ".bashrc\n\u{1b}[2J", "mimeType": "bad type"}},
             {"file": {"fileWithBytes": "", "name": ".."}}]});
-        let i = read_message(&m).unwrap();
+        let i = read_message(Wire::V1_RPC, &m).unwrap();
         let got: Vec<(&str, Option<&str>, &[u8])> = i
             .files
             .iter()
@@ -479,7 +515,7 @@ mod tests {
         assert_eq!(label(Some(&"x".repeat(300))).len(), MAX_LABEL);
         let big =
             json!({"messageId": "m", "parts": [{"raw": "A".repeat((MAX_FILE_BYTES + 3) / 3 * 4)}]});
-        let e = read_message(&big).unwrap_err();
+        let e = read_message(Wire::V1_RPC, &big).unwrap_err();
         assert!(e.message.contains("over the 10 MiB"), "{}", e.message);
     }
 
