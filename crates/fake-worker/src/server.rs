@@ -647,7 +647,7 @@ fn dispatch(
         Method::List => list(sh, at, d, &id, params),
         Method::Cancel => get_or_cancel(sh, at, d, &id, params, true),
         // `dialect` refuses what this worker does not serve.
-        Method::ExtendedCard => error(&id, Some(d), wire::METHOD_NOT_FOUND, "Method not found"),
+        _ => error(&id, Some(d), wire::METHOD_NOT_FOUND, "Method not found"),
     }
 }
 

@@ -16,10 +16,15 @@ pub enum Method {
     List,
     /// The extended agent card, for a client with credentials.
     ExtendedCard,
+    /// A task's push notification configs: where its changes are POSTed.
+    CreatePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    DeletePushConfig,
 }
 
 /// Every method, in one list: the tables below are checked against it.
-pub const ALL: [Method; 7] = [
+pub const ALL: [Method; 11] = [
     Method::Send,
     Method::Stream,
     Method::Get,
@@ -27,6 +32,10 @@ pub const ALL: [Method; 7] = [
     Method::Subscribe,
     Method::List,
     Method::ExtendedCard,
+    Method::CreatePushConfig,
+    Method::GetPushConfig,
+    Method::ListPushConfigs,
+    Method::DeletePushConfig,
 ];
 
 impl Method {
@@ -41,6 +50,10 @@ impl Method {
             (Method::Subscribe, Dialect::V1) => "SubscribeToTask",
             (Method::List, Dialect::V1) => "ListTasks",
             (Method::ExtendedCard, Dialect::V1) => "GetExtendedAgentCard",
+            (Method::CreatePushConfig, Dialect::V1) => "CreateTaskPushNotificationConfig",
+            (Method::GetPushConfig, Dialect::V1) => "GetTaskPushNotificationConfig",
+            (Method::ListPushConfigs, Dialect::V1) => "ListTaskPushNotificationConfigs",
+            (Method::DeletePushConfig, Dialect::V1) => "DeleteTaskPushNotificationConfig",
             (Method::Send, Dialect::V03) => "message/send",
             (Method::Stream, Dialect::V03) => "message/stream",
             (Method::Get, Dialect::V03) => "tasks/get",
@@ -48,6 +61,10 @@ impl Method {
             (Method::Subscribe, Dialect::V03) => "tasks/resubscribe",
             (Method::List, Dialect::V03) => "tasks/list",
             (Method::ExtendedCard, Dialect::V03) => "agent/getAuthenticatedExtendedCard",
+            (Method::CreatePushConfig, Dialect::V03) => "tasks/pushNotificationConfig/set",
+            (Method::GetPushConfig, Dialect::V03) => "tasks/pushNotificationConfig/get",
+            (Method::ListPushConfigs, Dialect::V03) => "tasks/pushNotificationConfig/list",
+            (Method::DeletePushConfig, Dialect::V03) => "tasks/pushNotificationConfig/delete",
         }
     }
 
@@ -57,6 +74,17 @@ impl Method {
             .into_iter()
             .flat_map(|d| ALL.into_iter().map(move |m| (m, d)))
             .find(|(m, d)| m.rpc_name(*d) == name)
+    }
+
+    /// Whether it reads or writes a task's push notification configs.
+    pub fn is_push_config(self) -> bool {
+        matches!(
+            self,
+            Method::CreatePushConfig
+                | Method::GetPushConfig
+                | Method::ListPushConfigs
+                | Method::DeletePushConfig
+        )
     }
 
     /// Whether its answer is an SSE stream.
@@ -76,7 +104,11 @@ mod tests {
                 assert_eq!(Method::from_rpc(m.rpc_name(d)), Some((m, d)));
             }
         }
-        assert_eq!(Method::from_rpc("tasks/pushNotificationConfig/set"), None);
+        assert_eq!(
+            Method::from_rpc("tasks/pushNotificationConfig/set"),
+            Some((Method::CreatePushConfig, Dialect::V03))
+        );
+        assert_eq!(Method::from_rpc("tasks/pushNotificationConfig/put"), None);
         assert_eq!(Method::from_rpc(""), None);
     }
 }

@@ -615,6 +615,14 @@ impl Req<'_> {
                 wire::METHOD_NOT_FOUND,
                 "Method not found: serve has no extended agent card",
             )),
+            // The card says `pushNotifications: false`.
+            Op::CreatePushConfig
+            | Op::GetPushConfig
+            | Op::ListPushConfigs
+            | Op::DeletePushConfig => Answer::Error(A2aError::new(
+                a2a_mod_proto::error::PUSH_NOTIFICATION_NOT_SUPPORTED,
+                "Push Notification is not supported",
+            )),
             Op::List => {
                 let page = params
                     .get("pageSize")
