@@ -8,7 +8,7 @@ use super::Run;
 use super::shell::{load, out, wait_for_stop_signal};
 use crate::cli::ServeArgs;
 use a2a_mod_serve::claude::Claude;
-use a2a_mod_serve::engine::{Agent, Engine, Limits};
+use a2a_mod_serve::engine::{Agent, Engine, Executors, Limits};
 use a2a_mod_serve::http::{RESERVED, Token};
 use a2a_mod_serve::{Options, Serving};
 use a2a_mod_sys::config::{ServeAgentConfig, ServeConfig};
@@ -74,9 +74,16 @@ async fn serve(
     claude: Claude,
     store: a2a_mod_store::served::ServedStore,
 ) -> Result<()> {
+    let exec = a2a_mod_serve::exec::Exec {
+        scrub: claude.scrub.clone(),
+        grace: claude.grace,
+    };
     let engine = Arc::new(Engine::open(
         store,
-        Arc::new(claude),
+        Executors {
+            claude: Arc::new(claude),
+            exec: Arc::new(exec),
+        },
         Limits {
             max_concurrent: cfg.max_concurrent,
             max_queued: cfg.max_queued,

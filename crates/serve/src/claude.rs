@@ -97,11 +97,6 @@ impl Executor for Claude {
         mut replies: mpsc::UnboundedReceiver<Reply>,
     ) -> BoxFuture<'static, ()> {
         let me = self.clone();
-        if let Some(argv) = job.agent.config.exec.clone() {
-            return Box::pin(async move {
-                crate::exec::run(&me.scrub, me.grace, &argv, &job, &reports, stop).await
-            });
-        }
         Box::pin(async move {
             let mut job = job;
             let mut outcome = run(

@@ -62,7 +62,25 @@ pub struct Job {
     pub allowed: Grants,
 }
 
-/// What runs a task: Claude Code (`claude.rs`), or anything else that reports the same way.
+/// The executors, one per kind of agent: Claude Code (`claude.rs`) for most, a command
+/// (`exec.rs`) for an agent whose config names one.
+pub struct Executors {
+    pub claude: Arc<dyn Executor>,
+    pub exec: Arc<dyn Executor>,
+}
+
+impl Executors {
+    fn of(&self, agent: &Agent) -> &Arc<dyn Executor> {
+        if agent.config.exec.is_some() {
+            &self.exec
+        } else {
+            &self.claude
+        }
+    }
+}
+
+/// What runs a task: Claude Code (`claude.rs`), any command (`exec.rs`), or anything else that
+/// reports the same way.
 pub trait Executor: Send + Sync + 'static {
     /// Runs `job` to its end, sending what happens to `reports` (an [`Report::Ended`] last). When
     /// `stop` turns true the run is stopped and the future returns; the engine ends the task
@@ -223,7 +241,7 @@ pub struct Engine {
     /// One run at a time per git work tree, so each run's patch holds its own changes only
     /// (`changes.rs`); an entry per agent dir.
     dirs: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
-    exec: Arc<dyn Executor>,
+    executors: Executors,
     slots: Arc<Semaphore>,
     waiting: AtomicUsize,
     limits: Limits,
@@ -248,7 +266,7 @@ impl Engine {
     /// Opens the store; tasks a run was changing when the server stopped end `failed`
     /// ([`RESTARTED`]): their process is gone with the server, and resuming one silently could
     /// repeat work its first run had done.
-    pub fn open(store: ServedStore, exec: Arc<dyn Executor>, limits: Limits) -> Result<Engine> {
+    pub fn open(store: ServedStore, executors: Executors, limits: Limits) -> Result<Engine> {
         let now = a2a_mod_sys::env::now_ms();
         for row in store.live()? {
             let mut t = task_of(&row)?;
@@ -269,7 +287,7 @@ impl Engine {
             live: Mutex::new(HashMap::new()),
             contexts: Mutex::new(HashMap::new()),
             dirs: Mutex::new(HashMap::new()),
-            exec,
+            executors,
             slots: Arc::new(Semaphore::new(limits.max_concurrent)),
             waiting: AtomicUsize::new(0),
             limits,
@@ -687,9 +705,10 @@ impl Engine {
             None => None,
         };
         let (tx, mut rx) = mpsc::channel(256);
-        let run = self
-            .exec
-            .run(job.clone(), tx, live.stop.subscribe(), replies);
+        let run =
+            self.executors
+                .of(&job.agent)
+                .run(job.clone(), tx, live.stop.subscribe(), replies);
         let mut run = std::pin::pin!(run);
         let mut finished = false;
         // With a snapshot to compare, the end waits for the run's changes, told first.

@@ -5,16 +5,43 @@
 //! made, cancelled and tied to serve's life as a Claude Code run is ([`crate::process`]): its own
 //! process group, SIGTERM then SIGKILL after the grace.
 
-use crate::engine::Job;
+use crate::engine::{Executor, Job};
 use crate::process::{command, failure, next_line, stderr_tail, stop_group};
-use crate::task::Report;
+use crate::task::{Reply, Report};
 use a2a_mod_core::task::TaskState;
+use futures::future::BoxFuture;
 use serde_json::{Map, json};
 use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::sync::{mpsc, watch};
 
+/// The executor of agents whose config names a command (`exec`): it asks nothing, so the
+/// replies are never read.
+#[derive(Clone)]
+pub struct Exec {
+    /// Variables the command must not inherit: serve's own tokens.
+    pub scrub: Vec<String>,
+    /// Between SIGTERM and SIGKILL when a task is canceled.
+    pub grace: std::time::Duration,
+}
+
+impl Executor for Exec {
+    fn run(
+        &self,
+        job: Job,
+        reports: mpsc::Sender<Report>,
+        stop: watch::Receiver<bool>,
+        _replies: mpsc::UnboundedReceiver<Reply>,
+    ) -> BoxFuture<'static, ()> {
+        let me = self.clone();
+        Box::pin(async move {
+            let argv = job.agent.config.exec.clone().unwrap_or_default();
+            run(&me.scrub, me.grace, &argv, &job, &reports, stop).await;
+        })
+    }
+}
+
 /// Runs `argv` for `job` to its end (or until `stop`), reporting its lines and its end.
-pub(crate) async fn run(
+async fn run(
     scrub: &[String],
     grace: std::time::Duration,
     argv: &[String],

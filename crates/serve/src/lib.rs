@@ -17,7 +17,7 @@ pub mod changes;
 pub mod claude;
 pub mod conn;
 pub mod engine;
-mod exec;
+pub mod exec;
 pub mod guard;
 pub mod http;
 pub mod inbox;
