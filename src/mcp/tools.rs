@@ -254,7 +254,7 @@ conversation with a worker, pass the contextId an earlier result showed. Local f
             && o.tracked
             && offered
             && !ctx.ct.is_cancelled()
-            && let Some(task) = native_task(&session, o)
+            && let Some(task) = native_task(&session, &o.worker, &o.task_id, &o.note)
         {
             return Ok(CallToolResponse::Task(task));
         }
@@ -428,10 +428,15 @@ async fn forward_progress(
     }
 }
 
-/// The task `o` tells of, made one Claude Code follows itself; `None` (the plain answer then) when
-/// it ended meanwhile or the store cannot say.
-fn native_task(session: &Session, o: &Outcome) -> Option<CreateTaskResult> {
-    let key = TaskKey::new(&o.worker, &o.task_id);
+/// Worker `worker`'s task `task_id`, made one Claude Code follows itself, with `note` for the
+/// model; `None` (the plain answer then) when it ended meanwhile or the store cannot say.
+fn native_task(
+    session: &Session,
+    worker: &str,
+    task_id: &str,
+    note: &str,
+) -> Option<CreateTaskResult> {
+    let key = TaskKey::new(worker, task_id);
     let made = now_ms();
     let made_native = session.store(|s| s.transition(&key, Event::Native, made));
     match made_native {
@@ -443,7 +448,7 @@ fn native_task(session: &Session, o: &Outcome) -> Option<CreateTaskResult> {
         }
     }
     let t = session.store(|s| s.get(&key)).ok().flatten()?;
-    Some(super::native::created(&t, made, &o.note))
+    Some(super::native::created(&t, made, note))
 }
 
 fn outcome_result(r: anyhow::Result<Outcome>) -> CallToolResult {
@@ -538,25 +543,18 @@ impl A2aServer {
             if !offered {
                 return by_hand();
             }
-            let key = TaskKey::new(&p.worker, task_id);
-            let made = now_ms();
-            let held = session.store(|s| s.transition(&key, Event::Native, made));
-            let Some(t) = held
-                .ok()
-                .filter(|h| *h)
-                .and_then(|_| session.store(|s| s.get(&key)).ok().flatten())
-            else {
-                return by_hand();
-            };
-            let id = super::native::task_id(t.seq, made);
-            self.forms
-                .set(&id, |f| f.proposal = Some(one_line(&p.message, 300)));
             let note = format!(
                 "Nothing was sent yet: the user is shown {}'s request (task {}) in Claude Code with your suggestion, and their choice is what is sent. A message comes when the task ends; do not poll.",
                 a2a_mod_core::fence::shown(&p.worker),
                 a2a_mod_core::fence::shown(task_id)
             );
-            return Person::Task(Box::new(super::native::created(&t, made, &note)));
+            let Some(task) = native_task(session, &p.worker, task_id, &note) else {
+                return by_hand();
+            };
+            // The form bounds the suggestion as it shows it.
+            self.forms
+                .set(&task.task.task_id, |f| f.proposal = Some(p.message.clone()));
+            return Person::Task(Box::new(task));
         }
         if !ctx
             .peer

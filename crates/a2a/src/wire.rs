@@ -592,19 +592,17 @@ fn permission_asked(part: &Value) -> Option<String> {
     let tool = call.get("toolName")?.as_str()?;
     let request = call.get("confirmationRequest");
     let field = |k: &str, f: &str| request?.get(k)?.get(f)?.as_str();
-    let line = match (
+    // What the step is, as serve shows one: `Bash: rm -rf build`, or the description given.
+    let step = match (
         field("executeDetails", "command"),
         field("genericDetails", "description"),
     ) {
-        (Some(command), _) => format!("run {tool}: {command}"),
-        (None, Some(what)) => format!("use {what}"),
-        (None, None) => format!("use {tool}"),
+        (Some(command), _) => format!("{tool}: {command}"),
+        (None, Some(what)) => what.to_string(),
+        (None, None) => tool.to_string(),
     };
     Some(one_line(
-        &format!(
-            "Claude wants to {line}{}",
-            a2a_mod_core::status::APPROVAL_ENDING
-        ),
+        &a2a_mod_core::status::approval_line(tool, &step),
         1000,
     ))
 }

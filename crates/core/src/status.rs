@@ -320,7 +320,7 @@ pub fn spans<'a>(
 /// The mark of a permission waiting for a person's ok.
 pub const APPROVAL_MARK: &str = "!";
 
-/// How a2a-mod serve's permission line ends (`serve`'s `ask.rs` writes it; [`approval_of`]
+/// How a2a-mod serve's permission line ends ([`approval_line`] writes it; [`approval_of`]
 /// reads it): one spelling for both.
 pub const APPROVAL_ENDING: &str = ". Reply allow, allow always, or deny (with a reason)";
 
@@ -345,6 +345,14 @@ impl Verdict {
             Verdict::Deny => format!("deny: {reason}"),
         }
     }
+}
+
+/// a2a-mod serve's permission line for a step of `tool` as the step is shown (`Bash: rm -rf
+/// build`, `Edit: src/lib.rs`): the one spelling [`approval_of`] reads, written by serve and by
+/// the client for a structured request whose line says it otherwise.
+pub fn approval_line(tool: &str, step: &str) -> String {
+    let verb = if tool == "Bash" { "run" } else { "use" };
+    format!("Claude wants to {verb} {step}{APPROVAL_ENDING}")
 }
 
 /// What a worker's run asks permission for, when `question` is a2a-mod serve's permission line
@@ -471,6 +479,23 @@ mod tests {
     use super::*;
 
     const NOW: i64 = 1_700_000_000_000; // a whole ten seconds: spinner frame 0
+
+    /// The line the writers spell is the line the reader reads.
+    #[test]
+    fn a_permission_line_reads_back_as_what_it_asks() {
+        assert_eq!(
+            approval_of(&approval_line("Bash", "Bash: rm -rf build")).as_deref(),
+            Some("Bash rm -rf build")
+        );
+        assert_eq!(
+            approval_line("Edit", "Edit: src/lib.rs"),
+            format!("Claude wants to use Edit: src/lib.rs{APPROVAL_ENDING}")
+        );
+        assert_eq!(
+            approval_of("Claude asks: which? Reply with your answer"),
+            None
+        );
+    }
 
     fn live<'a>(worker: &'a str, text: &'a str, started_ago_s: i64) -> Row<'a> {
         Row {

@@ -158,11 +158,9 @@ impl Asked {
             };
             format!("Claude asks: {}. {how}", each.join(" "))
         } else {
-            let verb = if self.tool == "Bash" { "run" } else { "use" };
-            format!(
-                "Claude wants to {verb} {}{}",
-                crate::task::step_line(&self.tool, &self.input),
-                a2a_mod_core::status::APPROVAL_ENDING
+            a2a_mod_core::status::approval_line(
+                &self.tool,
+                &crate::task::step_line(&self.tool, &self.input),
             )
         };
         a2a_mod_core::text::one_line(&line, QUESTION_CHARS)
