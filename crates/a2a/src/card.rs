@@ -1,7 +1,7 @@
 //! Agent cards: where to look for one, which endpoint and dialect to use (docs/a2a.md "Versions":
-//! the hybrid-card rule), and what the card says about auth. Cards are read as loose JSON rather
-//! than typed structs because v1, v0.3 and the merged hybrid documents must all parse, and a
-//! worker's unexpected field must never make discovery fail.
+//! the hybrid-card rule), and what the card says about auth. The card is read by
+//! `a2a_mod_proto::card` (typed and lenient: v1, v0.3 and the merged hybrid documents all read,
+//! and a worker's unexpected field never makes discovery fail); what is chosen and shown is here.
 
 use crate::error::A2aError;
 use crate::view::{CardSummary, SkillSummary};
@@ -10,6 +10,7 @@ use a2a_mod_sys::config::WorkerConfig;
 use reqwest::Url;
 use serde_json::Value;
 
+use a2a_mod_proto::card::{Card as Doc, Scheme};
 pub(crate) use a2a_mod_proto::{Binding, Dialect};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,10 +44,11 @@ impl Endpoint {
 }
 
 /// A parsed card: the endpoint to use, the v0.3 endpoint to fall back to when a v1 call meets a
-/// v0.3-only server, and the raw document for summaries and auth lookups.
+/// v0.3-only server, what it says (`doc`), and the document as sent (its signatures cover it).
 #[derive(Debug, Clone)]
 pub(crate) struct Card {
     pub raw: Value,
+    pub doc: Doc,
     pub url: Url,
     pub primary: Endpoint,
     pub fallback: Option<Endpoint>,
@@ -174,12 +176,7 @@ pub(crate) fn candidates(url: &str) -> Result<Vec<String>, CardError> {
 
 /// True when a JSON document is plausibly an agent card (and so its faults are reported as the
 /// card's, instead of trying the next location).
-pub(crate) fn looks_like_card(v: &Value) -> bool {
-    v.is_object()
-        && (v.get("supportedInterfaces").is_some()
-            || v.get("url").is_some_and(Value::is_string)
-            || v.get("name").is_some_and(Value::is_string))
-}
+pub(crate) use a2a_mod_proto::card::looks_like_card;
 
 fn binding_of(s: &str) -> Option<Binding> {
     match s.trim().to_ascii_uppercase().as_str() {
@@ -187,10 +184,6 @@ fn binding_of(s: &str) -> Option<Binding> {
         "HTTP+JSON" | "REST" | "HTTP" => Some(Binding::Rest),
         _ => None,
     }
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
 }
 
 /// Why no card can be looked for, or a fetched one cannot be used; the client reports it as a
@@ -206,40 +199,35 @@ pub enum CardError {
 }
 
 /// A v1 card's endpoints (`supportedInterfaces`), each URL resolved against the card's.
-fn v1_endpoints(raw: &Value, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Endpoint> {
+fn v1_endpoints(doc: &Doc, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Endpoint> {
     let mut v1_list = Vec::new();
-    if let Some(list) = raw.get("supportedInterfaces").and_then(Value::as_array) {
-        for i in list {
-            let (Some(u), Some(b)) = (
-                str_of(i, "url").and_then(resolve),
-                str_of(i, "protocolBinding").and_then(binding_of),
-            ) else {
-                continue;
-            };
-            // supportedInterfaces is a v1 field: an entry without a version is v1.
-            let dialect = match str_of(i, "protocolVersion").map(str::trim) {
-                Some(v) if v.starts_with("0.") => Dialect::V03,
-                _ => Dialect::V1,
-            };
-            let tenant = str_of(i, "tenant")
-                .filter(|t| !t.is_empty())
-                .map(String::from);
-            v1_list.push(Endpoint {
-                dialect,
-                binding: b,
-                url: u,
-                tenant,
-            });
-        }
+    for i in &doc.supported_interfaces {
+        let (Some(u), Some(b)) = (
+            i.url.as_deref().and_then(resolve),
+            i.binding.as_deref().and_then(binding_of),
+        ) else {
+            continue;
+        };
+        // supportedInterfaces is a v1 field: an entry without a version is v1.
+        let dialect = match i.protocol_version.as_deref().map(str::trim) {
+            Some(v) if v.starts_with("0.") => Dialect::V03,
+            _ => Dialect::V1,
+        };
+        v1_list.push(Endpoint {
+            dialect,
+            binding: b,
+            url: u,
+            tenant: i.tenant.clone().filter(|t| !t.is_empty()),
+        });
     }
     v1_list
 }
 
 /// A v0.3 card's endpoints: `url` with `preferredTransport`, then `additionalInterfaces`.
-fn v03_endpoints(raw: &Value, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Endpoint> {
+fn v03_endpoints(doc: &Doc, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<Endpoint> {
     let mut legacy = Vec::new();
-    if let Some(u) = str_of(raw, "url").and_then(resolve) {
-        let b = str_of(raw, "preferredTransport")
+    if let Some(u) = doc.url.as_deref().and_then(resolve) {
+        let b = (doc.preferred_transport.as_deref())
             .map(binding_of)
             .unwrap_or(Some(Binding::JsonRpc));
         if let Some(b) = b {
@@ -251,19 +239,17 @@ fn v03_endpoints(raw: &Value, resolve: &dyn Fn(&str) -> Option<String>) -> Vec<E
             });
         }
     }
-    if let Some(list) = raw.get("additionalInterfaces").and_then(Value::as_array) {
-        for i in list {
-            if let (Some(u), Some(b)) = (
-                str_of(i, "url").and_then(resolve),
-                str_of(i, "transport").and_then(binding_of),
-            ) {
-                legacy.push(Endpoint {
-                    dialect: Dialect::V03,
-                    binding: b,
-                    url: u,
-                    tenant: None,
-                });
-            }
+    for i in &doc.additional_interfaces {
+        if let (Some(u), Some(b)) = (
+            i.url.as_deref().and_then(resolve),
+            i.binding.as_deref().and_then(binding_of),
+        ) {
+            legacy.push(Endpoint {
+                dialect: Dialect::V03,
+                binding: b,
+                url: u,
+                tenant: None,
+            });
         }
     }
     legacy
@@ -286,9 +272,10 @@ impl Card {
             })
         };
 
+        let doc = Doc::read(&raw).unwrap_or_default();
         // Hybrid rule: supportedInterfaces first; the v0.3 fields still serve as 0.3 endpoints.
-        let mut all = v1_endpoints(&raw, &resolve);
-        all.extend(v03_endpoints(&raw, &resolve));
+        let mut all = v1_endpoints(&doc, &resolve);
+        all.extend(v03_endpoints(&doc, &resolve));
         let find = |d: Dialect, b: Binding| all.iter().find(|i| i.dialect == d && i.binding == b);
         let any = |b: Binding| all.iter().find(|i| i.binding == b);
 
@@ -319,6 +306,7 @@ impl Card {
         })?;
         Ok(Card {
             raw,
+            doc,
             url,
             primary,
             fallback,
@@ -351,46 +339,32 @@ impl Card {
 
     /// Whether the card offers an extended card to clients with credentials.
     pub fn offers_extended(&self) -> bool {
-        let yes = |v: Option<&Value>| v == Some(&Value::Bool(true));
-        yes(self
-            .raw
-            .get("capabilities")
-            .and_then(|c| c.get("extendedAgentCard")))
-            || yes(self.raw.get("supportsAuthenticatedExtendedCard"))
+        self.doc.offers_extended()
     }
 
     pub fn summary(&self, endpoint: &Endpoint) -> CardSummary {
+        use a2a_mod_core::bounds;
+        let doc = &self.doc;
         /// A skill's media types (Claude sees what a worker takes), else the card's
         /// defaults; at most 10, each one clean line, since the worker wrote them.
-        fn modes(skill: &Value, key: &str, card: &Value, default_key: &str) -> Vec<String> {
-            let list = |v: &Value, k: &str| v.get(k).and_then(Value::as_array).cloned();
-            list(skill, key)
-                .or_else(|| list(card, default_key))
-                .unwrap_or_default()
-                .iter()
-                .filter_map(Value::as_str)
-                .take(10)
-                .map(|m| one_line(m, 80))
-                .collect()
+        fn modes(skill: Option<&Vec<String>>, card: &[String]) -> Vec<String> {
+            let list = skill.map_or(card, Vec::as_slice);
+            list.iter().take(10).map(|m| one_line(m, 80)).collect()
         }
-        use a2a_mod_core::bounds;
         let text =
-            |v: &Value, k: &str, cols| str_of(v, k).map(|s| one_line(s, cols)).unwrap_or_default();
-        let all = self.raw.get("skills").and_then(Value::as_array);
-        let listed = all.into_iter().flatten().filter(|s| s.is_object());
-        let mut skills: Vec<SkillSummary> = listed
-            .clone()
+            |s: &Option<String>, cols| s.as_deref().map(|s| one_line(s, cols)).unwrap_or_default();
+        let mut skills: Vec<SkillSummary> = (doc.skills.iter())
             .take(bounds::CARD_SKILLS)
             .map(|s| SkillSummary {
-                id: text(s, "id", bounds::CARD_SKILL_COLS),
-                name: text(s, "name", bounds::CARD_SKILL_COLS),
-                description: text(s, "description", bounds::CARD_SKILL_COLS),
-                input_modes: modes(s, "inputModes", &self.raw, "defaultInputModes"),
-                output_modes: modes(s, "outputModes", &self.raw, "defaultOutputModes"),
+                id: text(&s.id, bounds::CARD_SKILL_COLS),
+                name: text(&s.name, bounds::CARD_SKILL_COLS),
+                description: text(&s.description, bounds::CARD_SKILL_COLS),
+                input_modes: modes(s.input_modes.as_ref(), &doc.default_input_modes),
+                output_modes: modes(s.output_modes.as_ref(), &doc.default_output_modes),
             })
             .collect();
         // A card may list thousands: the rest are counted, so nothing is dropped silently.
-        let more = listed.count().saturating_sub(bounds::CARD_SKILLS);
+        let more = doc.skills.len().saturating_sub(bounds::CARD_SKILLS);
         if more > 0 {
             skills.push(SkillSummary {
                 id: String::new(),
@@ -402,33 +376,26 @@ impl Card {
         }
         let mut auth: Vec<String> = Vec::new();
         for s in self.schemes() {
-            let line = s.describe();
+            let line = describe(&s);
             if !auth.contains(&line) {
                 auth.push(line);
             }
         }
         // What `--extension` would name: each URI the card offers, marked when it is required.
-        let extensions = self
-            .raw
-            .get("capabilities")
-            .and_then(|c| c.get("extensions"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| {
-                let uri = one_line(str_of(e, "uri")?, bounds::CARD_SKILL_COLS);
-                let required = e.get("required") == Some(&Value::Bool(true));
-                Some(if required {
+        let extensions = (doc.capabilities.extensions.iter())
+            .map(|e| {
+                let uri = one_line(&e.uri, bounds::CARD_SKILL_COLS);
+                if e.required {
                     format!("{uri} (required)")
                 } else {
                     uri
-                })
+                }
             })
             .take(bounds::CARD_SKILLS)
             .collect();
         CardSummary {
-            name: text(&self.raw, "name", bounds::CARD_NAME_COLS),
-            description: text(&self.raw, "description", bounds::CARD_DESCRIPTION_COLS),
+            name: text(&doc.name, bounds::CARD_NAME_COLS),
+            description: text(&doc.description, bounds::CARD_DESCRIPTION_COLS),
             skills,
             protocol: endpoint.describe(),
             auth,
@@ -436,11 +403,30 @@ impl Card {
         }
     }
 
+    /// The card's security schemes, each string one clean line (the worker wrote them) and the
+    /// token URL resolved against the card's.
     fn schemes(&self) -> Vec<Scheme> {
-        let Some(map) = self.raw.get("securitySchemes").and_then(Value::as_object) else {
-            return Vec::new();
-        };
-        map.values().map(|v| Scheme::parse(v, &self.url)).collect()
+        let line = |s: &str, cols| one_line(s, cols);
+        (self.doc.security_schemes.iter())
+            .map(|s| match s {
+                Scheme::Http(h) => Scheme::Http(line(h, 300)),
+                Scheme::ApiKey { location, name } => Scheme::ApiKey {
+                    location: line(location, 40),
+                    name: line(name, 300),
+                },
+                Scheme::OAuth2 {
+                    client_credentials,
+                    flows,
+                } => Scheme::OAuth2 {
+                    client_credentials: (client_credentials.as_deref())
+                        .and_then(|u| self.url.join(u.trim()).ok())
+                        .map(|u| u.to_string()),
+                    flows: flows.clone(),
+                },
+                Scheme::OpenIdConnect(u) => Scheme::OpenIdConnect(line(u, 300)),
+                s => s.clone(),
+            })
+            .collect()
     }
 
     /// The client-credentials token URL the card publishes, if any.
@@ -464,98 +450,21 @@ impl Card {
     }
 }
 
-/// A security scheme, from either card dialect.
-#[derive(Debug, Clone, PartialEq)]
-enum Scheme {
-    Http(String),
-    ApiKey {
-        location: String,
-        name: String,
-    },
-    OAuth2 {
-        client_credentials: Option<String>,
-        flows: Vec<String>,
-    },
-    OpenIdConnect(String),
-    MutualTls,
-    Unknown,
-}
-
-impl Scheme {
-    fn parse(v: &Value, base: &Url) -> Scheme {
-        // v1 wraps each scheme in a one-key object; v0.3 is OpenAPI style with `type`.
-        let (kind, inner) = if let Some(i) = v.get("httpAuthSecurityScheme") {
-            ("http", i)
-        } else if let Some(i) = v.get("apiKeySecurityScheme") {
-            ("apikey", i)
-        } else if let Some(i) = v.get("oauth2SecurityScheme") {
-            ("oauth2", i)
-        } else if let Some(i) = v.get("openIdConnectSecurityScheme") {
-            ("openidconnect", i)
-        } else if let Some(i) = v.get("mtlsSecurityScheme") {
-            ("mutualtls", i)
-        } else {
-            match str_of(v, "type").map(str::to_ascii_lowercase) {
-                Some(t) => match t.as_str() {
-                    "http" => ("http", v),
-                    "apikey" => ("apikey", v),
-                    "oauth2" => ("oauth2", v),
-                    "openidconnect" => ("openidconnect", v),
-                    "mutualtls" => ("mutualtls", v),
-                    _ => return Scheme::Unknown,
-                },
-                None => return Scheme::Unknown,
-            }
-        };
-        let s = |k: &str| {
-            str_of(inner, k)
-                .map(|x| one_line(x, 300))
-                .unwrap_or_default()
-        };
-        match kind {
-            "http" => Scheme::Http(s("scheme")),
-            "apikey" => Scheme::ApiKey {
-                location: str_of(inner, "location")
-                    .or_else(|| str_of(inner, "in"))
-                    .map(|x| one_line(x, 40))
-                    .unwrap_or_default(),
-                name: s("name"),
-            },
-            "oauth2" => {
-                let flows = inner.get("flows").and_then(Value::as_object);
-                let client_credentials = flows
-                    .and_then(|f| f.get("clientCredentials"))
-                    .and_then(|cc| str_of(cc, "tokenUrl"))
-                    .and_then(|u| base.join(u.trim()).ok())
-                    .map(|u| u.to_string());
-                let names = flows
-                    .map(|f| f.keys().cloned().collect())
-                    .unwrap_or_default();
-                Scheme::OAuth2 {
-                    client_credentials,
-                    flows: names,
-                }
-            }
-            "openidconnect" => Scheme::OpenIdConnect(s("openIdConnectUrl")),
-            _ => Scheme::MutualTls,
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Scheme::Http(s) if s.eq_ignore_ascii_case("bearer") => "bearer".into(),
-            Scheme::Http(s) => format!("http {}", s.to_ascii_lowercase()),
-            Scheme::ApiKey { location, name } => format!("apiKey {location} {name}"),
-            Scheme::OAuth2 {
-                client_credentials: Some(u),
-                ..
-            } => format!("oauth2 client credentials {u}"),
-            Scheme::OAuth2 { flows, .. } if flows.is_empty() => "oauth2".into(),
-            Scheme::OAuth2 { flows, .. } => format!("oauth2 {}", one_line(&flows.join(", "), 80)),
-            Scheme::OpenIdConnect(u) => format!("openIdConnect {u}"),
-            Scheme::MutualTls => "mutualTLS".into(),
-            Scheme::Unknown => "unknown scheme".into(),
-        }
+/// A scheme as `workers` lists it.
+fn describe(s: &Scheme) -> String {
+    match s {
+        Scheme::Http(s) if s.eq_ignore_ascii_case("bearer") => "bearer".into(),
+        Scheme::Http(s) => format!("http {}", s.to_ascii_lowercase()),
+        Scheme::ApiKey { location, name } => format!("apiKey {location} {name}"),
+        Scheme::OAuth2 {
+            client_credentials: Some(u),
+            ..
+        } => format!("oauth2 client credentials {u}"),
+        Scheme::OAuth2 { flows, .. } if flows.is_empty() => "oauth2".into(),
+        Scheme::OAuth2 { flows, .. } => format!("oauth2 {}", one_line(&flows.join(", "), 80)),
+        Scheme::OpenIdConnect(u) => format!("openIdConnect {u}"),
+        Scheme::MutualTls => "mutualTLS".into(),
+        Scheme::Unknown => "unknown scheme".into(),
     }
 }
 

@@ -402,11 +402,7 @@ impl Worker {
     /// The endpoint stream calls go to when the card offers streaming; `unless_refused`: and the
     /// worker has not refused it.
     fn stream_endpoint_of(&self, card: &Card, unless_refused: bool) -> Option<Endpoint> {
-        let claims = card
-            .raw
-            .get("capabilities")
-            .and_then(|c| c.get("streaming"))
-            == Some(&serde_json::Value::Bool(true));
+        let claims = card.doc.capabilities.streaming;
         let (ep, _) = self.endpoints(card);
         let refused = unless_refused && self.lock().no_stream.off(Instant::now());
         (claims && !refused).then_some(ep)
@@ -802,15 +798,9 @@ impl Worker {
         let A2aError::ExtensionRequired { said, .. } = e else {
             return e;
         };
-        let required = card
-            .raw
-            .get("capabilities")
-            .and_then(|c| c.get("extensions"))
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|x| x.get("required") == Some(&serde_json::Value::Bool(true)))
-            .filter_map(|x| x.get("uri").and_then(serde_json::Value::as_str))
+        let required = (card.doc.capabilities.extensions.iter())
+            .filter(|x| x.required)
+            .map(|x| x.uri.as_str())
             .filter(|u| {
                 a2a_mod_sys::config::validate_extension(u).is_ok()
                     && !self.config.extensions.iter().any(|have| have == u)
@@ -978,7 +968,7 @@ fn jsonrpc_result(ep: &Endpoint, ans: &Answer, id: u64) -> Result<serde_json::Va
             "answered with something that is not JSON".into()
         }));
     };
-    let rpc = match wire::parse_jsonrpc(&json, id) {
+    let rpc = match wire::parse_jsonrpc(json, id) {
         Ok(r) => r,
         Err(_) if !ans.ok() => return Err(bad(format!("answered HTTP {}", ans.status))),
         Err(why) => return Err(bad(format!("answered wrongly: {why}"))),
@@ -1011,11 +1001,15 @@ fn rest_result(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<serde_json::V
     }
     let a2a_err = json.as_ref().and_then(wire::parse_rest_error);
     match (ans.status, a2a_err) {
-        (404, Some((_, reason, message))) => {
-            if reason == "TASK_NOT_FOUND" || op.names_task() {
+        (404, Some(e)) => {
+            if e.reason == "TASK_NOT_FOUND" || op.names_task() {
                 Err(A2aError::TaskNotFound.into())
             } else {
-                Err(A2aError::Rpc { code: 404, message }.into())
+                Err(A2aError::Rpc {
+                    code: 404,
+                    message: e.message,
+                }
+                .into())
             }
         }
         (404, None) => {
@@ -1031,18 +1025,18 @@ fn rest_result(ep: &Endpoint, op: &Op<'_>, ans: &Answer) -> Result<serde_json::V
                 Err(e.into())
             }
         }
-        (status, Some((st, reason, message))) => {
-            if reason == "TASK_NOT_CANCELABLE"
-                || (matches!(op, Op::Cancel { .. }) && st == "FAILED_PRECONDITION")
+        (status, Some(e)) => {
+            if e.reason == "TASK_NOT_CANCELABLE"
+                || (matches!(op, Op::Cancel { .. }) && e.status == "FAILED_PRECONDITION")
             {
                 Err(A2aError::NotCancelable.into())
-            } else if let Some(code) = wire::code_of_reason(&reason) {
+            } else if let Some(code) = wire::code_of_reason(&e.reason) {
                 // The same error as over JSON-RPC, so the same hint.
-                Err(A2aError::from_rpc(code, message).into())
+                Err(A2aError::from_rpc(code, e.message).into())
             } else {
                 Err(A2aError::Rpc {
                     code: i64::from(status),
-                    message,
+                    message: e.message,
                 }
                 .into())
             }

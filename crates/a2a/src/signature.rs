@@ -198,10 +198,10 @@ pub(crate) async fn verify(
     http: &reqwest::Client,
     budget: &Budget,
 ) -> Verdict {
-    let sigs = match card.raw.get("signatures") {
-        Some(Value::Array(a)) if !a.is_empty() => a,
-        _ => return Verdict::None,
-    };
+    let sigs = &card.doc.signatures;
+    if sigs.is_empty() {
+        return Verdict::None;
+    }
     let forms = forms(&card.raw);
     let mut invalid: Option<String> = None;
     let mut unverifiable: Option<String> = None;
@@ -260,33 +260,39 @@ fn unsigned(raw: &Value) -> Value {
     card
 }
 
+/// A JWS protected header, the part of it a2a-mod needs (a field of another type than a
+/// string reads as absent).
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Jose {
+    alg: Value,
+    kid: Value,
+    jku: Value,
+}
+
 async fn check_one(
-    s: &Value,
+    s: &a2a_mod_proto::card::Signature,
     forms: &[String],
     card: &Card,
     pinned: &[CardKey],
     http: &reqwest::Client,
     budget: &Budget,
 ) -> Result<Option<String>, Failed> {
-    let protected = s
-        .get("protected")
-        .and_then(Value::as_str)
+    let protected = (s.protected.as_deref())
         .ok_or_else(|| Failed::Invalid("it has no protected header".into()))?;
-    let signature = s
-        .get("signature")
-        .and_then(Value::as_str)
+    let signature = (s.signature.as_deref())
         .and_then(unb64url)
         .ok_or_else(|| Failed::Invalid("its signature is not base64url".into()))?;
-    let header: Map<String, Value> = unb64url(protected)
-        .and_then(|b| serde_json::from_slice(&b).ok())
+    let header: Jose = unb64url(protected)
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .filter(Value::is_object)
+        .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(|| Failed::Invalid("its protected header is not base64url JSON".into()))?;
     // A kid may also sit in the unprotected header; it only picks the key, the key proves.
-    let kid = header
-        .get("kid")
-        .or_else(|| s.get("header").and_then(|h| h.get("kid")))
-        .and_then(Value::as_str)
+    let kid = (header.kid.as_str())
+        .or(s.kid.as_deref())
         .map(|k| one_line(k, 80));
-    let alg = header.get("alg").and_then(Value::as_str).unwrap_or("");
+    let alg = header.alg.as_str().unwrap_or("");
     let Some(algo) = Algo::of(alg) else {
         return Err(Failed::Unverifiable(format!(
             "its algorithm {:?} is not one a2a-mod checks (RS*, PS*, ES256, ES384, EdDSA)",
@@ -297,7 +303,7 @@ async fn check_one(
     let keys: Vec<&CardKey> = if !pinned.is_empty() {
         pinned.iter().collect()
     } else {
-        let jku = header.get("jku").and_then(Value::as_str).ok_or_else(|| {
+        let jku = header.jku.as_str().ok_or_else(|| {
             Failed::Unverifiable(
                 "no key: pin the worker's key with --card-key (the signature names no jku)".into(),
             )

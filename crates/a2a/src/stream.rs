@@ -19,9 +19,12 @@ use super::wire::{self, Op, RpcAnswer};
 use crate::error::A2aError;
 use crate::view::TaskView;
 use a2a_mod_core::schedule::{FLOOD_NOOPS, FLOOD_WINDOW, STREAM_GATHER};
+use a2a_mod_core::task::TaskState;
+use a2a_mod_proto::answer::{Artifact, ErrorEvent, Event, Task};
 use a2a_mod_proto::error::{INVALID_REQUEST, METHOD_NOT_FOUND, UNSUPPORTED_OPERATION};
+use a2a_mod_proto::read::{FileContent, Message, Part};
 use futures::{Stream, StreamExt};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::pin::Pin;
 
 /// What is streamed: a new message's task, or an existing task.
@@ -149,50 +152,17 @@ impl Guard {
     }
 }
 
-/// One stream event, as either dialect spells it.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Event<'a> {
-    Task(&'a Value),
-    Message(&'a Value),
-    Status(&'a Value),
-    Artifact(&'a Value),
-    Other,
-}
-
-pub(crate) fn classify(r: &Value) -> Event<'_> {
-    let inner = |k: &str| r.get(k).filter(|v| v.is_object());
-    if let Some(v) = inner("task") {
-        return Event::Task(v);
-    }
-    if let Some(v) = inner("message") {
-        return Event::Message(v);
-    }
-    if let Some(v) = inner("statusUpdate") {
-        return Event::Status(v);
-    }
-    if let Some(v) = inner("artifactUpdate") {
-        return Event::Artifact(v);
-    }
-    match r.get("kind").and_then(Value::as_str) {
-        Some("task") => Event::Task(r),
-        Some("message") => Event::Message(r),
-        Some("status-update") => Event::Status(r),
-        Some("artifact-update") => Event::Artifact(r),
-        _ => Event::Other,
-    }
-}
-
-/// The task as the events so far describe it, kept as task JSON so `wire::parse_task_result`
-/// reads it exactly as it reads a GetTask answer.
+/// The task as the events so far describe it, in the protocol's shapes, so
+/// [`wire::view`] reads it exactly as it reads a GetTask answer.
 #[derive(Debug, Default)]
 pub(crate) struct Assembly {
-    task: Option<Map<String, Value>>,
+    task: Option<Task>,
     /// Bytes of artifact parts taken in, bounded like any answer.
     size: usize,
     /// The newest message the agent sent on the way (a status message a later status replaced,
     /// a message event): the stream's history, where an agent that ends with nothing left its
-    /// answer (`wire::parse_task` reads it as the last agent message).
-    said: Option<Value>,
+    /// answer (`wire::view` reads it as the last agent message).
+    said: Option<Message>,
     /// This stream joined an artifact mid-way, so the text it assembles is not to be trusted
     /// alone and its ending is checked against a snapshot: chunks were appended to an artifact
     /// it never saw begin (a subscription with no task first, as a2a-sdk 0.3's
@@ -202,9 +172,9 @@ pub(crate) struct Assembly {
     pub partial: bool,
     /// The artifact joined mid-way (`partial`), and every text chunk of it this stream read
     /// after joining, in order: what [`rejoin`] holds a worker's snapshot to.
-    unseen: Option<Value>,
+    unseen: Option<String>,
     /// The ids of the artifacts the last whole task of the stream carried.
-    snapshot_ids: Vec<Value>,
+    snapshot_ids: Vec<String>,
     pub seen_chunks: Vec<String>,
     /// The worker said no more events come (v0.3 `final`, or an ending state).
     pub done: bool,
@@ -226,65 +196,48 @@ pub(crate) enum Folded {
 
 impl Assembly {
     pub fn apply(&mut self, r: &Value) -> Result<Folded, String> {
-        match classify(r) {
+        match Event::read(r) {
             Event::Task(t) => {
-                let obj = t.as_object().ok_or("task is not a JSON object")?.clone();
-                self.size = obj
-                    .get("artifacts")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_object)
-                    .map(carried)
-                    .sum();
-                self.snapshot_ids = artifact_ids(&obj);
-                self.task = Some(obj);
+                self.size = t.artifacts.iter().map(carried).sum();
+                self.snapshot_ids = t.artifacts.iter().filter_map(|a| a.id.clone()).collect();
+                self.task = Some(t);
             }
             Event::Message(m) => {
                 if self.task.is_some() {
                     // A progress message on a known task: the task's own status says more, but
                     // the message may be all there is of the answer.
-                    self.said = Some(m.clone());
+                    self.said = Some(m);
                     return Ok(Folded::Nothing);
                 }
                 self.done = true;
-                return wire::parse_send_result(&json!({ "message": m }))
+                return wire::reply_view(&m)
                     .map(Folded::Message)
                     .map_err(|e| e.to_string());
             }
             Event::Status(u) => {
-                let task = self.skeleton(u)?;
-                let status = u.get("status").cloned().unwrap_or(Value::Null);
-                let last = u.get("final").and_then(Value::as_bool) == Some(true);
-                if task.get("status") == Some(&status) && !last {
+                let task = self.skeleton(u.task_id, u.context_id)?;
+                if task.status == u.status && !u.last {
                     // A flood of the same `working` tells nothing new.
                     return Ok(Folded::Same);
                 }
-                let before = task.insert("status".into(), status);
-                if let Some(m) = before.as_ref().and_then(|s| s.get("message"))
-                    && m.is_object()
-                {
-                    self.said = Some(m.clone());
+                let before = std::mem::replace(&mut task.status, u.status);
+                if let Some(m) = before.message {
+                    self.said = Some(m);
                 }
-                if last {
+                if u.last {
                     self.done = true;
                 }
             }
             Event::Artifact(u) => {
-                let art = u
-                    .get("artifact")
-                    .and_then(Value::as_object)
-                    .ok_or("artifact update without an artifact")?
-                    .clone();
-                let append = u.get("append").and_then(Value::as_bool) == Some(true);
+                let art = u.artifact.ok_or("artifact update without an artifact")?;
                 // What the parts carry, not each update's JSON around them: 4 MiB of 64-byte
                 // tokens is 4 MiB, however many updates it takes.
                 self.size = self.size.saturating_add(carried(&art));
                 if self.size > MAX_BODY {
                     return Err("streamed artifacts larger than 4 MiB".into());
                 }
-                let id = art.get("artifactId").cloned();
-                if append
+                let id = art.id.clone();
+                if u.append
                     && !self.partial
                     && id.as_ref().is_some_and(|i| self.snapshot_ids.contains(i))
                 {
@@ -292,14 +245,14 @@ impl Assembly {
                     self.unseen = id.clone();
                 }
                 let the_joined = self.partial.then(|| id == self.unseen);
-                let task = self.skeleton(u)?;
+                let task = self.skeleton(u.task_id, u.context_id)?;
                 // Only the chunks of an artifact joined mid-way are kept apart (for `rejoin`): an
                 // append to the one joined, or to one never seen begin; a whole stream keeps none.
-                let keep = append
+                let keep = u.append
                     && id.is_some()
-                    && the_joined.unwrap_or_else(|| !has_artifact(task, id.as_ref()));
+                    && the_joined.unwrap_or_else(|| !has_artifact(task, id.as_deref()));
                 let text = keep.then(|| chunk_text(&art));
-                if add_artifact(task, art, append) == Added::AppendedToUnseen {
+                if add_artifact(task, art, u.append) == Added::AppendedToUnseen {
                     self.partial = true;
                     // The first one joined: `rejoin` holds the snapshot to one run of chunks.
                     self.unseen = self.unseen.take().or(id);
@@ -308,7 +261,7 @@ impl Assembly {
             }
             Event::Other => return Ok(Folded::Nothing),
         }
-        let known = self.task.as_ref().and_then(wire_state).is_some();
+        let known = self.task.as_ref().and_then(state).is_some();
         Ok(if known {
             Folded::Changed
         } else {
@@ -324,24 +277,17 @@ impl Assembly {
         let Some(task) = &self.task else {
             return Ok(None);
         };
-        let Some(state) = wire_state(task) else {
+        let Some(state) = state(task) else {
             return Ok(None);
         };
-        let live = a2a_mod_core::task::TaskState::from_wire(state).is_live();
-        let mut whole: Map<String, Value> = task
-            .iter()
-            .filter(|(k, _)| !(live && k.as_str() == "artifacts"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if let Some(m) = &self.said {
-            // Only the agent speaks in status messages; a message that names no role is its.
-            let mut m = m.clone();
-            if let Some(obj) = m.as_object_mut() {
-                obj.entry("role").or_insert_with(|| "agent".into());
-            }
-            whole.insert("history".into(), Value::Array(vec![m]));
-        }
-        let view = wire::parse_task_result(&Value::Object(whole)).map_err(|e| e.to_string())?;
+        let live = TaskState::from_wire(state).is_live();
+        let artifacts = if live { &[][..] } else { &task.artifacts[..] };
+        // Only the agent speaks in status messages; a message that names no role is its.
+        let said = self
+            .said
+            .as_ref()
+            .filter(|m| m.role.is_none() || m.is_agent());
+        let view = wire::view(task, artifacts, said).map_err(|e| e.to_string())?;
         if !view.state.is_live() {
             self.done = true;
         }
@@ -354,8 +300,8 @@ impl Assembly {
             || self
                 .task
                 .as_ref()
-                .and_then(wire_state)
-                .is_some_and(|s| !a2a_mod_core::task::TaskState::from_wire(s).is_live())
+                .and_then(state)
+                .is_some_and(|s| !TaskState::from_wire(s).is_live())
     }
 
     /// The task failed and nothing it sent says why (no status message, no message on the way,
@@ -364,165 +310,100 @@ impl Assembly {
         let Some(task) = &self.task else {
             return false;
         };
-        let failed = wire_state(task).is_some_and(|s| {
-            a2a_mod_core::task::TaskState::from_wire(s) == a2a_mod_core::task::TaskState::Failed
-        });
-        let said = task
-            .get("status")
-            .and_then(|s| s.get("message").or_else(|| s.get("update")))
-            .is_some_and(Value::is_object);
-        let made = task
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        failed && !said && !made && self.said.is_none()
+        let failed = state(task).is_some_and(|s| TaskState::from_wire(s) == TaskState::Failed);
+        failed && task.status.message.is_none() && task.artifacts.is_empty() && self.said.is_none()
     }
 
     /// A failure's reason, from a trailing error event, as the status message.
     fn fail_words(&mut self, why: &str) {
-        if let Some(status) = self
-            .task
-            .as_mut()
-            .and_then(|t| t.get_mut("status"))
-            .and_then(Value::as_object_mut)
-        {
-            status.insert(
-                "message".into(),
-                json!({"messageId": "stream-error", "role": "agent", "parts": [{"text": why}]}),
-            );
+        if let Some(task) = &mut self.task {
+            task.status.message = Some(Message {
+                role: Some("agent".into()),
+                parts: vec![Part::Text(why.to_string())],
+                has_parts: true,
+                ..Message::default()
+            });
         }
     }
 
     /// The task an update is about, made from the update's ids if no Task event came first.
-    fn skeleton(&mut self, u: &Value) -> Result<&mut Map<String, Value>, String> {
-        let id = u.get("taskId").cloned().unwrap_or(Value::Null);
-        if let Some(t) = &self.task
-            && !id.is_null()
-            && t.get("id") != Some(&id)
+    fn skeleton(
+        &mut self,
+        id: Option<String>,
+        context_id: Option<String>,
+    ) -> Result<&mut Task, String> {
+        if let (Some(t), Some(id)) = (&self.task, &id)
+            && t.id.as_ref() != Some(id)
         {
             return Err("an update about another task than the one streamed".into());
         }
-        Ok(self.task.get_or_insert_with(|| {
-            let mut t = Map::new();
-            t.insert("id".into(), id);
-            if let Some(c) = u.get("contextId") {
-                t.insert("contextId".into(), c.clone());
-            }
-            t
+        Ok(self.task.get_or_insert_with(|| Task {
+            id,
+            context_id,
+            ..Task::default()
         }))
     }
 }
 
 /// The bytes an artifact's parts carry: text, file bytes (base64) or URLs, and data as JSON.
-fn carried(art: &Map<String, Value>) -> usize {
-    let parts = art
-        .get("parts")
-        .or_else(|| art.get("content"))
-        .and_then(Value::as_array);
-    let part = |p: &Value| -> usize {
-        let s = |k: &str| p.get(k).and_then(Value::as_str).map_or(0, str::len);
-        let file = p.get("file").map_or(0, |f| {
-            ["bytes", "uri"]
-                .iter()
-                .map(|k| f.get(*k).and_then(Value::as_str).map_or(0, str::len))
-                .sum()
-        });
-        let data = p.get("data").map_or(0, |d| d.to_string().len());
-        s("text") + s("raw") + s("url") + file + data
+fn carried(art: &Artifact) -> usize {
+    let part = |p: &Part| -> usize {
+        match p {
+            Part::Text(t) => t.len(),
+            Part::File { content, .. } => match content {
+                FileContent::Bytes(s) | FileContent::Url(s) => s.len(),
+                FileContent::Neither => 0,
+            },
+            Part::Data(d) => d.to_string().len(),
+            Part::Other(_) => 0,
+        }
     };
-    parts.map_or(0, |ps| ps.iter().map(part).sum())
+    art.parts.iter().map(part).sum()
 }
 
 /// A task's state as the wire spells it, when it has one.
-fn wire_state(task: &Map<String, Value>) -> Option<&str> {
-    task.get("status")
-        .and_then(|s| s.get("state"))
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-}
-
-/// The ids of a task's artifacts.
-fn artifact_ids(task: &Map<String, Value>) -> Vec<Value> {
-    task.get("artifacts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a.get("artifactId").cloned())
-        .collect()
+fn state(task: &Task) -> Option<&str> {
+    task.status.state.as_deref()
 }
 
 /// Whether the task already has the artifact of this id.
-fn has_artifact(task: &Map<String, Value>, id: Option<&Value>) -> bool {
-    task.get("artifacts")
-        .and_then(Value::as_array)
-        .is_some_and(|l| l.iter().any(|a| a.get("artifactId") == id))
+fn has_artifact(task: &Task, id: Option<&str>) -> bool {
+    task.artifacts.iter().any(|a| a.id.as_deref() == id)
 }
 
 /// The text an artifact update carries (its text parts joined).
-fn chunk_text(art: &Map<String, Value>) -> String {
-    art.get("parts")
-        .or_else(|| art.get("content"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
+fn chunk_text(art: &Artifact) -> String {
+    art.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
         .collect()
 }
 
 /// An artifact update: `append` adds its parts to the artifact of the same id (in the order the
 /// chunks came), otherwise it replaces that artifact or is added after the others.
-fn add_artifact(task: &mut Map<String, Value>, art: Map<String, Value>, append: bool) -> Added {
-    let list = task
-        .entry("artifacts")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if !list.is_array() {
-        *list = Value::Array(Vec::new());
-    }
-    let Some(list) = list.as_array_mut() else {
-        return Added::Other;
-    };
-    let id = art.get("artifactId").cloned();
-    let same = list
-        .iter_mut()
-        .find(|a| id.is_some() && a.get("artifactId") == id.as_ref());
+fn add_artifact(task: &mut Task, art: Artifact, append: bool) -> Added {
+    let same = (task.artifacts.iter_mut()).find(|a| art.id.is_some() && a.id == art.id);
     match same {
         Some(old) if append => {
-            let key = if art.contains_key("content") {
-                "content"
-            } else {
-                "parts"
-            };
-            let more = art.get(key).and_then(Value::as_array).cloned();
-            if let (Some(parts), Some(more)) =
-                (old.get_mut(key).and_then(Value::as_array_mut), more.clone())
-            {
-                let mut more = more.into_iter();
-                // A text chunk continues the text before it (a token stream), not a new part.
-                if let Some(first) = more.next() {
-                    match (parts.last_mut(), first.get("text").and_then(Value::as_str)) {
-                        (Some(prev), Some(t))
-                            if prev.get("text").is_some_and(Value::is_string)
-                                && prev.get("kind") == first.get("kind") =>
-                        {
-                            // In place: a chunk costs its own length, not the text's so far.
-                            if let Some(Value::String(so_far)) = prev.get_mut("text") {
-                                so_far.push_str(t);
-                            }
-                        }
-                        _ => parts.push(first),
-                    }
-                }
-                parts.extend(more);
-            } else if let (Some(obj), Some(more)) = (old.as_object_mut(), more) {
-                obj.insert(key.into(), Value::Array(more));
+            let mut more = art.parts.into_iter();
+            // A text chunk continues the text before it (a token stream), not a new part.
+            match (old.parts.last_mut(), more.next()) {
+                // In place: a chunk costs its own length, not the text's so far.
+                (Some(Part::Text(so_far)), Some(Part::Text(t))) => so_far.push_str(&t),
+                (_, Some(first)) => old.parts.push(first),
+                (_, None) => {}
             }
+            old.parts.extend(more);
         }
-        Some(old) => *old = Value::Object(art),
+        Some(old) => *old = art,
         None if append => {
-            list.push(Value::Object(art));
+            task.artifacts.push(art);
             return Added::AppendedToUnseen;
         }
-        None => list.push(Value::Object(art)),
+        None => task.artifacts.push(art),
     }
     Added::Other
 }
@@ -660,7 +541,7 @@ impl TaskStream {
         let Some(rpc_id) = rpc_id else {
             return Err(rest_refusal(url, status, json.as_ref(), names_task));
         };
-        let rpc = json.and_then(|v| wire::parse_jsonrpc(&v, rpc_id).ok());
+        let rpc = json.and_then(|v| wire::parse_jsonrpc(v, rpc_id).ok());
         match rpc {
             // Method not found, invalid request (an old server), unsupported operation. On a
             // call about a task (a subscription, a follow-up message) -32004 is also what an
@@ -780,14 +661,9 @@ impl TaskStream {
             return;
         };
         let v: Value = serde_json::from_str(&data).unwrap_or(Value::String(data.clone()));
-        let err = v.get("error").unwrap_or(&v);
-        let why = err
-            .get("message")
-            .or_else(|| err.get("detail"))
-            .and_then(Value::as_str)
-            .or_else(|| err.as_str());
-        if (sse.event.as_deref() == Some("error") || v.get("error").is_some())
-            && let Some(why) = why.map(|w| a2a_mod_core::text::one_line(w, 500))
+        let e = ErrorEvent::read(&v);
+        if (sse.event.as_deref() == Some("error") || e.wrapped)
+            && let Some(why) = e.why.map(|w| a2a_mod_core::text::one_line(&w, 500))
         {
             self.asm.fail_words(&why);
         }
@@ -848,15 +724,15 @@ impl TaskStream {
             serde_json::from_str(data).map_err(|_| self.bad("something that is not JSON"))?;
         let Some(rpc_id) = self.rpc_id else {
             // HTTP+JSON: the event itself, or an error in the REST error shape.
-            if let Some((_, _, message)) = wire::parse_rest_error(&v) {
+            if let Some(e) = wire::parse_rest_error(&v) {
                 return Err(A2aError::Protocol(format!(
-                    "{} streamed an error: {message}",
-                    self.url
+                    "{} streamed an error: {}",
+                    self.url, e.message
                 )));
             }
             return self.asm.apply(&v).map_err(|why| self.bad(&why));
         };
-        let r = match wire::parse_jsonrpc(&v, rpc_id) {
+        let r = match wire::parse_jsonrpc(v, rpc_id) {
             Ok(RpcAnswer::Result(r)) => r,
             Ok(RpcAnswer::Error { code, message }) => {
                 return Err(A2aError::from_rpc(code, message));
@@ -895,16 +771,16 @@ impl TaskStream {
 fn rest_refusal(url: &str, status: u16, body: Option<&Value>, names_task: bool) -> Refusal {
     let a2a = body.and_then(wire::parse_rest_error);
     let why = match &a2a {
-        Some((_, reason, message)) => match wire::code_of_reason(reason) {
-            Some(code) => A2aError::from_rpc(code, message.clone()),
+        Some(e) => match wire::code_of_reason(&e.reason) {
+            Some(code) => A2aError::from_rpc(code, e.message.clone()),
             None => A2aError::Rpc {
                 code: i64::from(status),
-                message: message.clone(),
+                message: e.message.clone(),
             },
         },
         None => A2aError::Protocol(format!("{url} answered the stream call with HTTP {status}")),
     };
-    let reason = a2a.as_ref().map(|(_, reason, _)| reason.as_str());
+    let reason = a2a.as_ref().map(|e| e.reason.as_str());
     let unsupported = match status {
         405 | 501 => true,
         // A route missing, or a new message's stream unknown; a task the worker does not know

@@ -1808,3 +1808,153 @@ async fn a_required_extension_is_named_from_the_card() {
         })
     );
 }
+
+/// serve's writer and the client's reader are held to each other here, in every dialect and
+/// binding and without HTTP: what `a2a-mod serve` writes of a task (a send's answer, GetTask, a
+/// stream's events, its card), the client reads back as the same task. The same proto shapes sit
+/// on both sides; this is what says they agree.
+mod serve_contract {
+    use super::super::card::Card;
+    use super::super::stream::{Assembly, Folded};
+    use super::super::wire::{parse_send_result, parse_task_list, parse_task_result};
+    use a2a_mod_core::task::TaskState;
+    use a2a_mod_proto::{Dialect, Wire};
+    use a2a_mod_serve::task::{Event, Msg, Task, Update};
+    use a2a_mod_serve::wire as serve;
+
+    const WIRES: [Wire; 4] = [Wire::V1_RPC, Wire::V03_RPC, Wire::V1_REST, Wire::V03_REST];
+
+    fn task(state: TaskState) -> Task {
+        let mut t = Task::new("t1", "c1", "build", 1_000);
+        t.state = state;
+        t.history.push(Msg {
+            message_id: "m1".into(),
+            agent: false,
+            text: "run the tests".into(),
+        });
+        t
+    }
+
+    #[test]
+    fn a_completed_task_reads_back_whole() {
+        let mut t = task(TaskState::Completed);
+        t.answer = "all 12 passed".into();
+        t.changes = Some("--- a/x\n+++ b/x\n".into());
+        for w in WIRES {
+            let written = serve::task(w, &t, Some(0));
+            for v in [
+                parse_task_result(&written).unwrap(),
+                parse_send_result(&serve::send_result(w, written.clone())).unwrap(),
+            ] {
+                assert_eq!(
+                    (v.task_id.as_str(), v.context_id.as_deref()),
+                    ("t1", Some("c1")),
+                    "{w:?}"
+                );
+                assert_eq!(v.state, TaskState::Completed, "{w:?}");
+                let text = v.text.unwrap();
+                assert!(text.starts_with("all 12 passed"), "{w:?}: {text}");
+                let names: Vec<_> = v.artifacts.iter().map(|a| a.name.clone()).collect();
+                assert_eq!(names.len(), 2, "the answer and the patch, {w:?}: {names:?}");
+            }
+            let (listed, left_out) = parse_task_list(&serve::list(w, &[t.clone()], 50)).unwrap();
+            assert_eq!((listed.len(), left_out), (1, 0), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn a_question_and_a_failure_read_back_in_their_words() {
+        let mut asked = task(TaskState::InputRequired);
+        asked.status_text = Some(a2a_mod_core::status::approval_line(
+            "Bash",
+            "Bash: rm -rf build",
+        ));
+        let mut failed = task(TaskState::Failed);
+        failed.status_text = Some("exited with status 3: disk full".into());
+        for w in WIRES {
+            let v = parse_task_result(&serve::task(w, &asked, Some(0))).unwrap();
+            assert_eq!(v.state, TaskState::InputRequired, "{w:?}");
+            assert_eq!(v.question, asked.status_text, "{w:?}");
+            let v = parse_task_result(&serve::task(w, &failed, Some(0))).unwrap();
+            assert_eq!(
+                (v.state, v.text.as_deref()),
+                (TaskState::Failed, Some("exited with status 3: disk full")),
+                "{w:?}"
+            );
+        }
+    }
+
+    /// A stream's events, as serve writes them, assemble into the answer streamed.
+    #[test]
+    fn a_streamed_answer_assembles_to_the_text_streamed() {
+        let mut t = task(TaskState::Working);
+        t.answer = "one two three".into();
+        let status = |state: TaskState| Event {
+            update: Update::Status,
+            state,
+            status_text: None,
+            at_ms: 2_000,
+        };
+        let chunk = |text: &str, append: bool| Event {
+            update: Update::Chunk {
+                text: text.into(),
+                append,
+            },
+            state: TaskState::Working,
+            status_text: None,
+            at_ms: 2_000,
+        };
+        for w in WIRES {
+            let mut asm = Assembly::default();
+            let mut first = task(TaskState::Submitted);
+            first.history.clear();
+            asm.apply(&serve::send_result(w, serve::task(w, &first, Some(0))))
+                .unwrap();
+            for ev in [
+                status(TaskState::Working),
+                chunk("one ", false),
+                chunk("two ", true),
+                chunk("three", true),
+            ] {
+                asm.apply(&serve::update(w, &t.head(), &ev)).unwrap();
+            }
+            let mut done = t.head();
+            done.state = TaskState::Completed;
+            let end = serve::update(w, &done, &status(TaskState::Completed));
+            assert_eq!(asm.apply(&end).unwrap(), Folded::Changed, "{w:?}");
+            let v = asm.view().unwrap().unwrap();
+            assert_eq!(
+                (v.state, v.text.as_deref()),
+                (TaskState::Completed, Some("one two three")),
+                "{w:?}"
+            );
+            assert!(!asm.partial, "{w:?}");
+        }
+    }
+
+    /// serve's card: the client picks v1 JSON-RPC, falls back to v0.3 on the same binding, and
+    /// sees streaming and the bearer scheme.
+    #[test]
+    fn serves_card_reads_back() {
+        let written = serve::card(&serve::CardInfo {
+            name: "build",
+            description: "the build box",
+            base: "http://127.0.0.1:1/build",
+            bearer: true,
+        });
+        let c = Card::parse(
+            written,
+            "http://127.0.0.1:1/build/.well-known/agent-card.json",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.primary.dialect, Dialect::V1);
+        assert_eq!(c.primary.url, "http://127.0.0.1:1/build/");
+        assert_eq!(c.fallback.as_ref().map(|f| f.dialect), Some(Dialect::V03));
+        assert!(c.doc.capabilities.streaming);
+        let s = c.summary(&c.primary);
+        assert_eq!(s.auth, ["bearer"]);
+        assert_eq!(s.name, "build");
+        assert!(s.extensions[0].starts_with(a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION));
+    }
+}

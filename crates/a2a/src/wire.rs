@@ -11,7 +11,13 @@ use a2a_mod_core::artifact::{Artifact, Part};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;
 use a2a_mod_proto::Method;
+use a2a_mod_proto::answer::{
+    self, Artifact as WireArtifact, NotAnAnswer, Response, RestError, SendAnswer, Task as WireTask,
+};
+use a2a_mod_proto::read::{FileContent, Message, Part as WirePart};
+use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 /// The three operations a worker serves us.
 #[derive(Debug, Clone, Copy)]
@@ -298,102 +304,76 @@ pub(crate) enum Malformed {
     NoTaskList,
 }
 
-/// A send answer: a task, or a direct message reply. Accepts v1 (`{task}`/`{message}`), v0.3
-/// (`kind`) and bare objects.
+/// A send answer: a task, or a direct message reply, in any spelling
+/// (`a2a_mod_proto::answer::SendAnswer`).
 pub(crate) fn parse_send_result(v: &Value) -> Result<TaskView, Malformed> {
-    if let Some(t) = v.get("task").filter(|t| t.is_object()) {
-        return parse_task(t);
-    }
-    if let Some(m) = v
-        .get("message")
-        .or_else(|| v.get("msg"))
-        .filter(|m| m.is_object())
-    {
-        return parse_message_reply(m);
-    }
-    match v.get("kind").and_then(Value::as_str) {
-        Some("task") => parse_task(v),
-        Some("message") => parse_message_reply(v),
-        _ if v.get("status").is_some() => parse_task(v),
-        _ if v.get("messageId").is_some() => parse_message_reply(v),
-        _ => Err(Malformed::NeitherTaskNorMessage),
+    match SendAnswer::read(v) {
+        SendAnswer::Task(t) => task_view(&t),
+        SendAnswer::Message(m) => reply_view(&m),
+        SendAnswer::Neither => Err(Malformed::NeitherTaskNorMessage),
     }
 }
 
-/// A task answer (GetTask, CancelTask); a `{task: …}` wrapper is accepted too.
 /// A ListTasks answer (`{"tasks": [...], "nextPageToken": ...}`): its tasks in the worker's
 /// order, at most [`LIST_PAGE`], each read like a GetTask answer; a task that cannot be read, or
 /// whose ids cannot be shown safely, is left out and counted.
 pub(crate) fn parse_task_list(v: &Value) -> Result<(Vec<TaskView>, usize), Malformed> {
-    let tasks = v
-        .get("tasks")
-        .and_then(Value::as_array)
-        .ok_or(Malformed::NoTaskList)?;
+    let tasks = answer::task_list(v, LIST_PAGE).ok_or(Malformed::NoTaskList)?;
     let mut kept = Vec::new();
-    let mut left_out = 0;
-    for t in tasks.iter().take(LIST_PAGE) {
-        match parse_task(t).map(|view| checked(&Op::List { context_id: None }, view)) {
-            Ok(Ok(view)) => kept.push(view),
-            _ => left_out += 1,
+    for t in tasks.page.iter().flatten() {
+        if let Ok(Ok(view)) = task_view(t).map(|view| checked(&Op::List { context_id: None }, view))
+        {
+            kept.push(view);
         }
     }
-    Ok((kept, left_out + tasks.len().saturating_sub(LIST_PAGE)))
+    let left_out = tasks.all - kept.len();
+    Ok((kept, left_out))
 }
 
+/// A task answer (GetTask, CancelTask); a `{task: …}` wrapper is accepted too.
 pub(crate) fn parse_task_result(v: &Value) -> Result<TaskView, Malformed> {
-    match v.get("task").filter(|t| t.is_object()) {
-        Some(t) => parse_task(t),
-        None => parse_task(v),
-    }
+    task_view(&WireTask::read_answer(v).ok_or(Malformed::TaskNotAnObject)?)
 }
 
-fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
-    if !t.is_object() {
-        return Err(Malformed::TaskNotAnObject);
-    }
-    let task_id = id_of(t.get("id")).ok_or(Malformed::TaskWithoutId)?;
-    let status = t.get("status").unwrap_or(&Value::Null);
-    let wire_state = status
-        .get("state")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let state = TaskState::from_wire(&wire_state);
-    let status_msg = status
-        .get("message")
-        .or_else(|| status.get("update"))
-        .map(message_text)
-        .filter(|s| !s.is_empty());
+/// What a task tells, its history's last agent message the answer of last resort.
+pub(crate) fn task_view(t: &WireTask) -> Result<TaskView, Malformed> {
+    let last_agent = t.history.iter().rev().find(|m| m.is_agent());
+    view(t, &t.artifacts, last_agent)
+}
 
-    let mut artifacts = Vec::new();
+/// What a task tells (docs/a2a.md "What the result is"): the answer in `artifacts`, else the
+/// final status message, else `last_agent` (an agent that answers in a `working` status message
+/// and then completes with nothing keeps its answer only there; `Worker::get_task` asks for the
+/// history, a stream keeps the messages on the way).
+pub(crate) fn view(
+    t: &WireTask,
+    artifacts: &[WireArtifact],
+    last_agent: Option<&Message>,
+) -> Result<TaskView, Malformed> {
+    let task_id = t.id.clone().ok_or(Malformed::TaskWithoutId)?;
+    let wire_state = t.status.state.clone().unwrap_or_default();
+    let state = TaskState::from_wire(&wire_state);
+    let status_message = t.status.message.as_ref();
+    let status_msg = status_message.map(message_text).filter(|s| !s.is_empty());
+
+    let mut texts = Vec::new();
     let mut kept = Vec::new();
-    for a in t
-        .get("artifacts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(k) = artifact_of(a) {
-            kept.push(k);
-        }
-        let text = text_of(parts_of(a));
+    for a in artifacts {
+        kept.extend(artifact_of(a.name.as_deref(), a.id.as_deref(), &a.parts));
+        let text = text_of(&a.parts);
         if !text.trim().is_empty() {
-            artifacts.push(text);
+            texts.push(text);
         }
     }
-    // Where the answer is: the artifacts, else the final status message, else the last agent
-    // message of the history (an agent that answers in a `working` status message and then
-    // completes with nothing keeps its answer only there; `Worker::get_task` asks for it).
-    let answer = if !artifacts.is_empty() || !kept.is_empty() || state.is_waiting() {
+    let answer = if !texts.is_empty() || !kept.is_empty() || state.is_waiting() {
         None
     } else {
-        status
-            .get("message")
-            .filter(|m| !text_of(parts_of(m)).trim().is_empty())
-            .or_else(|| last_agent_message(t))
+        status_message
+            .filter(|m| !text_of(&m.parts).trim().is_empty())
+            .or(last_agent)
     };
-    let text = if !artifacts.is_empty() {
-        let mut text = artifacts.join("\n\n");
+    let text = if !texts.is_empty() {
+        let mut text = texts.join("\n\n");
         // A failure's reason comes after what the run produced before it failed (a command's
         // output, then its stderr): without it the failure says nothing of why.
         if let Some(why) = status_msg.as_deref().filter(|_| state == TaskState::Failed)
@@ -410,7 +390,7 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
     // The answer of a completed task is kept as its artifact would be (saved, listed): the
     // same fallback for the files as for the text. A failure's reason is not a result, but its
     // files and data are kept all the same.
-    if let Some(a) = answer.and_then(artifact_of)
+    if let Some(a) = answer.and_then(|m| artifact_of(None, None, &m.parts))
         && (state == TaskState::Completed || a.parts.iter().any(|p| !matches!(p, Part::Text(_))))
     {
         kept.push(Artifact {
@@ -421,7 +401,7 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
     let question = if state.is_waiting() { status_msg } else { None };
     Ok(TaskView {
         task_id,
-        context_id: id_of(t.get("contextId")),
+        context_id: t.context_id.clone(),
         state,
         wire_state,
         text,
@@ -431,39 +411,31 @@ fn parse_task(t: &Value) -> Result<TaskView, Malformed> {
     })
 }
 
-/// The newest message of the task's history that the agent wrote (v0.3 `agent`, v1
-/// `ROLE_AGENT`), if the answer holds a history.
-fn last_agent_message(t: &Value) -> Option<&Value> {
-    t.get("history")?
-        .as_array()?
-        .iter()
-        .rev()
-        .find(|m| a2a_mod_proto::read::is_agent_message(m))
-}
-
 /// Whether a task view says nothing of its answer although the task is over: the answer may
 /// then be in the history, which polls do not ask for.
 pub(crate) fn lacks_answer(v: &TaskView) -> bool {
     !v.state.is_live() && !v.state.is_waiting() && v.text.is_none() && v.artifacts.is_empty()
 }
 
-fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
-    let task_id = id_of(m.get("taskId"))
-        .or_else(|| id_of(m.get("messageId")))
-        .ok_or(Malformed::ReplyWithoutId)?;
+/// A direct reply: the answer is the message, and its id stands for the task's.
+pub(crate) fn reply_view(m: &Message) -> Result<TaskView, Malformed> {
+    let task_id = (m.task_id.text().filter(|t| !t.is_empty()))
+        .or_else(|| m.message_id.text().filter(|t| !t.is_empty()))
+        .ok_or(Malformed::ReplyWithoutId)?
+        .to_string();
     let text = Some(message_text(m)).filter(|s| !s.is_empty());
     // A direct reply's files and data are kept like an artifact's; plain text is the reply.
-    let artifacts = artifact_of(m)
+    let artifacts = artifact_of(Some("reply"), None, &m.parts)
         .filter(|a| a.parts.iter().any(|p| !matches!(p, Part::Text(_))))
-        .map(|mut a| {
-            a.name = Some("reply".into());
-            a
-        })
         .into_iter()
         .collect();
     Ok(TaskView {
         task_id,
-        context_id: id_of(m.get("contextId")),
+        context_id: m
+            .context_id
+            .text()
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
         state: TaskState::Completed,
         // A direct reply has no state on the wire; this is what it means.
         wire_state: TaskState::Completed.as_str().to_string(),
@@ -475,18 +447,15 @@ fn parse_message_reply(m: &Value) -> Result<TaskView, Malformed> {
 }
 
 /// An artifact (or message) with its parts, for the results folder: text, data, file bytes and
-/// file URLs in either dialect's spelling. `None` when it has no part we keep.
-fn artifact_of(a: &Value) -> Option<Artifact> {
-    let name = a
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.trim().is_empty())
-        .or_else(|| a.get("artifactId").and_then(Value::as_str))
+/// file URLs. Named by its name, else its id. `None` when it has no part we keep.
+fn artifact_of(name: Option<&str>, id: Option<&str>, wire: &[WirePart]) -> Option<Artifact> {
+    let name = (name.filter(|n| !n.trim().is_empty()))
+        .or(id)
         .map(str::to_string);
     // Text parts side by side are one text (the text rule of `text_of`): a snapshot of a token
     // stream is then saved as the one text file its stream would give.
     let mut parts: Vec<Part> = Vec::new();
-    for p in parts_of(a).iter().filter_map(part_of) {
+    for p in wire.iter().filter_map(part_of) {
         match (parts.last_mut(), p) {
             (Some(Part::Text(prev)), Part::Text(t)) => prev.push_str(&t),
             (_, p) => parts.push(p),
@@ -495,26 +464,26 @@ fn artifact_of(a: &Value) -> Option<Artifact> {
     (!parts.is_empty()).then_some(Artifact { name, parts })
 }
 
-/// One part, as `a2a_mod_proto::read` reads any dialect's spelling; a file part that names no
-/// file is skipped.
-fn part_of(p: &Value) -> Option<Part> {
-    use a2a_mod_proto::read::{FileContent, Part as Read};
-    Some(match Read::read(p)? {
-        Read::Text(t) => Part::Text(t),
-        Read::Data(d) => Part::Data(d),
-        Read::File {
+/// One part as the results folder keeps it; a file part that names no file, and a part no
+/// dialect knows, are not kept (the text shows the latter).
+fn part_of(p: &WirePart) -> Option<Part> {
+    Some(match p {
+        WirePart::Text(t) => Part::Text(t.clone()),
+        WirePart::Data(d) => Part::Data(d.clone()),
+        WirePart::File {
             name,
             media_type,
             content,
         } => match content {
-            FileContent::Bytes(b) => bytes_part(name, media_type, b),
+            FileContent::Bytes(b) => bytes_part(name.clone(), media_type.clone(), b.clone()),
             FileContent::Url(url) => Part::Url {
-                filename: name,
-                media_type,
-                url,
+                filename: name.clone(),
+                media_type: media_type.clone(),
+                url: url.clone(),
             },
             FileContent::Neither => return None,
         },
+        WirePart::Other(_) => return None,
     })
 }
 
@@ -543,62 +512,72 @@ fn bytes_len(b64: &str) -> usize {
     }
 }
 
-fn id_of(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn parts_of(v: &Value) -> &[Value] {
-    v.get("parts")
-        .or_else(|| v.get("content"))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-fn message_text(m: &Value) -> String {
-    let parts = parts_of(m);
+fn message_text(m: &Message) -> String {
     // a2a-mod serve's question says in its line what its data part structures: the line alone.
-    let asks = m["extensions"].as_array().is_some_and(|e| {
-        e.iter()
-            .any(|u| u == a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION)
-    });
+    let asks = m
+        .extensions
+        .iter()
+        .any(|u| u == a2a_mod_core::task::TOOL_CONFIRMATION_EXTENSION);
     if asks {
-        let lines: Vec<Value> = parts
-            .iter()
-            .filter(|p| p.get("text").is_some_and(Value::is_string))
-            .cloned()
-            .collect();
+        let lines: Vec<WirePart> = m.parts.iter().filter(|p| p.is_text()).cloned().collect();
         let line = text_of(&lines).trim().to_string();
         // The structured part is what says a permission is asked: a line that does not say it
         // the way every reader knows (a newer or other server's words) is said again from it.
         if a2a_mod_core::status::approval_of(&line).is_none()
-            && let Some(asked) = parts.iter().find_map(permission_asked)
+            && let Some(asked) = m.parts.iter().find_map(permission_asked)
         {
             return asked;
         }
         return line;
     }
-    text_of(parts).trim().to_string()
+    text_of(&m.parts).trim().to_string()
+}
+
+/// The tool-confirmation extension's data part (`urn:a2a-mod:ext:tool-confirmation:v1`, as
+/// serve's `ask.rs` writes it), the part of it a reader needs.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Confirmation {
+    tool_call: ToolCall,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolCall {
+    tool_name: String,
+    #[serde(default)]
+    confirmation_request: Option<ConfirmationRequest>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct ConfirmationRequest {
+    execute_details: Option<Details>,
+    generic_details: Option<Details>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Details {
+    command: Option<String>,
+    description: Option<String>,
 }
 
 /// The permission a tool-confirmation data part asks, as serve's one line says it (`Claude wants
 /// to run Bash: rm -rf build. Reply allow, …`): the tool and what it would run, cleaned.
-fn permission_asked(part: &Value) -> Option<String> {
-    let call = part.get("data").unwrap_or(part).get("toolCall")?;
-    let tool = call.get("toolName")?.as_str()?;
-    let request = call.get("confirmationRequest");
-    let field = |k: &str, f: &str| request?.get(k)?.get(f)?.as_str();
+fn permission_asked(part: &WirePart) -> Option<String> {
+    let (WirePart::Data(v) | WirePart::Other(v)) = part else {
+        return None;
+    };
+    let call = Confirmation::deserialize(v).ok()?.tool_call;
+    let tool = call.tool_name.as_str();
+    let request = call.confirmation_request.unwrap_or_default();
+    let command = request.execute_details.and_then(|d| d.command);
+    let description = request.generic_details.and_then(|d| d.description);
     // What the step is, as serve shows one: `Bash: rm -rf build`, or the description given.
-    let step = match (
-        field("executeDetails", "command"),
-        field("genericDetails", "description"),
-    ) {
+    let step = match (command, description) {
         (Some(command), _) => format!("{tool}: {command}"),
-        (None, Some(what)) => what.to_string(),
+        (None, Some(what)) => what,
         (None, None) => tool.to_string(),
     };
     Some(one_line(
@@ -612,14 +591,12 @@ fn permission_asked(part: &Value) -> Option<String> {
 /// token stream kept as one part per chunk (a2a-sdk 1.x, Mastra) reads as the text its chunks
 /// make, exactly as the streamed chunks joined; each file or data part is a one-line summary on
 /// a line of its own, so nothing a worker returns is dropped silently.
-pub(crate) fn text_of(parts: &[Value]) -> String {
+pub(crate) fn text_of(parts: &[WirePart]) -> String {
     let mut out = String::new();
     let mut after_text = false;
     for p in parts {
-        let Some(piece) = render_part(p) else {
-            continue;
-        };
-        let is_text = p.get("text").is_some_and(Value::is_string);
+        let piece = render_part(p);
+        let is_text = p.is_text();
         if is_text && after_text {
             out.push_str(&piece);
             continue;
@@ -636,45 +613,29 @@ pub(crate) fn text_of(parts: &[Value]) -> String {
     out
 }
 
-fn render_part(p: &Value) -> Option<String> {
-    let kind = p.get("kind").and_then(Value::as_str);
-    if let Some(t) = p.get("text").and_then(Value::as_str)
-        && matches!(kind, None | Some("text"))
-    {
-        return Some(t.to_string());
+fn render_part(p: &WirePart) -> Cow<'_, str> {
+    match p {
+        WirePart::Text(t) => Cow::Borrowed(t),
+        WirePart::File {
+            name,
+            media_type,
+            content,
+        } => {
+            let (size, uri) = match content {
+                FileContent::Bytes(b) => (Some(bytes_len(b)), None),
+                FileContent::Url(u) => (None, Some(u.as_str())),
+                FileContent::Neither => (None, None),
+            };
+            Cow::Owned(file_summary(
+                name.as_deref(),
+                media_type.as_deref(),
+                size,
+                uri,
+            ))
+        }
+        WirePart::Data(d) => Cow::Owned(format!("[data: {}]", compact(d, 200))),
+        WirePart::Other(v) => Cow::Owned(format!("[part: {}]", compact(v, 200))),
     }
-    // v0.3 file part: {kind:"file", file:{name, mimeType, bytes|uri}}; v0.3 REST proto uses
-    // fileWithBytes/fileWithUri.
-    if let Some(f) = p.get("file").filter(|f| f.is_object()) {
-        let s = |k: &str| f.get(k).and_then(Value::as_str);
-        let size = s("bytes").or_else(|| s("fileWithBytes")).map(bytes_len);
-        let uri = s("uri").or_else(|| s("fileWithUri"));
-        return Some(file_summary(
-            s("name"),
-            s("mimeType").or_else(|| s("mediaType")),
-            size,
-            uri,
-        ));
-    }
-    let s = |k: &str| p.get(k).and_then(Value::as_str);
-    if let Some(raw) = s("raw") {
-        return Some(file_summary(
-            s("filename"),
-            s("mediaType"),
-            Some(bytes_len(raw)),
-            None,
-        ));
-    }
-    if let Some(u) = s("url") {
-        return Some(file_summary(s("filename"), s("mediaType"), None, Some(u)));
-    }
-    if let Some(d) = p.get("data") {
-        return Some(format!("[data: {}]", compact(d, 200)));
-    }
-    if p.as_object().is_some_and(|o| o.is_empty()) {
-        return None;
-    }
-    Some(format!("[part: {}]", compact(p, 200)))
 }
 
 fn file_summary(
@@ -724,65 +685,30 @@ pub(crate) enum RpcAnswer {
     Error { code: i64, message: String },
 }
 
-/// Checks the JSON-RPC 2.0 envelope and that it answers request `id`.
-pub(crate) fn parse_jsonrpc(v: &Value, id: u64) -> Result<RpcAnswer, Malformed> {
-    let obj = v.as_object().ok_or(Malformed::NotJsonRpc)?;
-    let is_rpc = obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-        || obj.contains_key("result")
-        || obj.contains_key("error");
-    if !is_rpc {
-        return Err(Malformed::NotJsonRpc);
-    }
-    let got = obj.get("id").unwrap_or(&Value::Null);
-    let matches = got.as_u64() == Some(id) || got.as_str() == Some(id.to_string().as_str());
-    if let Some(e) = obj.get("error").filter(|e| !e.is_null()) {
-        // A server that could not read our id answers errors with id null (JSON-RPC 2.0 §5).
-        if !matches && !got.is_null() {
-            return Err(Malformed::OtherRequest);
-        }
-        let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
-        let message = e
-            .get("message")
-            .and_then(Value::as_str)
-            .map(|m| one_line(m, 200))
-            .unwrap_or_default();
-        return Ok(RpcAnswer::Error { code, message });
-    }
-    if !matches {
-        return Err(Malformed::OtherRequest);
-    }
-    match obj.get("result") {
-        Some(r) if !r.is_null() => Ok(RpcAnswer::Result(r.clone())),
-        _ => Err(Malformed::NeitherResultNorError),
+/// Checks the JSON-RPC 2.0 envelope and that it answers request `id`; the error's message one
+/// clean bounded line.
+pub(crate) fn parse_jsonrpc(v: Value, id: u64) -> Result<RpcAnswer, Malformed> {
+    match Response::read(v, id) {
+        Ok(Response::Result(r)) => Ok(RpcAnswer::Result(r)),
+        Ok(Response::Error { code, message }) => Ok(RpcAnswer::Error {
+            code,
+            message: one_line(&message, 200),
+        }),
+        Err(NotAnAnswer::NotJsonRpc) => Err(Malformed::NotJsonRpc),
+        Err(NotAnAnswer::OtherRequest) => Err(Malformed::OtherRequest),
+        Err(NotAnAnswer::Neither) => Err(Malformed::NeitherResultNorError),
     }
 }
 
 pub(crate) use a2a_mod_proto::error::code_of_reason;
 
-/// A REST error body (`{"error":{code,status,message,details:[{reason}]}}`), as
-/// (status, reason, message).
-pub(crate) fn parse_rest_error(v: &Value) -> Option<(String, String, String)> {
-    let e = v.get("error").filter(|e| e.is_object())?;
-    let status = e
-        .get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let message = e
-        .get("message")
-        .and_then(Value::as_str)
-        .map(|m| one_line(m, 200))
-        .unwrap_or_default();
-    let reason = e
-        .get("details")
-        .and_then(Value::as_array)
-        .and_then(|d| {
-            d.iter()
-                .find_map(|x| x.get("reason").and_then(Value::as_str))
-        })
-        .unwrap_or("")
-        .to_string();
-    Some((status, reason, message))
+/// A REST error body (`{"error":{code,status,message,details:[{reason}]}}`), its message one
+/// clean bounded line.
+pub(crate) fn parse_rest_error(v: &Value) -> Option<RestError> {
+    RestError::read(v).map(|mut e| {
+        e.message = one_line(&e.message, 200);
+        e
+    })
 }
 
 #[cfg(test)]

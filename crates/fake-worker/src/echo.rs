@@ -11,50 +11,45 @@
 //! shapes are read (v1 `raw`/`url`/`data`/`text` + `filename`/`mediaType`; v0.3 `kind` +
 //! `file{bytes|uri, name, mimeType}`). Tests/peers/worker.py's `parts` answers the same format.
 
+use a2a_mod_proto::read::{FileContent, Message, Part};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
 /// The echo of `message`'s parts, in the task's context.
-pub(crate) fn summary(message: &Value, context_id: &str) -> String {
-    let parts = message
-        .get("parts")
-        .and_then(Value::as_array)
-        .map(|p| p.iter().map(part).collect::<Vec<_>>())
-        .unwrap_or_default();
+pub(crate) fn summary(message: &Message, context_id: &str) -> String {
+    let parts: Vec<Value> = message.parts.iter().map(part).collect();
     json!({ "contextId": context_id, "parts": parts }).to_string()
 }
 
-fn part(p: &Value) -> Value {
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+fn part(p: &Part) -> Value {
     let mut out = Map::new();
-    if let Some(t) = s(p, "text") {
-        out.insert("kind".into(), "text".into());
-        described(&mut out, t.as_bytes());
-    } else if let Some(f) = p.get("file").filter(|f| f.is_object()) {
-        out.insert("kind".into(), "file".into());
-        put(&mut out, "name", s(f, "name"));
-        put(&mut out, "mediaType", s(f, "mimeType"));
-        match (s(f, "bytes"), s(f, "uri")) {
-            (Some(b), _) => bytes(&mut out, &b),
-            (None, Some(u)) => put(&mut out, "url", Some(u)),
-            (None, None) => {}
+    match p {
+        Part::Text(t) => {
+            out.insert("kind".into(), "text".into());
+            described(&mut out, t.as_bytes());
         }
-    } else if let Some(raw) = s(p, "raw") {
-        out.insert("kind".into(), "file".into());
-        put(&mut out, "name", s(p, "filename"));
-        put(&mut out, "mediaType", s(p, "mediaType"));
-        bytes(&mut out, &raw);
-    } else if let Some(u) = s(p, "url") {
-        out.insert("kind".into(), "file".into());
-        put(&mut out, "name", s(p, "filename"));
-        put(&mut out, "mediaType", s(p, "mediaType"));
-        put(&mut out, "url", Some(u));
-    } else if let Some(d) = p.get("data") {
-        out.insert("kind".into(), "data".into());
-        out.insert("data".into(), d.clone());
-    } else {
-        out.insert("kind".into(), "unknown".into());
+        Part::File {
+            name,
+            media_type,
+            content,
+        } => {
+            out.insert("kind".into(), "file".into());
+            put(&mut out, "name", name.clone());
+            put(&mut out, "mediaType", media_type.clone());
+            match content {
+                FileContent::Bytes(b) => bytes(&mut out, b),
+                FileContent::Url(u) => put(&mut out, "url", Some(u.clone())),
+                FileContent::Neither => {}
+            }
+        }
+        Part::Data(d) => {
+            out.insert("kind".into(), "data".into());
+            out.insert("data".into(), d.clone());
+        }
+        Part::Other(_) => {
+            out.insert("kind".into(), "unknown".into());
+        }
     }
     Value::Object(out)
 }
@@ -104,6 +99,7 @@ mod tests {
             {"kind": "data", "data": {"value": [1, 2]}},
         ]});
         for (m, data) in [(v1, json!([1, 2])), (v03, json!({"value": [1, 2]}))] {
+            let m = Message::read(&m).unwrap();
             let s: Value = serde_json::from_str(&summary(&m, "c1")).unwrap();
             assert_eq!(s["contextId"], "c1");
             assert_eq!(s["parts"][0]["kind"], "text");

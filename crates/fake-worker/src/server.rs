@@ -7,6 +7,8 @@ use super::script::{HistoryEntry, Script, Snapshot, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
 use crate::options::{FakeWorkerOptions, RequestEvent, StreamMode};
 use a2a_mod_proto::Method;
+use a2a_mod_proto::params::Params;
+use a2a_mod_proto::read::{Message, Part};
 use a2a_mod_sys::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;
@@ -345,25 +347,21 @@ impl Outcome {
 
 /// The task a request names, for the log even when it is refused.
 fn task_hint(params: Option<&Value>) -> Option<String> {
-    let p = params?;
-    p.get("id")
-        .or_else(|| p.get("message").and_then(|m| m.get("taskId")))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    let p = Params::read(params?);
+    let in_message =
+        || Message::read(p.message?).and_then(|m| m.task_id.text().map(str::to_string));
+    p.id.text().map(str::to_string).or_else(in_message)
 }
 
 async fn rpc(State(sh): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let at = sh.arrival();
     let auth = auth_kind(&headers);
     let parsed: Option<Value> = serde_json::from_slice(&body).ok();
-    let method = parsed
-        .as_ref()
-        .and_then(|v| v.get("method"))
-        .and_then(Value::as_str)
-        .unwrap_or("invalid")
-        .to_string();
+    let named = parsed.as_ref().map(a2a_mod_proto::envelope::named);
+    let method =
+        (named.as_ref().and_then(|n| n.method.clone())).unwrap_or_else(|| "invalid".to_string());
     if !sh.authorized(&headers) {
-        let hint = task_hint(parsed.as_ref().and_then(|v| v.get("params")));
+        let hint = task_hint(named.and_then(|n| n.params));
         sh.record(at, &method, hint, auth, 401, None);
         return unauthorized(
             json!({"error": "unauthorized", "message": "missing or invalid bearer token"}),
@@ -712,100 +710,51 @@ fn dialect(
     Ok((op, d))
 }
 
-fn history_length(v: Option<&Value>) -> Option<usize> {
-    // A negative or non-integer length means "server default", which is all of it.
-    v.and_then(Value::as_u64)
-        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-}
-
-/// The message's text and id, checked against the dialect's shape: strict enough that a client
-/// sending v0.3 shapes to a v1 method (or the reverse) gets `-32602`, as the SDKs answer. The
-/// error is only shown (after `Invalid params: `), so `anyhow`, each message built whole.
-fn read_message(d: Dialect, m: &Value) -> anyhow::Result<(String, String)> {
-    let Some(m) = m.as_object() else {
-        return Err(anyhow::anyhow!("params.message must be an object"));
-    };
-    let message_id = m
-        .get("messageId")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| anyhow::anyhow!("message.messageId is required"))?;
-    let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
-    let want_role = match d {
-        Dialect::V1 => "ROLE_USER",
-        Dialect::V03 => "user",
-    };
-    if role != want_role {
-        return Err(anyhow::anyhow!(
-            "message.role must be \"{want_role}\", got \"{role}\""
-        ));
+/// The message's text and id, checked against the dialect's shape as the SDKs check it
+/// (`a2a_mod_proto::params::dialect_fault`): a client sending v0.3 shapes to a v1 method (or the
+/// reverse) gets `-32602`.
+fn read_message(d: Dialect, m: &Value) -> Result<(Message, String, String), String> {
+    if let Some(fault) = a2a_mod_proto::params::dialect_fault(d, m) {
+        return Err(fault);
     }
-    if d == Dialect::V03
-        && let Some(kind) = m.get("kind")
-        && kind != "message"
-    {
-        return Err(anyhow::anyhow!("message.kind must be \"message\""));
-    }
-    let parts = m
-        .get("parts")
-        .and_then(Value::as_array)
-        .filter(|p| !p.is_empty())
-        .ok_or_else(|| anyhow::anyhow!("message.parts must be a non-empty array"))?;
-    let mut texts = Vec::new();
-    for p in parts {
-        let kind = p.get("kind").and_then(Value::as_str);
-        match (d, kind) {
-            (Dialect::V1, Some(_)) => {
-                return Err(anyhow::anyhow!("v1 parts have no \"kind\" field"));
-            }
-            (Dialect::V03, None) => {
-                return Err(anyhow::anyhow!("v0.3 parts need a \"kind\" field"));
-            }
-            _ => {}
-        }
-        if let Some(t) = p.get("text").and_then(Value::as_str) {
-            texts.push(t);
-        }
-    }
-    Ok((message_id.to_string(), texts.join("\n")))
-}
-
-/// Whether a message has any part at all.
-fn has_parts(message: &Value) -> bool {
-    message
-        .get("parts")
-        .and_then(Value::as_array)
-        .is_some_and(|p| !p.is_empty())
+    let msg = Message::read(m).ok_or("params.message must be an object")?;
+    let message_id = msg.message_id.text().unwrap_or_default().to_string();
+    let texts: Vec<&str> = (msg.parts.iter())
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = texts.join("\n");
+    Ok((msg, message_id, text))
 }
 
 fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
-    let read = match params.get("message") {
-        Some(m) => read_message(d, m).map(|r| (m, r)),
-        None => Err(anyhow::anyhow!("params.message is required")),
+    let params = Params::read(params);
+    let read = match params.message {
+        Some(m) => read_message(d, m),
+        None => Err("params.message is required".to_string()),
     };
-    let (message, (message_id, text)) = match read {
+    let (msg, message_id, text) = match read {
         Ok(r) => r,
         Err(why) => {
             let why = format!("Invalid params: {why}");
             return error(id, Some(d), wire::INVALID_PARAMS, &why);
         }
     };
-    let config = params.get("configuration");
-    let non_blocking = non_blocking(d, config);
-    let hl = history_length(config.and_then(|c| c.get("historyLength")));
+    let non_blocking = params.non_blocking_in(d);
+    let hl = params.history_length;
     let entry = HistoryEntry {
         message_id,
         from_agent: false,
         text,
     };
     let mut tasks = lock(&sh.tasks);
-    let asked_elsewhere = message
-        .get("taskId")
-        .and_then(Value::as_str)
+    let asked_elsewhere = (msg.task_id.text())
         .and_then(|t| tasks.get(t))
         .filter(|rec| matches!(rec.script, Script::AskElsewhere(_)))
         .map(|rec| rec.context_id.clone());
-    let (rec, snap) = match message.get("taskId").and_then(Value::as_str) {
+    let (rec, snap) = match msg.task_id.text() {
         // A worker that ignores the taskId: the answer starts a new task in the same context.
         Some(_) if asked_elsewhere.is_some() => {
             let task_id = a2a_mod_sys::ids::uuid_v4();
@@ -848,12 +797,10 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
         }
         None => {
             let task_id = a2a_mod_sys::ids::uuid_v4();
-            let context_id = message
-                .get("contextId")
-                .and_then(Value::as_str)
+            let context_id = (msg.context_id.text())
                 .map(str::to_string)
                 .unwrap_or_else(a2a_mod_sys::ids::uuid_v4);
-            let script = script_of(sh, at, message, &entry.text, &context_id);
+            let script = script_of(sh, at, &msg, &entry.text, &context_id);
             let rec = TaskRecord {
                 id: task_id.clone(),
                 context_id,
@@ -874,17 +821,8 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
     }
 }
 
-/// Whether a send asks not to wait for the task (v1 `returnImmediately`, v0.3 `blocking: false`).
-fn non_blocking(d: Dialect, config: Option<&Value>) -> bool {
-    let flag = |name: &str| config.and_then(|c| c.get(name)).and_then(Value::as_bool);
-    match d {
-        Dialect::V1 => flag("returnImmediately") == Some(true),
-        Dialect::V03 => flag("blocking") == Some(false),
-    }
-}
-
 /// What a new task's first message asks the worker to do.
-fn script_of(sh: &Shared, at: Arrival, message: &Value, text: &str, context_id: &str) -> Script {
+fn script_of(sh: &Shared, at: Arrival, msg: &Message, text: &str, context_id: &str) -> Script {
     let mut script = Script::parse(text);
     if let Script::SlowUntil { unix_ms, words } = script {
         let now_unix = sh.start_unix_ms.saturating_add(at.since_ms as i64);
@@ -892,11 +830,11 @@ fn script_of(sh: &Shared, at: Arrival, message: &Value, text: &str, context_id: 
         script = Script::Slow { ms, words };
     }
     // A message of files or data alone is answered with what it held.
-    if text.is_empty() && has_parts(message) {
+    if text.is_empty() && !msg.parts.is_empty() {
         script = Script::Parts(String::new());
     }
     if let Script::Parts(echo) = &mut script {
-        *echo = super::echo::summary(message, context_id);
+        *echo = super::echo::summary(msg, context_id);
     }
     script
 }
@@ -919,7 +857,8 @@ fn record_new(
 
 /// A subscription: to a live task only (subscribing to an ended one is an error, as in the SDKs).
 fn subscribe(sh: &Shared, at: Arrival, d: Dialect, id: Value, params: &Value) -> Outcome {
-    let Some(task_id) = params.get("id").and_then(Value::as_str) else {
+    let params = Params::read(params);
+    let Some(task_id) = params.id.text() else {
         return error(
             &id,
             Some(d),
@@ -953,11 +892,9 @@ fn subscribe(sh: &Shared, at: Arrival, d: Dialect, id: Value, params: &Value) ->
 /// ListTasks: the tasks of `contextId` (or all), newest first, at most `pageSize` (default 50), as
 /// GetTask shows them without history; one page, so `nextPageToken` is empty.
 fn list(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Outcome {
-    let context = params.get("contextId").and_then(Value::as_str);
-    let page = params
-        .get("pageSize")
-        .and_then(Value::as_u64)
-        .map_or(50, |n| n.clamp(1, 100) as usize);
+    let params = Params::read(params);
+    let context = params.context_id.text();
+    let page = params.page_size.map_or(50, |n| n.clamp(1, 100) as usize);
     let tasks = lock(&sh.tasks);
     let mut mine: Vec<&TaskRecord> = tasks
         .values()
@@ -988,7 +925,8 @@ fn get_or_cancel(
     params: &Value,
     cancel: bool,
 ) -> Outcome {
-    let Some(task_id) = params.get("id").and_then(Value::as_str) else {
+    let params = Params::read(params);
+    let Some(task_id) = params.id.text() else {
         return error(
             id,
             Some(d),
@@ -1023,7 +961,7 @@ fn get_or_cancel(
         let why = format!("Task cannot be canceled: it is already {state}");
         return error(id, Some(d), wire::TASK_NOT_CANCELABLE, &why).about(task_id);
     }
-    let hl = history_length(params.get("historyLength"));
+    let hl = params.history_length;
     let snap = rec.snapshot(at.since_ms);
     Outcome::Reply {
         body: wire::rpc_result(id, wire::task(d, rec, &snap, hl, sh.start_unix_ms)),

@@ -63,10 +63,48 @@ pub fn request(body: &Value) -> Result<Request<'_>, (Value, RpcError)> {
     Ok(Request { id, method, params })
 }
 
+/// What a request names, read whether or not it passes the envelope check (a log names the
+/// method of a refused request too).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Named<'a> {
+    /// The method, when it is a string.
+    pub method: Option<String>,
+    /// The params, when they are an object.
+    pub params: Option<&'a Value>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct WireNamed<'a> {
+    #[serde(borrow)]
+    method: crate::lenient::Str<'a>,
+    params: crate::lenient::Obj<serde::de::IgnoredAny>,
+}
+
+/// [`Named`] of a body (nothing, for anything but an object).
+pub fn named(body: &Value) -> Named<'_> {
+    let Some(n) = crate::lenient::from_object::<WireNamed<'_>>(body) else {
+        return Named::default();
+    };
+    Named {
+        method: n.method.take(),
+        params: n.params.0.map(|_| &body["params"]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_refused_request_still_names_its_method() {
+        let v = json!({"method": "GetTask", "params": {"id": "t"}, "jsonrpc": "1.0"});
+        let n = named(&v);
+        assert_eq!(n.method.as_deref(), Some("GetTask"));
+        assert_eq!(n.params, Some(&json!({"id": "t"})));
+        assert_eq!(named(&json!({"method": 3, "params": []})), Named::default());
+    }
 
     #[test]
     fn the_envelope_and_its_refusals() {

@@ -3,13 +3,19 @@
 //! protocol change touches lives here once: the dialects and bindings ([`Wire`]), the methods
 //! ([`Method`], each with its JSON-RPC name per dialect), the error codes ([`error`]: one table,
 //! JSON-RPC code, `google.rpc` reason, REST status), the JSON-RPC envelope a server checks
-//! ([`envelope`]), and the shapes a server writes that both servers share ([`mod@write`]).
+//! ([`envelope`]), the shapes a server writes that both servers share ([`mod@write`]), and every
+//! shape a side reads, typed and lenient: a request's params ([`params`]), parts and messages
+//! ([`read`]), a card ([`mod@card`]), and a worker's answers ([`answer`]).
 //!
 //! Pure: values in, values out; no IO, no runtime (docs/a2a.md has the wire facts).
 
+pub mod answer;
+pub mod card;
 pub mod envelope;
 pub mod error;
+mod lenient;
 pub mod method;
+pub mod params;
 pub mod read;
 pub mod write;
 

@@ -8,10 +8,9 @@
 //! mimeType}`); v0.3's proto-JSON says `fileWithBytes`/`fileWithUri` and `content` for the parts,
 //! and a2a-sdk writes some bodies with the proto's own snake_case names (`message_id`).
 
+use crate::lenient::{List, Obj, Str, from_object};
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use std::borrow::Cow;
 
 /// One part, whatever spelled it.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +22,9 @@ pub enum Part {
         media_type: Option<String>,
         content: FileContent,
     },
+    /// An object no dialect calls a part (no text, file or data), kept as sent: a reader shows
+    /// it rather than drop it silently, a server skips it.
+    Other(Value),
 }
 
 /// Where a file part's bytes are.
@@ -36,32 +38,6 @@ pub enum FileContent {
     Neither,
 }
 
-/// A string field: its text, or nothing when the field holds anything else (and whether it
-/// held something else, for a server that must refuse that).
-#[derive(Debug, Default)]
-struct Str<'a> {
-    text: Option<Cow<'a, str>>,
-    other: bool,
-}
-
-impl<'a> Str<'a> {
-    fn get(&self) -> Option<&str> {
-        self.text.as_deref()
-    }
-
-    fn owned(&self) -> Option<String> {
-        self.text.as_deref().map(str::to_string)
-    }
-
-    fn field(&self) -> Field {
-        match (&self.text, self.other) {
-            (Some(t), _) => Field::Text(t.to_string()),
-            (None, true) => Field::NotText,
-            (None, false) => Field::Absent,
-        }
-    }
-}
-
 /// A field meant to hold a string (an id).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Field {
@@ -71,6 +47,15 @@ pub enum Field {
     Text(String),
     /// A number, an object, anything but a string.
     NotText,
+}
+
+/// What a string field held.
+pub(crate) fn field(s: &Str<'_>) -> Field {
+    match (s.get(), s.other) {
+        (Some(t), _) => Field::Text(t.to_string()),
+        (None, true) => Field::NotText,
+        (None, false) => Field::Absent,
+    }
 }
 
 impl Field {
@@ -87,66 +72,6 @@ impl Field {
             Field::Absent => other,
             f => f,
         }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Str<'a>, D::Error> {
-        struct Any;
-        /// Anything but a string: not text.
-        const OTHER: Option<Option<Cow<'static, str>>> = Some(None);
-        impl<'de> Visitor<'de> for Any {
-            // `None`: absent or null; `Some(None)`: not a string; `Some(Some(text))`.
-            type Value = Option<Option<Cow<'de, str>>>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-                Ok(Some(Some(Cow::Borrowed(s))))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-                Ok(Some(Some(Cow::Owned(s.to_string()))))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
-                Ok(Some(Some(Cow::Owned(s))))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(OTHER)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(OTHER)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(OTHER)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(OTHER)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-                d.deserialize_any(Any)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(OTHER)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(OTHER)
-            }
-        }
-        Ok(match d.deserialize_any(Any)? {
-            None => Str::default(),
-            Some(text) => Str {
-                other: text.is_none(),
-                text,
-            },
-        })
     }
 }
 
@@ -230,7 +155,7 @@ struct WirePart<'a> {
     text: Str<'a>,
     data: Option<Value>,
     #[serde(borrow)]
-    file: Option<WireFile<'a>>,
+    file: Obj<WireFile<'a>>,
     #[serde(borrow)]
     raw: Str<'a>,
     #[serde(borrow, flatten)]
@@ -238,10 +163,26 @@ struct WirePart<'a> {
 }
 
 impl Part {
-    /// Reads one part; `None` for what no dialect calls a part (no text, file or data).
+    /// Reads one part; `None` for anything but an object with something in it.
     pub fn read(v: &Value) -> Option<Part> {
-        // An object only: serde would read a struct from an array too, field by position.
-        let p = WirePart::deserialize(v.as_object().map(|_| v)?).ok()?;
+        let p: WirePart<'_> = from_object(v)?;
+        match p.part() {
+            Some(part) => Some(part),
+            None if v.as_object().is_some_and(|o| !o.is_empty()) => Some(Part::Other(v.clone())),
+            None => None,
+        }
+    }
+
+    /// Whether it is text.
+    pub fn is_text(&self) -> bool {
+        matches!(self, Part::Text(_))
+    }
+}
+
+impl WirePart<'_> {
+    /// The part it spells; `None` when it spells none (no text, file or data).
+    fn part(self) -> Option<Part> {
+        let p = self;
         let kind = p.kind.get();
         if let Some(t) = p.text.get()
             && matches!(kind, None | Some("text"))
@@ -257,7 +198,7 @@ impl Part {
                 (None, None) => FileContent::Neither,
             },
         };
-        if let Some(f) = &p.file {
+        if let Some(f) = &p.file.0 {
             return Some(file(f, f.bytes()));
         }
         match file(&p.top, p.raw.owned()) {
@@ -288,29 +229,16 @@ struct WireMessage<'a> {
     context_id_snake: Str<'a>,
     #[serde(borrow)]
     role: Str<'a>,
-    parts: Option<Vec<Value>>,
-    content: Option<Vec<Value>>,
-}
-
-/// Who wrote a message: its role alone, read without its parts.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct WireRole<'a> {
-    #[serde(borrow)]
-    role: Str<'a>,
+    parts: List<Value>,
+    content: List<Value>,
+    extensions: List<Str<'a>>,
 }
 
 fn agent_role(r: &str) -> bool {
     r.eq_ignore_ascii_case("agent") || r == "ROLE_AGENT"
 }
 
-/// Whether the agent wrote the message `v` (v0.3 `agent`, v1 `ROLE_AGENT`), its parts unread.
-pub fn is_agent_message(v: &Value) -> bool {
-    v.is_object() && WireRole::deserialize(v).is_ok_and(|m| m.role.get().is_some_and(agent_role))
-}
-
-/// What a message says: its ids, who wrote it, its parts (each as [`Part::read`] reads it, the
-/// ones it cannot in `unread`).
+/// What a message says: its ids, who wrote it, its parts (each as [`Part::read`] reads it).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Message {
     pub message_id: Field,
@@ -321,6 +249,8 @@ pub struct Message {
     pub parts: Vec<Part>,
     /// Whether it has a list of parts at all (`parts`, or proto-JSON's `content`).
     pub has_parts: bool,
+    /// The extensions it says it uses (their URIs).
+    pub extensions: Vec<String>,
 }
 
 impl Message {
@@ -336,16 +266,22 @@ impl Message {
 
     /// Reads a message; `None` for anything but an object.
     pub fn read(v: &Value) -> Option<Message> {
-        let m = WireMessage::deserialize(v.as_object().map(|_| v)?).ok()?;
-        let either = |a: &Str<'_>, b: &Str<'_>| a.field().or(b.field());
-        let parts = m.parts.or(m.content);
+        let m: WireMessage<'_> = from_object(v)?;
+        let either = |a: &Str<'_>, b: &Str<'_>| field(a).or(field(b));
+        let parts = if m.parts.present { m.parts } else { m.content };
         Some(Message {
             message_id: either(&m.message_id, &m.message_id_snake),
             task_id: either(&m.task_id, &m.task_id_snake),
             context_id: either(&m.context_id, &m.context_id_snake),
             role: m.role.owned(),
-            has_parts: parts.is_some(),
-            parts: parts.iter().flatten().filter_map(Part::read).collect(),
+            has_parts: parts.present,
+            parts: parts.items.iter().filter_map(Part::read).collect(),
+            extensions: m
+                .extensions
+                .items
+                .into_iter()
+                .filter_map(Str::take)
+                .collect(),
         })
     }
 }
@@ -417,7 +353,19 @@ mod tests {
                 json!({"kind": "data", "text": "x", "data": 1}),
                 Some(Part::Data(json!(1))),
             ),
-            (json!({"metadata": {}}), None),
+            (
+                json!({"metadata": {}}),
+                Some(Part::Other(json!({"metadata": {}}))),
+            ),
+            (json!({}), None),
+            (
+                json!({"kind": "file", "file": "x", "text": "t"}),
+                Some(Part::File {
+                    name: None,
+                    media_type: None,
+                    content: FileContent::Neither,
+                }),
+            ),
             (
                 json!({"kind": "file", "file": {"name": "x"}}),
                 Some(Part::File {
@@ -443,7 +391,10 @@ mod tests {
             (m.message_id.text(), m.context_id.text(), m.is_agent()),
             (Some("m"), Some("c"), true)
         );
-        assert_eq!(m.parts, [Part::Text("hi".into())]);
+        assert_eq!(
+            m.parts,
+            [Part::Text("hi".into()), Part::Other(json!({"bogus": 1}))]
+        );
         let m = Message::read(
             &json!({"kind": "message", "messageId": "m", "role": "user", "parts": []}),
         )
@@ -454,7 +405,15 @@ mod tests {
             Field::NotText
         );
         assert!(Message::read(&json!([1])).is_none());
-        assert!(is_agent_message(&json!({"role": "agent", "parts": 5})));
-        assert!(!is_agent_message(&json!({"role": "ROLE_USER"})));
+        assert!(
+            Message::read(&json!({"role": "agent", "parts": 5}))
+                .unwrap()
+                .is_agent()
+        );
+        assert!(
+            !Message::read(&json!({"role": "ROLE_USER"}))
+                .unwrap()
+                .is_agent()
+        );
     }
 }

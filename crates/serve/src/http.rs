@@ -14,6 +14,7 @@ use crate::guard::Guard;
 use crate::stream::{Reader, Streams};
 use crate::wire::{self, A2aError, Binding, Dialect, Wire};
 use a2a_mod_proto::Method as Op;
+use a2a_mod_proto::params::Params;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -320,16 +321,11 @@ async fn send_rest(
     w: Wire,
     op: Op,
 ) -> Response {
-    let mut p = match json_object(&body) {
+    // v0.3 REST names the message `request` (`Params` reads either).
+    let p = match json_object(&body) {
         Ok(p) => p,
         Err(e) => return rest_error(&e),
     };
-    // v0.3 REST names the message `request`.
-    if let Some(m) = p.get("request").cloned()
-        && p.get("message").is_none()
-    {
-        p["message"] = m;
-    }
     at.req(&owner).rest(w, op, &p).await
 }
 
@@ -542,8 +538,9 @@ impl Req<'_> {
     async fn op(&self, w: Wire, op: Op, params: &Value) -> Answer {
         let engine = &self.sv.engine;
         let agent = &self.agent.name;
+        let params = Params::read(params);
         let id = || {
-            wire::checked_id(params.get("id"), "params.id")?.ok_or_else(|| {
+            wire::checked_id(&params.id, "params.id")?.ok_or_else(|| {
                 A2aError::new(
                     wire::INVALID_PARAMS,
                     "Invalid params: params.id (the task id) is required",
@@ -552,7 +549,7 @@ impl Req<'_> {
         };
         match op {
             Op::Send | Op::Stream => {
-                let msg = match params.get("message").map(|m| wire::read_message(w, m)) {
+                let msg = match params.message.map(|m| wire::read_message(w, m)) {
                     Some(Ok(m)) => m,
                     Some(Err(e)) => return Answer::Error(e),
                     None => {
@@ -580,21 +577,17 @@ impl Req<'_> {
                         .reader(&live, true)
                         .map_or_else(Answer::Error, Answer::Stream);
                 }
-                let config = params.get("configuration");
-                let flag = |k: &str| config.and_then(|c| c.get(k)).and_then(Value::as_bool);
                 // Blocking is the default in both versions (the SDKs treat unset as blocking).
-                let blocking =
-                    flag("returnImmediately") != Some(true) && flag("blocking") != Some(false);
-                let t = if blocking {
-                    Engine::answered(&live).await
-                } else {
+                let t = if params.non_blocking() {
                     live.snapshot()
+                } else {
+                    Engine::answered(&live).await
                 };
-                let hl = history_length(config.and_then(|c| c.get("historyLength")));
+                let hl = params.history_length;
                 Answer::Value(wire::send_result(w, wire::task(w, &t, hl)))
             }
             Op::Get => {
-                let hl = history_length(params.get("historyLength"));
+                let hl = params.history_length;
                 id().and_then(|id| engine.get(self.owner, agent, &id))
                     .map(|t| wire::task(w, &t, hl))
                     .into()
@@ -624,11 +617,8 @@ impl Req<'_> {
                 "Push Notification is not supported",
             )),
             Op::List => {
-                let page = params
-                    .get("pageSize")
-                    .and_then(Value::as_u64)
-                    .map_or(50, |n| n.clamp(1, 100) as usize);
-                wire::checked_id(params.get("contextId"), "params.contextId")
+                let page = params.page_size.map_or(50, |n| n.clamp(1, 100) as usize);
+                wire::checked_id(&params.context_id, "params.contextId")
                     .and_then(|context| engine.list(self.owner, agent, context.as_deref(), page))
                     .map(|ts| wire::list(w, &ts, page))
                     .into()
@@ -640,12 +630,6 @@ impl Req<'_> {
 /// The methods serve answers (an extended card it has not).
 fn served(m: Op) -> bool {
     m != Op::ExtendedCard
-}
-
-/// A history length as asked: unset (or negative) is all of it.
-fn history_length(v: Option<&Value>) -> Option<usize> {
-    v.and_then(Value::as_u64)
-        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 fn rest_error(e: &A2aError) -> Response {

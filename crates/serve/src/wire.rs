@@ -54,20 +54,7 @@ const MAX_ID: usize = 128;
 
 /// An id a client names (a task, a context, a message): a key only, never a path, and echoed in
 /// answers and errors, so it must be a bounded plain id (no spaces, controls, quotes).
-pub fn checked_id(v: Option<&Value>, what: &str) -> Result<Option<String>, A2aError> {
-    use a2a_mod_proto::read::Field;
-    checked(
-        &match v {
-            None | Some(Value::Null) => Field::Absent,
-            Some(Value::String(s)) => Field::Text(s.clone()),
-            Some(_) => Field::NotText,
-        },
-        what,
-    )
-}
-
-/// [`checked_id`] of a field already read.
-fn checked(f: &a2a_mod_proto::read::Field, what: &str) -> Result<Option<String>, A2aError> {
+pub fn checked_id(f: &a2a_mod_proto::read::Field, what: &str) -> Result<Option<String>, A2aError> {
     use a2a_mod_proto::read::Field;
     match f {
         Field::Absent => Ok(None),
@@ -92,7 +79,7 @@ pub fn read_message(w: Wire, m: &Value) -> Result<Incoming, A2aError> {
     use a2a_mod_proto::read::{Message, Part};
     let bad = |why: &str| A2aError::new(INVALID_PARAMS, format!("Invalid params: {why}"));
     let msg = Message::read(m).ok_or_else(|| bad("message must be an object"))?;
-    let message_id = checked(&msg.message_id, "message.messageId")?
+    let message_id = checked_id(&msg.message_id, "message.messageId")?
         .ok_or_else(|| bad("message.messageId is required"))?;
     if msg.role.is_some() && !msg.is_user() {
         return Err(bad(
@@ -146,6 +133,8 @@ pub fn read_message(w: Wire, m: &Value) -> Result<Incoming, A2aError> {
                 }
                 files.push(f);
             }
+            // A part no dialect knows carries nothing a run could use.
+            Part::Other(_) => {}
         }
     }
     let text = texts.join("\n");
@@ -155,8 +144,8 @@ pub fn read_message(w: Wire, m: &Value) -> Result<Incoming, A2aError> {
     Ok(Incoming {
         message_id,
         text,
-        task_id: checked(&msg.task_id, "message.taskId")?,
-        context_id: checked(&msg.context_id, "message.contextId")?,
+        task_id: checked_id(&msg.task_id, "message.taskId")?,
+        context_id: checked_id(&msg.context_id, "message.contextId")?,
         files,
     })
 }
