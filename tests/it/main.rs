@@ -36,6 +36,7 @@ mod peers;
 mod poller;
 mod regression;
 mod serve;
+mod serve_conform;
 mod serve_peers;
 mod serve_safe;
 mod signed_cards;

@@ -1857,7 +1857,15 @@ mod serve_contract {
                 let names: Vec<_> = v.artifacts.iter().map(|a| a.name.clone()).collect();
                 assert_eq!(names.len(), 2, "the answer and the patch, {w:?}: {names:?}");
             }
-            let (listed, left_out) = parse_task_list(&serve::list(w, &[t.clone()], 50)).unwrap();
+            let page = serve::Page {
+                tasks: &[t.clone()],
+                page_size: 50,
+                total: 1,
+                next_token: String::new(),
+                history: None,
+                include_artifacts: true,
+            };
+            let (listed, left_out) = parse_task_list(&serve::list(w, &page)).unwrap();
             assert_eq!((listed.len(), left_out), (1, 0), "{w:?}");
         }
     }

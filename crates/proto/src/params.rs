@@ -4,8 +4,10 @@
 //! refuse it. And the strict check of a message's dialect that the SDKs make.
 
 use crate::Dialect;
+use crate::error::{INVALID_PARAMS, RpcError};
 use crate::lenient::{Flag, List, Obj, Present, Str, from_object};
 use crate::read::Field;
+use a2a_mod_core::task::TaskState;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -40,6 +42,28 @@ struct WireParams<'a> {
     history_length: Option<Value>,
     configuration: Obj<Configuration>,
     page_size: Option<Value>,
+    // The proto's own snake_case names, which proto-JSON readers must accept too (kept apart,
+    // not as aliases: a request with both spellings would be a duplicate field to serde).
+    #[serde(borrow, rename = "context_id")]
+    context_id_snake: Str<'a>,
+    #[serde(rename = "history_length")]
+    history_length_snake: Option<Value>,
+    #[serde(rename = "page_size")]
+    page_size_snake: Option<Value>,
+    // ListTasks' own.
+    #[serde(borrow)]
+    page_token: Str<'a>,
+    #[serde(borrow, rename = "page_token")]
+    page_token_snake: Str<'a>,
+    #[serde(borrow)]
+    status: Str<'a>,
+    #[serde(borrow)]
+    status_timestamp_after: Str<'a>,
+    #[serde(borrow, rename = "status_timestamp_after")]
+    status_timestamp_after_snake: Str<'a>,
+    include_artifacts: Option<Value>,
+    #[serde(rename = "include_artifacts")]
+    include_artifacts_snake: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -48,6 +72,10 @@ struct Configuration {
     return_immediately: Flag,
     blocking: Option<Value>,
     history_length: Option<Value>,
+    #[serde(rename = "return_immediately")]
+    return_immediately_snake: Flag,
+    #[serde(rename = "history_length")]
+    history_length_snake: Option<Value>,
 }
 
 /// A history length as asked: unset, negative or not a whole number is all of it.
@@ -68,14 +96,24 @@ impl<'a> Params<'a> {
             (false, true) => Some(&v["request"]),
             (false, false) => None,
         };
+        let field = crate::read::field;
+        let history_length = [
+            &config.history_length,
+            &config.history_length_snake,
+            &p.history_length,
+            &p.history_length_snake,
+        ]
+        .into_iter()
+        .find_map(Option::as_ref);
+        let page_size = p.page_size.as_ref().or(p.page_size_snake.as_ref());
         Params {
             message,
-            id: crate::read::field(&p.id),
-            context_id: crate::read::field(&p.context_id),
-            history_length: history(config.history_length.as_ref().or(p.history_length.as_ref())),
-            return_immediately: config.return_immediately.0,
+            id: field(&p.id),
+            context_id: field(&p.context_id).or(field(&p.context_id_snake)),
+            history_length: history(history_length),
+            return_immediately: config.return_immediately.0 || config.return_immediately_snake.0,
             blocking: config.blocking.as_ref().and_then(Value::as_bool),
-            page_size: p.page_size.as_ref().and_then(Value::as_u64),
+            page_size: page_size.and_then(Value::as_u64),
         }
     }
 
@@ -91,6 +129,90 @@ impl<'a> Params<'a> {
             Dialect::V1 => self.return_immediately,
             Dialect::V03 => self.blocking == Some(false),
         }
+    }
+}
+
+/// ListTasks' query, held to the bounds the spec gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListQuery {
+    /// As sent (a server refuses one that is not an id).
+    pub context_id: Field,
+    /// Only tasks in this state.
+    pub state: Option<TaskState>,
+    /// 1 to 100; 50 when not given.
+    pub page_size: usize,
+    /// Where the page starts: a `nextPageToken` the server gave.
+    pub page_token: Option<String>,
+    /// Each task's history, at most this many messages; `None` is none asked (a list carries none).
+    pub history_length: Option<usize>,
+    /// Only tasks whose status changed at or after this instant (RFC 3339, as sent).
+    pub updated_after: Option<String>,
+    /// With each task's artifacts (without them by default: the field is left out).
+    pub include_artifacts: bool,
+}
+
+impl ListQuery {
+    /// Reads and checks ListTasks' params; a value out of its bounds is `-32602`, with what
+    /// would be taken.
+    pub fn read(v: &Value) -> Result<ListQuery, RpcError> {
+        let bad = |why: &str| {
+            Err(RpcError::new(
+                INVALID_PARAMS,
+                format!("Invalid params: {why}"),
+            ))
+        };
+        let Some(p) = from_object::<WireParams<'_>>(v) else {
+            return Ok(ListQuery {
+                page_size: 50,
+                ..ListQuery::default()
+            });
+        };
+        let whole = |v: Option<&Value>| v.map(|v| v.as_i64().ok_or(()));
+        let page_size = match whole(p.page_size.as_ref().or(p.page_size_snake.as_ref())) {
+            None => 50,
+            Some(Ok(n @ 1..=100)) => usize::try_from(n).unwrap_or(50),
+            Some(_) => return bad("pageSize must be a whole number from 1 to 100"),
+        };
+        let history_length = match whole(
+            p.history_length
+                .as_ref()
+                .or(p.history_length_snake.as_ref()),
+        ) {
+            None => None,
+            Some(Ok(n)) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            Some(_) => return bad("historyLength must be a whole number, 0 or more"),
+        };
+        let include = p
+            .include_artifacts
+            .as_ref()
+            .or(p.include_artifacts_snake.as_ref());
+        let include_artifacts = match include {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return bad("includeArtifacts must be true or false"),
+        };
+        let state = match p.status.get().filter(|s| !s.is_empty()) {
+            None => None,
+            Some(s) => match TaskState::from_wire(s) {
+                TaskState::Unknown => {
+                    return bad("status must be a task state (TASK_STATE_WORKING…)");
+                }
+                st => Some(st),
+            },
+        };
+        let text =
+            |a: &Str<'_>, b: &Str<'_>| a.owned().or_else(|| b.owned()).filter(|s| !s.is_empty());
+        let context_id =
+            crate::read::field(&p.context_id).or(crate::read::field(&p.context_id_snake));
+        Ok(ListQuery {
+            context_id,
+            state,
+            page_size,
+            page_token: text(&p.page_token, &p.page_token_snake),
+            history_length,
+            updated_after: text(&p.status_timestamp_after, &p.status_timestamp_after_snake),
+            include_artifacts,
+        })
     }
 }
 
@@ -173,7 +295,56 @@ mod tests {
         assert_eq!(p.id, Field::NotText);
         assert_eq!(p.context_id, Field::Text("c".into()));
         assert_eq!((p.history_length, p.page_size), (None, Some(20)));
+        // The proto's own snake_case names read the same.
+        let v = json!({"context_id": "c", "history_length": 3, "page_size": 20,
+            "configuration": {"return_immediately": true}});
+        let p = Params::read(&v);
+        assert_eq!(p.context_id, Field::Text("c".into()));
+        assert_eq!((p.history_length, p.page_size), (Some(3), Some(20)));
+        assert!(p.return_immediately);
+        let both = json!({"contextId": "a", "context_id": "b"});
+        assert_eq!(Params::read(&both).context_id, Field::Text("a".into()));
         assert_eq!(Params::read(&json!([1])), Params::default());
+    }
+
+    #[test]
+    fn list_tasks_is_held_to_its_bounds() {
+        let q = ListQuery::read(&json!({})).unwrap();
+        assert_eq!(
+            (q.page_size, q.include_artifacts, q.history_length),
+            (50, false, None)
+        );
+        let q = ListQuery::read(
+            &json!({"context_id": "c", "page_size": 2, "status": "TASK_STATE_WORKING",
+            "pageToken": "t", "historyLength": 0, "statusTimestampAfter": "2026-01-01T00:00:00Z",
+            "include_artifacts": true}),
+        )
+        .unwrap();
+        assert_eq!(
+            q,
+            ListQuery {
+                context_id: Field::Text("c".into()),
+                state: Some(TaskState::Working),
+                page_size: 2,
+                page_token: Some("t".into()),
+                history_length: Some(0),
+                updated_after: Some("2026-01-01T00:00:00Z".into()),
+                include_artifacts: true,
+            }
+        );
+        for bad in [
+            json!({"pageSize": 0}),
+            json!({"pageSize": 101}),
+            json!({"pageSize": -1}),
+            json!({"pageSize": "ten"}),
+            json!({"pageSize": 2.5}),
+            json!({"historyLength": -1}),
+            json!({"includeArtifacts": "yes"}),
+            json!({"status": "TASK_STATE_NAPPING"}),
+        ] {
+            let e = ListQuery::read(&bad).unwrap_err();
+            assert_eq!(e.code, INVALID_PARAMS, "{bad}");
+        }
     }
 
     #[test]

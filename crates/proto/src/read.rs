@@ -67,7 +67,8 @@ impl Field {
         }
     }
 
-    fn or(self, other: Field) -> Field {
+    /// This, else `other` when this is absent.
+    pub fn or(self, other: Field) -> Field {
         match self {
             Field::Absent => other,
             f => f,

@@ -435,7 +435,7 @@ impl Reading {
             ("usage", "usage"),
         ] {
             if let Some(x) = v.get(from).filter(|x| !x.is_null()) {
-                meta.insert(k.into(), x.clone());
+                meta.insert(k.into(), camel_keys(x));
             }
         }
         if let Some(m) = &self.model {
@@ -464,9 +464,48 @@ fn str_of(v: &Value, k: &str) -> Option<String> {
     v.get(k).and_then(Value::as_str).map(str::to_string)
 }
 
+/// `v` with every object key in camelCase (`cache_read_input_tokens` → `cacheReadInputTokens`):
+/// what serve writes is A2A JSON, camelCase throughout, whatever Claude Code's own keys are.
+fn camel_keys(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let mut key = String::with_capacity(k.len());
+                    let mut upper = false;
+                    for c in k.chars() {
+                        match c {
+                            '_' if !key.is_empty() => upper = true,
+                            c if upper => {
+                                key.extend(c.to_uppercase());
+                                upper = false;
+                            }
+                            c => key.push(c),
+                        }
+                    }
+                    (key, camel_keys(v))
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(camel_keys).collect()),
+        v => v.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_keys_are_camel_case() {
+        let usage = json!({"input_tokens": 3, "cache_creation": {"ephemeral_5m_input_tokens": 0},
+            "server_tool_use": [{"web_search_requests": 1}], "service_tier": "standard"});
+        assert_eq!(
+            camel_keys(&usage),
+            json!({"inputTokens": 3, "cacheCreation": {"ephemeral5mInputTokens": 0},
+                "serverToolUse": [{"webSearchRequests": 1}], "serviceTier": "standard"})
+        );
+    }
 
     fn read_all(lines: &[Value]) -> Vec<Report> {
         let mut r = Reading::default();

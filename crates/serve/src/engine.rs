@@ -10,7 +10,7 @@
 use crate::task::{Event, Grants, Msg, Reply, Report, Task, Update, running};
 use crate::wire::{self, A2aError, Incoming};
 use a2a_mod_core::task::TaskState;
-use a2a_mod_store::served::{ServedContext, ServedStore, ServedTask};
+use a2a_mod_store::served::{ListFilter, ServedContext, ServedStore, ServedTask};
 use anyhow::Result;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -93,6 +93,14 @@ pub trait Executor: Send + Sync + 'static {
         stop: watch::Receiver<bool>,
         replies: mpsc::UnboundedReceiver<Reply>,
     ) -> BoxFuture<'static, ()>;
+}
+
+/// A page of ListTasks: its tasks, how many match in all, and where the next page starts (the
+/// last task's `updated_ms` and id, as the store orders them) when there is one.
+pub struct Listed {
+    pub tasks: Vec<Task>,
+    pub total: usize,
+    pub next: Option<(i64, String)>,
 }
 
 /// A task a run may still change: its state, every change in order (for the streams), and the
@@ -327,22 +335,30 @@ impl Engine {
     }
 
     /// ListTasks: newest first, live ones as they are now.
+    /// A page of ListTasks.
     pub fn list(
         &self,
         owner: &str,
         agent: &str,
-        context: Option<&str>,
+        f: &ListFilter<'_>,
         page: usize,
-    ) -> Result<Vec<Task>, A2aError> {
-        let rows = lock(&self.store)
-            .list(agent, owner, context, page)
+    ) -> Result<Listed, A2aError> {
+        let (mut rows, total) = lock(&self.store)
+            .list(agent, owner, f, page + 1)
             .map_err(internal)?;
-        rows.iter()
+        let more = rows.len() > page;
+        rows.truncate(page);
+        let next = more
+            .then(|| rows.last().map(|r| (r.updated_ms, r.id.clone())))
+            .flatten();
+        let tasks = rows
+            .iter()
             .map(|r| match self.live(&r.id) {
                 Some(l) => Ok(l.snapshot()),
                 None => task_of(r).map_err(internal),
             })
-            .collect()
+            .collect::<Result<_, _>>()?;
+        Ok(Listed { tasks, total, next })
     }
 
     /// A new task for `msg`, queued for a run; returns it as it is now (`submitted`).

@@ -14,7 +14,8 @@ use crate::guard::Guard;
 use crate::stream::{Reader, Streams};
 use crate::wire::{self, A2aError, Binding, Dialect, Wire};
 use a2a_mod_proto::Method as Op;
-use a2a_mod_proto::params::Params;
+use a2a_mod_proto::params::{ListQuery, Params};
+use a2a_mod_store::served::ListFilter;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -50,6 +51,9 @@ pub struct Server {
     pub tokens: Vec<Token>,
     /// `http://host:port`, as the cards name it.
     pub origin: String,
+    /// When it started, as an HTTP date: the cards' `Last-Modified` (a card changes only with a
+    /// restart, which reads the config again).
+    pub started: String,
     pub max_body: usize,
     /// A body that sends nothing for this long is given up on.
     pub body_stall: Duration,
@@ -190,20 +194,20 @@ fn agent_routes(prefix: &str, at: At) -> axum::Router {
         r = r
             .route(
                 &path(&format!("{v}/message:send")),
-                post(move |at, owner, body| send_rest(at, owner, body, w, Op::Send)),
+                post(move |at, owner, v, body| send_rest(at, owner, v, body, w, Op::Send)),
             )
             .route(
                 &path(&format!("{v}/message:stream")),
-                post(move |at, owner, body| send_rest(at, owner, body, w, Op::Stream)),
+                post(move |at, owner, v, body| send_rest(at, owner, v, body, w, Op::Stream)),
             )
             .route(
                 &path(&format!("{v}/tasks")),
-                get(move |at, owner, q| list_rest(at, owner, q, w)),
+                get(move |at, owner, v, q| list_rest(at, owner, v, q, w)),
             )
             .route(
                 &path(&format!("{v}/tasks/{{task}}")),
-                get(move |at, owner, task, q| task_rest(at, owner, task, q, w, false))
-                    .post(move |at, owner, task, q| task_rest(at, owner, task, q, w, true)),
+                get(move |at, owner, v, task, q| task_rest(at, owner, v, task, q, w, false))
+                    .post(move |at, owner, v, task, q| task_rest(at, owner, v, task, q, w, true)),
             );
     }
     r.with_state(at)
@@ -242,8 +246,33 @@ async fn healthz() -> Response {
     axum::Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})).into_response()
 }
 
+/// The card, cacheable: `Cache-Control` with a max-age, an `ETag` of its bytes (a request that
+/// names it gets 304) and `Last-Modified`, the server's start.
 async fn card(State(at): State<At>, headers: HeaderMap) -> Response {
-    axum::Json(at.sv.card(&at.agent, at.at_root, &headers)).into_response()
+    let body = at.sv.card(&at.agent, at.at_root, &headers).to_string();
+    let digest: [u8; 32] = Sha256::digest(body.as_bytes()).into();
+    let tag: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    let etag = format!("\"{tag}\"");
+    let cached = (headers.get(header::IF_NONE_MATCH))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let mut r = if cached {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    };
+    let h = r.headers_mut();
+    let value = |s: &str| header::HeaderValue::from_str(s).ok();
+    for (name, v) in [
+        (header::CACHE_CONTROL, value("public, max-age=300")),
+        (header::ETAG, value(&etag)),
+        (header::LAST_MODIFIED, value(&at.sv.started)),
+    ] {
+        if let Some(v) = v {
+            h.insert(name, v);
+        }
+    }
+    r
 }
 
 /// Who a request comes from, by its bearer token (`Server::owner`); a request without a valid
@@ -309,14 +338,53 @@ impl At {
     }
 }
 
-async fn rpc(State(at): State<At>, owner: Owner, Bounded(body): Bounded) -> Response {
-    at.req(&owner).rpc(&body).await
+async fn rpc(
+    State(at): State<At>,
+    owner: Owner,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    Bounded(body): Bounded,
+) -> Response {
+    let asked = a2a_mod_proto::asked_version(version_of(&headers, &uri).as_deref());
+    at.req(&owner).rpc(&body, asked).await
+}
+
+/// `A2A-Version` from the header, else the query parameter of that name.
+fn version_of(headers: &HeaderMap, uri: &axum::http::Uri) -> Option<String> {
+    if let Some(v) = headers.get("a2a-version") {
+        return Some(String::from_utf8_lossy(v.as_bytes()).into_owned());
+    }
+    #[derive(serde::Deserialize)]
+    struct Q {
+        #[serde(rename = "A2A-Version")]
+        version: Option<String>,
+    }
+    Query::<Q>::try_from_uri(uri).ok().and_then(|q| q.0.version)
+}
+
+/// The version an HTTP+JSON request asks for, checked first: one serve does not speak is
+/// refused with `VersionNotSupported` (HTTP 400) before anything else is read.
+struct Asked;
+
+impl axum::extract::FromRequestParts<At> for Asked {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &At,
+    ) -> Result<Asked, Response> {
+        match a2a_mod_proto::asked_version(version_of(&parts.headers, &parts.uri).as_deref()) {
+            Ok(_) => Ok(Asked),
+            Err(e) => Err(rest_error(&e)),
+        }
+    }
 }
 
 /// `POST …/message:send` and `…/message:stream`.
 async fn send_rest(
     State(at): State<At>,
     owner: Owner,
+    _: Asked,
     Bounded(body): Bounded,
     w: Wire,
     op: Op,
@@ -329,14 +397,19 @@ async fn send_rest(
     at.req(&owner).rest(w, op, &p).await
 }
 
-/// The query parameters of `GET …/tasks` and `GET …/tasks/{id}`, percent-decoded; a number that
-/// does not read is left unset, as before.
+/// The query parameters of `GET …/tasks` and `GET …/tasks/{id}`, percent-decoded: ListTasks'
+/// passed on as JSON-RPC would carry them (and checked there), GetTask's history length read
+/// as a number or left unset.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TaskQuery {
     context_id: Option<String>,
     page_size: Option<String>,
     history_length: Option<String>,
+    status: Option<String>,
+    page_token: Option<String>,
+    status_timestamp_after: Option<String>,
+    include_artifacts: Option<String>,
 }
 
 fn query(q: Result<Query<TaskQuery>, QueryRejection>) -> TaskQuery {
@@ -350,24 +423,44 @@ fn number(v: Option<&String>) -> Option<u64> {
 async fn list_rest(
     State(at): State<At>,
     owner: Owner,
+    _: Asked,
     q: Result<Query<TaskQuery>, QueryRejection>,
     w: Wire,
 ) -> Response {
     let q = query(q);
-    let mut p = json!({});
-    if let Some(c) = q.context_id {
-        p["contextId"] = c.into();
+    // As JSON-RPC would carry them: a number or a flag as such, anything else as the text it is
+    // (which ListTasks then refuses, saying what it takes).
+    let typed = |s: String| match (s.parse::<i64>(), s.as_str()) {
+        (Ok(n), _) => Value::from(n),
+        (_, "true") => Value::Bool(true),
+        (_, "false") => Value::Bool(false),
+        _ => Value::String(s),
+    };
+    let mut p = serde_json::Map::new();
+    for (k, v) in [
+        ("contextId", q.context_id.map(Value::String)),
+        ("status", q.status.map(Value::String)),
+        ("pageToken", q.page_token.map(Value::String)),
+        (
+            "statusTimestampAfter",
+            q.status_timestamp_after.map(Value::String),
+        ),
+        ("pageSize", q.page_size.map(typed)),
+        ("historyLength", q.history_length.map(typed)),
+        ("includeArtifacts", q.include_artifacts.map(typed)),
+    ] {
+        if let Some(v) = v {
+            p.insert(k.into(), v);
+        }
     }
-    if let Some(n) = number(q.page_size.as_ref()) {
-        p["pageSize"] = n.into();
-    }
-    at.req(&owner).rest(w, Op::List, &p).await
+    at.req(&owner).rest(w, Op::List, &Value::Object(p)).await
 }
 
 /// `GET …/tasks/{id}`, `POST …/tasks/{id}:cancel`, `GET|POST …/tasks/{id}:subscribe`.
 async fn task_rest(
     State(at): State<At>,
     owner: Owner,
+    _: Asked,
     Path(task): Path<String>,
     q: Result<Query<TaskQuery>, QueryRejection>,
     w: Wire,
@@ -470,8 +563,9 @@ impl Req<'_> {
         e
     }
 
-    async fn rpc(&self, body: &Bytes) -> Response {
-        let reply = |id: &Value, e: A2aError| axum::Json(e.rpc(id)).into_response();
+    async fn rpc(&self, body: &Bytes, asked: Result<Option<Dialect>, A2aError>) -> Response {
+        // A v1 error carries its ErrorInfo in `data` (a v0.3 method's is plain, as 0.3 wrote it).
+        let reply = |id: &Value, e: A2aError| axum::Json(e.rpc_v1(id)).into_response();
         let Ok(body) = serde_json::from_slice::<Value>(body) else {
             return reply(
                 &Value::Null,
@@ -483,6 +577,9 @@ impl Req<'_> {
             Err((id, e)) => return reply(&id, e),
         };
         let id = req.id;
+        if let Err(e) = asked {
+            return reply(&id, e);
+        }
         let Some((op, dialect)) = Op::from_rpc(req.method).filter(|(m, _)| served(*m)) else {
             let shown = a2a_mod_core::text::one_line(req.method, 64);
             return reply(
@@ -498,6 +595,7 @@ impl Req<'_> {
         };
         match self.op(w, op, params).await {
             Answer::Value(v) => axum::Json(wire::rpc_result(&id, v)).into_response(),
+            Answer::Error(e) if dialect == Dialect::V03 => axum::Json(e.rpc(&id)).into_response(),
             Answer::Error(e) => reply(&id, e),
             Answer::Stream(reader) => crate::stream::response(reader, w, Some(id)),
         }
@@ -515,7 +613,9 @@ impl Req<'_> {
     /// One operation, whichever binding it came by.
     /// SubscribeToTask of a task its owner may see: a reader of its events while it runs.
     fn subscribe(&self, t: &crate::task::Task) -> Answer {
-        match self.sv.engine.live(&t.id).filter(|_| t.state.is_live()) {
+        // Any task a run may still change: one waiting for an answer too (its stream goes on
+        // through the answer to the end).
+        match (self.sv.engine.live(&t.id)).filter(|_| crate::task::running(t.state)) {
             Some(live) => match self
                 .sv
                 .streams
@@ -538,6 +638,7 @@ impl Req<'_> {
     async fn op(&self, w: Wire, op: Op, params: &Value) -> Answer {
         let engine = &self.sv.engine;
         let agent = &self.agent.name;
+        let raw = params;
         let params = Params::read(params);
         let id = || {
             wire::checked_id(&params.id, "params.id")?.ok_or_else(|| {
@@ -616,15 +717,75 @@ impl Req<'_> {
                 a2a_mod_proto::error::PUSH_NOTIFICATION_NOT_SUPPORTED,
                 "Push Notification is not supported",
             )),
-            Op::List => {
-                let page = params.page_size.map_or(50, |n| n.clamp(1, 100) as usize);
-                wire::checked_id(&params.context_id, "params.contextId")
-                    .and_then(|context| engine.list(self.owner, agent, context.as_deref(), page))
-                    .map(|ts| wire::list(w, &ts, page))
-                    .into()
-            }
+            Op::List => self.list(w, raw).into(),
         }
     }
+}
+
+impl Req<'_> {
+    /// ListTasks: a page of this token's tasks at the agent, the most recently changed first.
+    fn list(&self, w: Wire, params: &Value) -> Result<Value, A2aError> {
+        let q = ListQuery::read(params)?;
+        let bad = |why: &str| A2aError::new(wire::INVALID_PARAMS, format!("Invalid params: {why}"));
+        let context = wire::checked_id(&q.context_id, "params.contextId")?;
+        let updated_after_ms = match &q.updated_after {
+            None => None,
+            Some(t) => Some(unix_ms(t).ok_or_else(|| {
+                bad("statusTimestampAfter must be an RFC 3339 time (2026-01-31T09:00:00Z)")
+            })?),
+        };
+        let after = match &q.page_token {
+            None => None,
+            Some(t) => Some(page_cursor(t).ok_or_else(|| {
+                bad("pageToken is not one this server gave — leave it out for the first page")
+            })?),
+        };
+        let state = q.state.map(|s| s.as_str());
+        let f = ListFilter {
+            context_id: context.as_deref(),
+            state,
+            updated_after_ms,
+            after: after.as_ref().map(|(ms, id)| (*ms, id.as_str())),
+        };
+        let page = (self.sv.engine).list(self.owner, &self.agent.name, &f, q.page_size)?;
+        Ok(wire::list(
+            w,
+            &wire::Page {
+                tasks: &page.tasks,
+                page_size: q.page_size,
+                total: page.total,
+                next_token: (page.next)
+                    .map(|(ms, id)| page_token(ms, &id))
+                    .unwrap_or_default(),
+                history: q.history_length,
+                include_artifacts: q.include_artifacts,
+            },
+        ))
+    }
+}
+
+/// RFC 3339 as Unix milliseconds.
+fn unix_ms(t: &str) -> Option<i64> {
+    let at = time::OffsetDateTime::parse(t.trim(), &time::format_description::well_known::Rfc3339)
+        .ok()?;
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// A next page's token: where it starts (the last task's `updated_ms` and id), opaque to the
+/// client; [`page_cursor`] reads it back.
+fn page_token(ms: i64, id: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ms}:{id}"))
+}
+
+fn page_cursor(token: &str) -> Option<(i64, String)> {
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token.trim())
+        .ok()?;
+    let (ms, id) = std::str::from_utf8(&raw).ok()?.split_once(':')?;
+    let ms = ms.parse().ok()?;
+    a2a_mod_core::bounds::plain_id(id).then(|| (ms, id.to_string()))
 }
 
 /// The methods serve answers (an extended card it has not).

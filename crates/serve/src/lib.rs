@@ -93,6 +93,7 @@ impl Serving {
             agents,
             tokens,
             origin,
+            started: httpdate::fmt_http_date(std::time::SystemTime::now()),
             max_body: options.max_body,
             body_stall: options.conn.header_timeout,
             guard: guard::Guard::new(

@@ -35,6 +35,8 @@ pub struct Streams {
 pub struct Reader {
     streams: Arc<Streams>,
     live: Arc<Live>,
+    /// The stream of the send that made the task (else a subscription).
+    first: bool,
 }
 
 impl Drop for Reader {
@@ -119,6 +121,7 @@ impl Ticket {
         Ok(Reader {
             streams: self.streams.clone(),
             live: live.clone(),
+            first,
         })
     }
 }
@@ -163,7 +166,13 @@ pub fn response(reader: Reader, w: Wire, rpc_id: Option<Value>) -> Response {
     if start.has_answer {
         task.answer = marker().to_string();
     }
-    let done = !task.state.is_live();
+    // A send's stream ends where the task ends or waits; a subscription to a task that waits
+    // for an answer goes on through the answer (it asked to follow the task on from there).
+    let done = if reader.first {
+        !task.state.is_live()
+    } else {
+        !crate::task::running(task.state)
+    };
     let head = frame(
         wire::send_result(w, wire::task(w, &task, Some(0))),
         rpc_id.as_ref(),

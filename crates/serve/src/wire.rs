@@ -337,11 +337,36 @@ pub fn update(w: Wire, t: &Task, ev: &Event) -> Value {
     write::event(w, kind, body)
 }
 
+/// A page of ListTasks, as asked.
+pub struct Page<'a> {
+    pub tasks: &'a [Task],
+    pub page_size: usize,
+    /// How many tasks match in all.
+    pub total: usize,
+    /// Empty on the last page.
+    pub next_token: String,
+    /// Each task's history, at most this many messages (none when not asked).
+    pub history: Option<usize>,
+    /// Without them the field is left out, not empty (the spec's rule).
+    pub include_artifacts: bool,
+}
+
 /// ListTasks' answer.
-pub fn list(w: Wire, tasks: &[Task], page: usize) -> Value {
+pub fn list(w: Wire, p: &Page<'_>) -> Value {
+    let tasks: Vec<Value> = (p.tasks.iter())
+        .map(|t| {
+            let mut v = task(w, t, Some(p.history.unwrap_or(0)));
+            if !p.include_artifacts
+                && let Some(o) = v.as_object_mut()
+            {
+                o.remove("artifacts");
+            }
+            v
+        })
+        .collect();
     json!({
-        "tasks": tasks.iter().map(|t| task(w, t, Some(0))).collect::<Vec<_>>(),
-        "nextPageToken": "", "pageSize": page, "totalSize": tasks.len(),
+        "tasks": tasks, "nextPageToken": p.next_token, "pageSize": p.page_size,
+        "totalSize": p.total,
     })
 }
 

@@ -61,6 +61,17 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE contexts ADD COLUMN dirs TEXT NOT NULL DEFAULT '[]';",
 ];
 
+/// Which of an agent's tasks a page of ListTasks holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListFilter<'a> {
+    pub context_id: Option<&'a str>,
+    /// The state as the store keeps it (`TaskState::as_str`).
+    pub state: Option<&'a str>,
+    pub updated_after_ms: Option<i64>,
+    /// The page starts after this task (its `updated_ms` and id): the last of the page before.
+    pub after: Option<(i64, &'a str)>,
+}
+
 /// One served task as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServedTask {
@@ -170,29 +181,47 @@ impl ServedStore {
             .optional()?)
     }
 
-    /// An agent's tasks for one owner, newest first, at most `limit`, of one context if named.
+    /// A page of an agent's tasks for one owner (ListTasks): the most recently changed first,
+    /// at most `limit`, after the cursor when there is one; and how many match in all.
     pub fn list(
         &self,
         agent: &str,
         owner: &str,
-        context_id: Option<&str>,
+        f: &ListFilter<'_>,
         limit: usize,
-    ) -> Result<Vec<ServedTask>> {
+    ) -> Result<(Vec<ServedTask>, usize)> {
+        const MATCH: &str = "agent = ?1 AND owner = ?2 AND (?3 IS NULL OR context_id = ?3)
+               AND (?4 IS NULL OR state = ?4) AND (?5 IS NULL OR updated_ms >= ?5)";
+        let total: i64 = self
+            .conn
+            .prepare_cached(&format!("SELECT COUNT(*) FROM tasks WHERE {MATCH}"))?
+            .query_row(
+                params![agent, owner, f.context_id, f.state, f.updated_after_ms],
+                |r| r.get(0),
+            )?;
         let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE agent = ?1 AND owner = ?2
-               AND (?3 IS NULL OR context_id = ?3)
-             ORDER BY created_ms DESC, id DESC LIMIT ?4"
+            "SELECT {COLUMNS} FROM tasks WHERE {MATCH}
+               AND (?6 IS NULL OR updated_ms < ?6 OR (updated_ms = ?6 AND id < ?7))
+             ORDER BY updated_ms DESC, id DESC LIMIT ?8"
         ))?;
+        let (before_ms, before_id) = f
+            .after
+            .map_or((None, None), |(ms, id)| (Some(ms), Some(id)));
         let rows = st.query_map(
             params![
                 agent,
                 owner,
-                context_id,
+                f.context_id,
+                f.state,
+                f.updated_after_ms,
+                before_ms,
+                before_id,
                 i64::try_from(limit).unwrap_or(i64::MAX)
             ],
             task_of,
         )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let tasks = rows.collect::<rusqlite::Result<_>>()?;
+        Ok((tasks, usize::try_from(total).unwrap_or(0)))
     }
 
     /// The tasks a run was changing when the server stopped.
@@ -319,6 +348,58 @@ mod tests {
         }
     }
 
+    /// ListTasks' page: the most recently changed first, after the cursor, by context, state and
+    /// time, with the count of all that match.
+    #[test]
+    fn a_page_of_tasks_by_cursor_context_state_and_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = ServedStore::open(&dir.path().join("build.db")).unwrap();
+        s.put(&task("a", "c1", 1, false)).unwrap();
+        s.put(&task("b", "c1", 2, true)).unwrap();
+        s.put(&task("c", "c2", 3, false)).unwrap();
+        let ids =
+            |v: (Vec<ServedTask>, usize)| (v.0.into_iter().map(|t| t.id).collect::<Vec<_>>(), v.1);
+        let all = ListFilter::default();
+        let c1 = ListFilter {
+            context_id: Some("c1"),
+            ..all
+        };
+        assert_eq!(
+            ids(s.list("build", "local", &all, 10).unwrap()),
+            (vec!["c".to_string(), "b".into(), "a".into()], 3)
+        );
+        assert_eq!(
+            ids(s.list("build", "local", &c1, 1).unwrap()),
+            (vec!["b".into()], 2)
+        );
+        // The next page starts after the last one's (updated_ms, id).
+        let next = ListFilter {
+            after: Some((2, "b")),
+            ..c1
+        };
+        assert_eq!(
+            ids(s.list("build", "local", &next, 1).unwrap()),
+            (vec!["a".into()], 2)
+        );
+        let working = ListFilter {
+            state: Some("working"),
+            ..all
+        };
+        assert_eq!(
+            ids(s.list("build", "local", &working, 10).unwrap()),
+            (vec!["b".into()], 1)
+        );
+        let since = ListFilter {
+            updated_after_ms: Some(2),
+            ..all
+        };
+        assert_eq!(
+            ids(s.list("build", "local", &since, 10).unwrap()),
+            (vec!["c".into(), "b".into()], 2)
+        );
+        assert!(s.list("build", "other", &all, 10).unwrap().0.is_empty());
+    }
+
     #[test]
     fn tasks_and_contexts_survive_a_reopen() {
         let dir = tempfile::tempdir().unwrap();
@@ -348,14 +429,20 @@ mod tests {
         let s = ServedStore::open(&path).unwrap();
         assert_eq!(s.get("b").unwrap(), Some(task("b", "c1", 2, true)));
         assert_eq!(s.get("nope").unwrap(), None);
-        let ids = |v: Vec<ServedTask>| v.into_iter().map(|t| t.id).collect::<Vec<_>>();
+        let all = ListFilter::default();
+        let listed = s.list("build", "local", &all, 10).unwrap().0;
         assert_eq!(
-            ids(s.list("build", "local", None, 10).unwrap()),
+            listed.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
             ["c", "b", "a"]
         );
-        assert_eq!(ids(s.list("build", "local", Some("c1"), 1).unwrap()), ["b"]);
-        assert!(s.list("build", "other", None, 10).unwrap().is_empty());
-        assert_eq!(ids(s.live().unwrap()), ["b"]);
+        assert_eq!(
+            s.live()
+                .unwrap()
+                .iter()
+                .map(|t| t.id.as_str())
+                .collect::<Vec<_>>(),
+            ["b"]
+        );
         let c1 = s.context("local", "build", "c1").unwrap().unwrap();
         assert_eq!(c1.session_id, "s1");
         assert_eq!(c1.allowed, ["Bash(rm -rf build)"]);
