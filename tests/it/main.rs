@@ -39,6 +39,7 @@ mod serve;
 mod serve_conform;
 mod serve_peers;
 mod serve_safe;
+mod serve_tck;
 mod signed_cards;
 mod statusline;
 mod stream;

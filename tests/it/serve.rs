@@ -160,6 +160,19 @@ pub(crate) fn http_text(
     body: Option<String>,
     headers: &[(&str, String)],
 ) -> (u16, String) {
+    let body = body.map(|b| (b, "application/json"));
+    let (status, _, text) = request(method, url, body, headers);
+    (status, text)
+}
+
+/// One HTTP request (blocking) with a body of its content type: the status, the response's
+/// headers and its body.
+pub(crate) fn request(
+    method: &str,
+    url: &str,
+    body: Option<(String, &str)>,
+    headers: &[(&str, String)],
+) -> (u16, reqwest::header::HeaderMap, String) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -171,23 +184,65 @@ pub(crate) fn http_text(
         for (k, v) in headers {
             r = r.header(*k, v);
         }
-        if let Some(b) = body {
-            r = r.header("content-type", "application/json").body(b);
+        if let Some((b, content_type)) = body {
+            r = r.header("content-type", content_type).body(b);
         }
         let resp = r.send().await.expect("request to serve");
         let status = resp.status().as_u16();
-        (status, resp.text().await.unwrap_or_default())
+        let head = resp.headers().clone();
+        (status, head, resp.text().await.unwrap_or_default())
     })
 }
 
 /// The data lines of an SSE response, each as JSON, read to the stream's end.
 pub(crate) fn sse(url: &str, body: Value, headers: &[(&str, String)]) -> Vec<Value> {
-    let (status, text) = http_text("POST", url, Some(body.to_string()), headers);
-    assert_eq!(status, 200, "{text}");
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|_| panic!("not JSON: {d}")))
-        .collect()
+    sse_then(url, body, headers, || {})
+}
+
+/// The events of an SSE request read to the stream's end, and `then` called once the first
+/// event is in (so what it does happens while the stream is open).
+pub(crate) fn sse_then(
+    url: &str,
+    body: Value,
+    headers: &[(&str, String)],
+    then: impl FnOnce(),
+) -> Vec<Value> {
+    use futures::StreamExt as _;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut r = reqwest::Client::new()
+            .post(url)
+            .timeout(LONG)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        for (k, v) in headers {
+            r = r.header(*k, v);
+        }
+        let resp = r.send().await.expect("stream request to serve");
+        assert_eq!(resp.status(), 200);
+        let mut bytes = resp.bytes_stream();
+        let mut text = String::new();
+        let mut then = Some(then);
+        while let Some(chunk) = bytes.next().await {
+            text.push_str(&String::from_utf8_lossy(
+                &chunk.expect("the stream's bytes"),
+            ));
+            if text.contains("\n\n")
+                && let Some(f) = then.take()
+            {
+                // Blocking is fine here: what serve writes meanwhile waits in the socket.
+                f();
+            }
+        }
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| serde_json::from_str(d.trim()).unwrap())
+            .collect()
+    })
 }
 
 /// The server side: a fake model answering `script`, and Claude Code's environment for it.

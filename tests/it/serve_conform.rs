@@ -5,7 +5,7 @@
 //! writes, and a subscription to a task that waits for an answer.
 
 use crate::fake::model_api::{Reply, Rule, Script};
-use crate::serve::{LONG, Serve, client, http, server_env};
+use crate::serve::{Serve, client, http, request, server_env, sse_then};
 use crate::util::{append_config, send_json};
 use serde_json::{Value, json};
 
@@ -54,31 +54,17 @@ fn error_info(details: &Value) -> (String, String) {
     )
 }
 
-/// A status, and the named response headers.
+/// A GET's status, and the named response headers.
 fn get_headers(
     url: &str,
     headers: &[(&str, String)],
     names: &[&str],
 ) -> (u16, Vec<Option<String>>) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut r = reqwest::Client::new().get(url).timeout(LONG);
-        for (k, v) in headers {
-            r = r.header(*k, v);
-        }
-        let resp = r.send().await.expect("request to serve");
-        let got = names
-            .iter()
-            .map(|n| {
-                let v = resp.headers().get(*n)?;
-                Some(v.to_str().ok()?.to_string())
-            })
-            .collect();
-        (resp.status().as_u16(), got)
-    })
+    let (status, head, _) = request("GET", url, None, headers);
+    let got = (names.iter())
+        .map(|n| Some(head.get(*n)?.to_str().ok()?.to_string()))
+        .collect();
+    (status, got)
 }
 
 #[test]
@@ -179,6 +165,54 @@ fn versions_errors_snake_case_and_the_cacheable_card() {
         "page_size read"
     );
 
+    // Each A2A error with the HTTP status of the spec's table: a cancel of a finished task is
+    // 409; push notification configs (not served) are 400 on every route.
+    let (s, body) = http(
+        "POST",
+        &format!("{}/tasks/{first}:cancel", serve.url),
+        Some("{}".into()),
+        &v1(),
+    );
+    assert_eq!(s, 409, "{body}");
+    assert_eq!(
+        error_info(&body["error"]["details"]).0,
+        "TASK_NOT_CANCELABLE"
+    );
+    let configs = format!("{}/tasks/{first}/pushNotificationConfigs", serve.url);
+    for (method, url, body) in [
+        ("GET", configs.clone(), None),
+        (
+            "POST",
+            configs.clone(),
+            Some(json!({"url": "https://example.com/hook"}).to_string()),
+        ),
+        ("GET", format!("{configs}/c1"), None),
+        ("DELETE", format!("{configs}/c1"), None),
+    ] {
+        let (s, r) = http(method, &url, body, &v1());
+        assert_eq!(s, 400, "{method} {url}: {r}");
+        assert_eq!(
+            error_info(&r["error"]["details"]).0,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED"
+        );
+    }
+    // A body not declared JSON: 415, with the A2A error of its binding.
+    let text_plain = |url: &str| {
+        let (s, _, body) = request("POST", url, Some(("{}".into(), "text/plain")), &v1());
+        (
+            s,
+            serde_json::from_str::<Value>(&body).unwrap_or(Value::Null),
+        )
+    };
+    let (s, r) = text_plain(&format!("{}/", serve.url));
+    assert_eq!((s, r["error"]["code"].clone()), (415, json!(-32005)), "{r}");
+    let (s, r) = text_plain(&format!("{}/message:send", serve.url));
+    assert_eq!(s, 415, "{r}");
+    assert_eq!(
+        error_info(&r["error"]["details"]).0,
+        "CONTENT_TYPE_NOT_SUPPORTED"
+    );
+
     // The card is cacheable: a max-age, an ETag that a conditional request is answered 304 to,
     // and Last-Modified.
     let card = format!("{}/.well-known/agent-card.json", serve.url);
@@ -205,47 +239,6 @@ fn versions_errors_snake_case_and_the_cacheable_card() {
     assert_eq!(h[1].as_deref(), Some(etag.as_str()));
     let (s, _) = get_headers(&card, &[("If-None-Match", "\"other\"".into())], &names);
     assert_eq!(s, 200);
-}
-
-/// The events of an SSE request read to the stream's end, and `then` called once the first
-/// event is in (so what it does happens while the stream is open).
-fn sse_then(url: &str, body: Value, headers: &[(&str, String)], then: impl FnOnce()) -> Vec<Value> {
-    use futures::StreamExt as _;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut r = reqwest::Client::new()
-            .post(url)
-            .timeout(LONG)
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        for (k, v) in headers {
-            r = r.header(*k, v);
-        }
-        let resp = r.send().await.expect("stream request to serve");
-        assert_eq!(resp.status(), 200);
-        let mut bytes = resp.bytes_stream();
-        let mut text = String::new();
-        let mut then = Some(then);
-        while let Some(chunk) = bytes.next().await {
-            text.push_str(&String::from_utf8_lossy(
-                &chunk.expect("the stream's bytes"),
-            ));
-            if text.contains("\n\n")
-                && let Some(f) = then.take()
-            {
-                // Blocking is fine here: what serve writes meanwhile waits in the socket.
-                f();
-            }
-        }
-        text.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| serde_json::from_str(d.trim()).unwrap())
-            .collect()
-    })
 }
 
 /// A subscription to a task that waits for an answer is served, over both bindings, and goes on

@@ -30,7 +30,7 @@ const TABLE: [(i64, &str, u16, &str); 14] = [
     (
         TASK_NOT_CANCELABLE,
         "TASK_NOT_CANCELABLE",
-        400,
+        409,
         "FAILED_PRECONDITION",
     ),
     (
@@ -48,13 +48,13 @@ const TABLE: [(i64, &str, u16, &str); 14] = [
     (
         CONTENT_TYPE_NOT_SUPPORTED,
         "CONTENT_TYPE_NOT_SUPPORTED",
-        400,
+        415,
         "INVALID_ARGUMENT",
     ),
     (
         INVALID_AGENT_RESPONSE,
         "INVALID_AGENT_RESPONSE",
-        500,
+        502,
         "INTERNAL",
     ),
     (
@@ -114,7 +114,7 @@ impl RpcError {
         }
     }
 
-    /// The REST status and `google.rpc` status name (the SDKs' mapping; a code outside the
+    /// The REST status and `google.rpc` status name (the v1.0 spec's table, §5.4; a code outside the
     /// table is a bad argument).
     pub fn http(&self) -> (u16, &'static str) {
         row(self.code).map_or((400, "INVALID_ARGUMENT"), |r| (r.2, r.3))
@@ -174,10 +174,20 @@ mod tests {
         let e = RpcError::new(TASK_NOT_FOUND, "Task not found: x");
         assert_eq!(e.rest()["error"]["code"], 404);
         assert_eq!(e.rest()["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
-        assert_eq!(
-            RpcError::new(TASK_NOT_CANCELABLE, "").http(),
-            (400, "FAILED_PRECONDITION")
-        );
+        // The v1.0 spec's table (§5.4).
+        for (code, status) in [
+            (TASK_NOT_FOUND, 404),
+            (TASK_NOT_CANCELABLE, 409),
+            (PUSH_NOTIFICATION_NOT_SUPPORTED, 400),
+            (UNSUPPORTED_OPERATION, 400),
+            (CONTENT_TYPE_NOT_SUPPORTED, 415),
+            (INVALID_AGENT_RESPONSE, 502),
+            (EXTENDED_AGENT_CARD_NOT_CONFIGURED, 400),
+            (EXTENSION_SUPPORT_REQUIRED, 400),
+            (VERSION_NOT_SUPPORTED, 400),
+        ] {
+            assert_eq!(RpcError::new(code, "").http().0, status, "{code}");
+        }
         assert_eq!(e.rpc(&json!(7))["error"]["code"], -32001);
         assert!(e.rpc(&json!(7))["error"].get("data").is_none());
         assert_eq!(

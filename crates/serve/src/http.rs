@@ -65,6 +65,12 @@ pub struct Server {
 const LOCAL: &str = "local";
 
 impl Server {
+    /// Whether JSON-RPC is POSTed to `path`: the root, or an agent's URL.
+    fn is_rpc_path(&self, path: &str) -> bool {
+        let name = path.trim_matches('/');
+        name.is_empty() || self.agents.iter().any(|a| a.name == name)
+    }
+
     /// The owner a request's token names; `None` is a refusal.
     fn owner(&self, headers: &HeaderMap) -> Option<String> {
         if self.tokens.is_empty() {
@@ -208,6 +214,22 @@ fn agent_routes(prefix: &str, at: At) -> axum::Router {
                 &path(&format!("{v}/tasks/{{task}}")),
                 get(move |at, owner, v, task, q| task_rest(at, owner, v, task, q, w, false))
                     .post(move |at, owner, v, task, q| task_rest(at, owner, v, task, q, w, true)),
+            )
+            .route(
+                &path(&format!("{v}/tasks/{{task}}/pushNotificationConfigs")),
+                get(move |at, owner, v, ids| push_rest(at, owner, v, ids, w, Op::ListPushConfigs))
+                    .post(move |at, owner, v, ids| {
+                        push_rest(at, owner, v, ids, w, Op::CreatePushConfig)
+                    }),
+            )
+            .route(
+                &path(&format!(
+                    "{v}/tasks/{{task}}/pushNotificationConfigs/{{config}}"
+                )),
+                get(move |at, owner, v, ids| push_rest(at, owner, v, ids, w, Op::GetPushConfig))
+                    .delete(move |at, owner, v, ids| {
+                        push_rest(at, owner, v, ids, w, Op::DeletePushConfig)
+                    }),
             );
     }
     r.with_state(at)
@@ -232,6 +254,15 @@ async fn guarded(
             req.method(),
             a2a_mod_core::text::one_line(req.uri().path(), 80)
         );
+        if r.status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            // The A2A error of its binding: a JSON-RPC one where JSON-RPC is POSTed.
+            let e = A2aError::new(a2a_mod_proto::error::CONTENT_TYPE_NOT_SUPPORTED, r.message);
+            return if sv.is_rpc_path(req.uri().path()) {
+                (r.status, axum::Json(e.rpc_v1(&Value::Null))).into_response()
+            } else {
+                rest_error(&e)
+            };
+        }
         return status_error(r.status, &r.message);
     }
     next.run(req).await
@@ -454,6 +485,23 @@ async fn list_rest(
         }
     }
     at.req(&owner).rest(w, Op::List, &Value::Object(p)).await
+}
+
+/// `…/tasks/{id}/pushNotificationConfigs[/{configId}]`: a task's push notification configs.
+async fn push_rest(
+    State(at): State<At>,
+    owner: Owner,
+    _: Asked,
+    Path(ids): Path<Vec<(String, String)>>,
+    w: Wire,
+    op: Op,
+) -> Response {
+    let mut p = serde_json::Map::new();
+    for (k, v) in ids {
+        let key = if k == "task" { "taskId" } else { "id" };
+        p.insert(key.into(), Value::String(v));
+    }
+    at.req(&owner).rest(w, op, &Value::Object(p)).await
 }
 
 /// `GET …/tasks/{id}`, `POST …/tasks/{id}:cancel`, `GET|POST …/tasks/{id}:subscribe`.

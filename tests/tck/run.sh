@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs the A2A TCK against `a2a-mod serve` and, as the yardstick, against the a2a-sdk 1.3 peer
+# worker (tests/peers/worker.py), at `--level must` and `--level should` over JSON-RPC and
+# HTTP+JSON, and compares the two: exit 1 when the SDK passes a test serve does not.
+#
+# The TCK is no package: it runs from a copy of github:a2aproject/a2a-tck (branch 1.0-dev) beside
+# the repository, named by A2A_TCK_DIR; without one this prints one line and exits 0. Its
+# dependencies are installed (pinned, tests/tck/requirements.txt) into $A2A_PEERS_DIR/venv-tck.
+# serve runs an exec agent (a shell line that answers at once), on 127.0.0.1, no token: the TCK
+# sends none. Reports land in $A2A_TCK_OUT (default target/tck).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+if [ -z "${A2A_TCK_DIR:-}" ] || [ ! -f "${A2A_TCK_DIR}/run_tck.py" ]; then
+    echo "tests/tck/run.sh: skipped: A2A_TCK_DIR names no copy of github:a2aproject/a2a-tck (branch 1.0-dev)"
+    exit 0
+fi
+peers="${A2A_PEERS_DIR:-$repo/target/peers}"
+out="${A2A_TCK_OUT:-$repo/target/tck}"
+bin="${A2A_MOD_BIN:-$repo/target/debug/a2a-mod}"
+python="${A2A_PEERS_PYTHON:-python3}"
+mkdir -p "$out"
+
+venv="$peers/venv-tck"
+stamp="$venv/.requirements"
+if ! cmp -s "$here/requirements.txt" "$stamp" 2>/dev/null; then
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+    cp "$here/requirements.txt" "$stamp"
+fi
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Reads a server's first stdout line (its URL) as soon as it is written.
+first_line() {
+    local file="$1" i
+    for i in $(seq 1 300); do
+        if [ -s "$file" ]; then
+            head -n 1 "$file"
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "tests/tck/run.sh: $file: no URL within 30 s" >&2
+    return 1
+}
+
+mkdir -p "$work/home" "$work/agent"
+printf 'read -r line; printf "Hello from TCK"\n' >"$work/agent/agent.sh"
+cat >"$work/home/config.toml" <<TOML
+[serve.agents.tck]
+dir = "$work/agent"
+exec = ["/bin/sh", "agent.sh"]
+TOML
+A2A_MOD_HOME="$work/home" "$bin" serve --listen 127.0.0.1:0 >"$work/serve.out" 2>"$out/serve.log" &
+pids+=($!)
+"$peers/venv-v1/bin/python" "$repo/tests/peers/worker.py" --rest >"$work/sdk.out" 2>"$out/sdk.log" &
+pids+=($!)
+serve_url="$(first_line "$work/serve.out")"
+serve_root="${serve_url%/tck}"
+sdk_url="$(first_line "$work/sdk.out")"
+
+status=0
+for level in must should; do
+    for side in sdk serve; do
+        url="$sdk_url"
+        [ "$side" = serve ] && url="$serve_root"
+        (cd "$A2A_TCK_DIR" && "$venv/bin/python" run_tck.py --sut-host "$url" --level "$level" \
+            --transport jsonrpc,http_json -- --webhook-host=127.0.0.1 -q -p no:cacheprovider \
+            >"$out/$side-$level.log" 2>&1) || true
+        cp "$A2A_TCK_DIR/reports/junitreport.xml" "$out/$side-$level.xml"
+    done
+    "$venv/bin/python" "$here/compare.py" "$level" "$out/sdk-$level.xml" "$out/serve-$level.xml" || status=1
+done
+exit "$status"
