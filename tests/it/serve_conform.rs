@@ -6,23 +6,13 @@
 
 use crate::fake::model_api::{Reply, Rule, Script};
 use crate::serve::{Serve, client, http, request, server_env, sse_then};
-use crate::util::{append_config, send_json};
+use crate::serve_safe::exec_agent;
+use crate::util::send_json;
 use serde_json::{Value, json};
 
 /// An exec agent that answers `got: <the message>`.
 fn echo_agent(env: &crate::peers::claude::ClaudeEnv) -> Serve {
-    std::fs::write(
-        env.cwd.join("agent.sh"),
-        "read -r line; echo \"got: $line\"\n",
-    )
-    .unwrap();
-    append_config(
-        &env.home.a2a_home(),
-        &format!(
-            "\n[serve.agents.sh]\ndir = {:?}\nexec = [\"/bin/sh\", \"agent.sh\"]\n",
-            env.cwd.display().to_string()
-        ),
-    );
+    exec_agent(env, "read -r line; echo \"got: $line\"\n", "");
     Serve::spawn(env, &[], &[])
 }
 

@@ -362,7 +362,7 @@ fn open_fds(pid: u32) -> usize {
 }
 
 /// An `exec` agent `sh agent.sh` in `env`'s project dir, with `[serve]` keys `serve_keys`.
-fn exec_agent(env: &crate::peers::claude::ClaudeEnv, script: &str, serve_keys: &str) {
+pub(crate) fn exec_agent(env: &crate::peers::claude::ClaudeEnv, script: &str, serve_keys: &str) {
     std::fs::write(env.cwd.join("agent.sh"), script).unwrap();
     append_config(
         &env.home.a2a_home(),

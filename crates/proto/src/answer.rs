@@ -12,6 +12,7 @@
 use crate::lenient::{Flag, Id, List, Obj, Present, Str, from_object, from_owned};
 use crate::read::{Message, Part};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// A task as a worker tells it.
@@ -122,9 +123,7 @@ impl Task {
             history: t.history.items.iter().filter_map(Message::read).collect(),
         })
     }
-}
 
-impl Task {
     /// Reads a GetTask or CancelTask answer: the task, or a `{task: …}` wrapping it.
     pub fn read_answer(v: &Value) -> Option<Task> {
         match shape(v) {
@@ -171,26 +170,19 @@ pub enum SendAnswer {
     Neither,
 }
 
-impl<'de> Deserialize<'de> for IsObject {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<IsObject, D::Error> {
-        Ok(IsObject(
-            Obj::<serde::de::IgnoredAny>::deserialize(d)?.0.is_some(),
-        ))
-    }
-}
-
-/// Whether a field holds an object.
-#[derive(Default)]
-struct IsObject(bool);
-
+/// The wrappers and tags of an answer or event object, read once, without what they wrap.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
-struct Wrappers {
-    task: IsObject,
-    message: IsObject,
-    msg: IsObject,
-    status_update: IsObject,
-    artifact_update: IsObject,
+struct Wrappers<'a> {
+    task: Obj<IgnoredAny>,
+    message: Obj<IgnoredAny>,
+    msg: Obj<IgnoredAny>,
+    status_update: Obj<IgnoredAny>,
+    artifact_update: Obj<IgnoredAny>,
+    #[serde(borrow)]
+    kind: Str<'a>,
+    status: Present,
+    message_id: Present,
 }
 
 /// Which shape an answer or event object is, and where its content is.
@@ -199,50 +191,47 @@ enum Shape<'v> {
     Message(&'v Value),
     Status(&'v Value),
     Artifact(&'v Value),
-    /// No wrapper and no known tag: an untagged object (`status`, `messageId` tell).
-    Bare,
+    /// No wrapper and no known tag: an untagged object, and whether it has a `status` and a
+    /// `messageId` (which tell a bare task from a bare message).
+    Bare {
+        status: bool,
+        message_id: bool,
+    },
 }
 
 fn shape(v: &Value) -> Shape<'_> {
-    let Some(w) = from_object::<Wrappers>(v) else {
-        return Shape::Bare;
+    let Some(w) = from_object::<Wrappers<'_>>(v) else {
+        return Shape::Bare {
+            status: false,
+            message_id: false,
+        };
     };
     let inner = |k: &str| &v[k];
-    if w.task.0 {
+    if w.task.0.is_some() {
         return Shape::Task(inner("task"));
     }
-    if w.message.0 {
+    if w.message.0.is_some() {
         return Shape::Message(inner("message"));
     }
-    if w.msg.0 {
+    if w.msg.0.is_some() {
         return Shape::Message(inner("msg"));
     }
-    if w.status_update.0 {
+    if w.status_update.0.is_some() {
         return Shape::Status(inner("statusUpdate"));
     }
-    if w.artifact_update.0 {
+    if w.artifact_update.0.is_some() {
         return Shape::Artifact(inner("artifactUpdate"));
     }
-    match from_object::<Kind<'_>>(v)
-        .and_then(|k| k.kind.take())
-        .as_deref()
-    {
+    match w.kind.get() {
         Some("task") => Shape::Task(v),
         Some("message") => Shape::Message(v),
         Some("status-update") => Shape::Status(v),
         Some("artifact-update") => Shape::Artifact(v),
-        _ => Shape::Bare,
+        _ => Shape::Bare {
+            status: w.status.0,
+            message_id: w.message_id.0,
+        },
     }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Kind<'a> {
-    #[serde(borrow)]
-    kind: Str<'a>,
-    status: Present,
-    #[serde(rename = "messageId")]
-    message_id: Present,
 }
 
 impl SendAnswer {
@@ -255,11 +244,11 @@ impl SendAnswer {
             Shape::Task(t) => task(t),
             Shape::Message(m) => message(m),
             Shape::Status(_) | Shape::Artifact(_) => SendAnswer::Neither,
-            Shape::Bare => match from_object::<Kind<'_>>(v) {
-                Some(k) if k.status.0 => task(v),
-                Some(k) if k.message_id.0 => message(v),
-                _ => SendAnswer::Neither,
-            },
+            Shape::Bare { status: true, .. } => task(v),
+            Shape::Bare {
+                message_id: true, ..
+            } => message(v),
+            Shape::Bare { .. } => SendAnswer::Neither,
         }
     }
 }
@@ -338,7 +327,7 @@ impl Event {
                     append: u.append.0,
                 })
             }
-            Shape::Bare => Event::Other,
+            Shape::Bare { .. } => Event::Other,
         }
     }
 }

@@ -467,24 +467,11 @@ fn str_of(v: &Value, k: &str) -> Option<String> {
 /// `v` with every object key in camelCase (`cache_read_input_tokens` → `cacheReadInputTokens`):
 /// what serve writes is A2A JSON, camelCase throughout, whatever Claude Code's own keys are.
 fn camel_keys(v: &Value) -> Value {
+    use heck::ToLowerCamelCase as _;
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
-                .map(|(k, v)| {
-                    let mut key = String::with_capacity(k.len());
-                    let mut upper = false;
-                    for c in k.chars() {
-                        match c {
-                            '_' if !key.is_empty() => upper = true,
-                            c if upper => {
-                                key.extend(c.to_uppercase());
-                                upper = false;
-                            }
-                            c => key.push(c),
-                        }
-                    }
-                    (key, camel_keys(v))
-                })
+                .map(|(k, v)| (k.to_lower_camel_case(), camel_keys(v)))
                 .collect(),
         ),
         Value::Array(a) => Value::Array(a.iter().map(camel_keys).collect()),

@@ -768,9 +768,7 @@ impl Req<'_> {
             Op::List => self.list(w, raw).into(),
         }
     }
-}
 
-impl Req<'_> {
     /// ListTasks: a page of this token's tasks at the agent, the most recently changed first.
     fn list(&self, w: Wire, params: &Value) -> Result<Value, A2aError> {
         let q = ListQuery::read(params)?;
