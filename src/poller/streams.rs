@@ -271,7 +271,9 @@ async fn stream(
         Ok(Followed::Declined(A2aError::TaskNotFound)) => return Close::Over,
         // "Unsupported operation" is both what an ended task gets and what a worker that does
         // not serve streaming answers: one look at the task tells which.
-        Ok(Followed::Declined(e @ A2aError::Rpc { code: -32004, .. })) => {
+        Ok(Followed::Declined(e @ A2aError::Rpc { code, .. }))
+            if code == a2a_mod_proto::error::UNSUPPORTED_OPERATION =>
+        {
             return ended_or_refused(worker, task_id, open_timeout, &e, keep, send).await;
         }
         Ok(Followed::Declined(e)) | Err(e) => return Close::Dropped(e.to_string()),

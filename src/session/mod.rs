@@ -1103,18 +1103,22 @@ pub fn worker_error(alias: &str, url: &str, e: &A2aError) -> anyhow::Error {
 
 /// What to do about an agent's own error, by its code (docs/a2a.md: the A2A and JSON-RPC codes).
 fn rpc_fix(code: i64, alias: &str) -> String {
+    use a2a_mod_proto::error::{
+        CONTENT_TYPE_NOT_SUPPORTED, EXTENSION_SUPPORT_REQUIRED, INVALID_PARAMS,
+        UNSUPPORTED_OPERATION,
+    };
     match code {
-        -32602 => {
+        INVALID_PARAMS => {
             "the worker refused what was sent: change the message, files or data and send again"
                 .into()
         }
-        -32004 => format!(
+        UNSUPPORTED_OPERATION => format!(
             "the worker does not do this (for a task that already ended, send a new message without its taskId; see `a2a-mod worker show {alias}`)"
         ),
-        -32005 => format!(
+        CONTENT_TYPE_NOT_SUPPORTED => format!(
             "the worker does not take this kind of content (the input modes its skills take: `a2a-mod worker show {alias}`)"
         ),
-        -32008 => format!(
+        EXTENSION_SUPPORT_REQUIRED => format!(
             "the worker needs an A2A extension a2a-mod does not send (`a2a-mod worker show {alias}`)"
         ),
         _ => "the worker could not do it; try again later, or ask its operator".into(),

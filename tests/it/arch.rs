@@ -364,3 +364,89 @@ fn no_tracker_number_in_code_or_architecture() {
     }
     assert_none("name the feature, not the tracker number", found);
 }
+
+/// The A2A protocol has one home, `crates/proto`: one `Dialect`, one table of error codes (no
+/// code spelled as a number elsewhere), one JSON-RPC envelope check that every server calls, and
+/// no JSON read by hand with `.get("…")` in the three crates that speak A2A, but in the files
+/// that read something other than A2A, each held to what it has.
+#[test]
+fn the_protocol_is_spelled_once() {
+    const OTHER_JSON: &[(&str, usize, &str)] = &[
+        (
+            "crates/a2a/src/google.rs",
+            11,
+            "Google credential files, token answers",
+        ),
+        ("crates/a2a/src/auth.rs", 3, "OAuth token answers"),
+        ("crates/a2a/src/signature.rs", 1, "a JWK set"),
+        ("crates/serve/src/claude.rs", 6, "Claude Code's stream-json"),
+        (
+            "crates/serve/src/ask.rs",
+            4,
+            "Claude Code's control requests",
+        ),
+        ("crates/serve/src/engine.rs", 1, "serve's own task metadata"),
+        ("crates/serve/src/http.rs", 1, "the A2A-Version header"),
+        (
+            "crates/fake-worker/src/server.rs",
+            2,
+            "a header, its own written task",
+        ),
+    ];
+    const CODES: &[&str] = &[
+        "-32001", "-32002", "-32003", "-32004", "-32005", "-32006", "-32007", "-32008", "-32009",
+        "-32600", "-32601", "-32602", "-32603", "-32700",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for f in workspace_files(root) {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        if rel.starts_with("crates/proto/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = production_part(&rel, &text);
+        for (i, line) in code.lines().enumerate() {
+            let at = |what: &str| format!("{rel} line {}: {what}: {}", i + 1, line.trim());
+            if line.contains("enum Dialect") {
+                found.push(at("a second Dialect (proto's is the one)"));
+            }
+            let comment = line.trim_start().starts_with("//");
+            if let Some(c) = CODES.iter().find(|c| line.contains(*c) && !comment) {
+                found.push(at(&format!(
+                    "{c} spelled as a number (name it from proto::error)"
+                )));
+            }
+            if line.contains("jsonrpc must be") {
+                found.push(at(
+                    "an envelope check of its own (proto::envelope::request)",
+                ));
+            }
+        }
+        let speaks = ["crates/a2a/", "crates/serve/", "crates/fake-worker/"];
+        if speaks.iter().any(|c| rel.starts_with(c)) {
+            let lookups = code.matches(".get(\"").count();
+            let allowed = OTHER_JSON
+                .iter()
+                .find(|(f, ..)| *f == rel)
+                .map_or(0, |o| o.1);
+            if lookups > allowed {
+                found.push(format!(
+                    "{rel}: {lookups} `.get(\"…\")` lookups, {allowed} allowed: read A2A JSON through proto's shapes"
+                ));
+            }
+        }
+    }
+    for server in [
+        "crates/serve/src/http.rs",
+        "crates/fake-worker/src/server.rs",
+    ] {
+        let text = std::fs::read_to_string(root.join(server)).unwrap();
+        if !text.contains("envelope::request(") {
+            found.push(format!(
+                "{server} does not check requests with proto::envelope::request"
+            ));
+        }
+    }
+    assert_none("the protocol is spelled in crates/proto only", found);
+}
