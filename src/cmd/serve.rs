@@ -149,6 +149,7 @@ fn options(cfg: &ServeConfig) -> Options {
         },
         max_streams_per_task: cfg.max_streams_per_task,
         max_streams: cfg.max_streams,
+        push_allow_private: cfg.push_allow_private,
     }
 }
 

@@ -38,6 +38,7 @@ mod regression;
 mod serve;
 mod serve_conform;
 mod serve_peers;
+mod serve_push;
 mod serve_safe;
 mod serve_tck;
 mod signed_cards;

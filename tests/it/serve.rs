@@ -646,17 +646,16 @@ fn bad_input_gets_a_clear_error_and_nothing_else() {
         &good,
     );
     assert_eq!(body["error"]["code"], -32601, "{body}");
-    // A method A2A has that serve does not offer says so by its own code (the card says
-    // `pushNotifications: false`), in both dialects.
-    for method in [
-        "CreateTaskPushNotificationConfig",
-        "tasks/pushNotificationConfig/get",
+    // A push notification config that names no task, or one nobody has, in both dialects.
+    for (method, code) in [
+        ("CreateTaskPushNotificationConfig", -32602),
+        ("tasks/pushNotificationConfig/get", -32001),
     ] {
         let (_, body) = call(
             json!({"jsonrpc": "2.0", "id": 4, "method": method, "params": {"id": "x"}}).to_string(),
             &good,
         );
-        assert_eq!(body["error"]["code"], -32003, "{method}: {body}");
+        assert_eq!(body["error"]["code"], code, "{method}: {body}");
     }
     let big = json!({"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message":
         {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x".repeat(200_000)}]}}});

@@ -156,7 +156,7 @@ fn versions_errors_snake_case_and_the_cacheable_card() {
     );
 
     // Each A2A error with the HTTP status of the spec's table: a cancel of a finished task is
-    // 409; push notification configs (not served) are 400 on every route.
+    // 409; the push notification configs of a task nobody has are 404 on every route.
     let (s, body) = http(
         "POST",
         &format!("{}/tasks/{first}:cancel", serve.url),
@@ -168,7 +168,7 @@ fn versions_errors_snake_case_and_the_cacheable_card() {
         error_info(&body["error"]["details"]).0,
         "TASK_NOT_CANCELABLE"
     );
-    let configs = format!("{}/tasks/{first}/pushNotificationConfigs", serve.url);
+    let configs = format!("{}/tasks/nope/pushNotificationConfigs", serve.url);
     for (method, url, body) in [
         ("GET", configs.clone(), None),
         (
@@ -180,11 +180,8 @@ fn versions_errors_snake_case_and_the_cacheable_card() {
         ("DELETE", format!("{configs}/c1"), None),
     ] {
         let (s, r) = http(method, &url, body, &v1());
-        assert_eq!(s, 400, "{method} {url}: {r}");
-        assert_eq!(
-            error_info(&r["error"]["details"]).0,
-            "PUSH_NOTIFICATION_NOT_SUPPORTED"
-        );
+        assert_eq!(s, 404, "{method} {url}: {r}");
+        assert_eq!(error_info(&r["error"]["details"]).0, "TASK_NOT_FOUND");
     }
     // A body not declared JSON: 415, with the A2A error of its binding.
     let text_plain = |url: &str| {

@@ -30,6 +30,8 @@ Cancel works on any live task (slow, silent, ask, auth).
 
 `--rest` also serves HTTP+JSON under `/rest` (1.x: v1.0 at `/rest/message:send`, ... and v0.3
 at `/rest/v1/message:send`, ...; 0.3.x: v0.3 only) and lists it in the card after JSON-RPC.
+`--push` (1.x) supports push notifications with the SDK's own config store and sender (the TCK's
+yardstick, tests/tck/run.sh).
 `--rest-only` (1.x) serves the same and lists only the HTTP+JSON interfaces in the card: a worker
 whose clients must use the REST binding.
 
@@ -423,7 +425,9 @@ class ScriptedExecutor(AgentExecutor):
 # --- the agent card ---------------------------------------------------------------------
 
 
-def build_card(base_url: str, auth: str | None, rest: bool = False, rest_only: bool = False) -> Any:
+def build_card(
+    base_url: str, auth: str | None, rest: bool = False, rest_only: bool = False, push: bool = False
+) -> Any:
     """The card; `auth` is None, "bearer" or "oauth" (client credentials at TOKEN_PATH);
     `rest` adds the HTTP+JSON interfaces after the JSON-RPC ones, `rest_only` lists only those."""
     flow = ClientCredentialsOAuthFlow(token_url=base_url + TOKEN_PATH, scopes=SCOPES)
@@ -455,7 +459,7 @@ def build_card(base_url: str, auth: str | None, rest: bool = False, rest_only: b
                     for v in (("1.0", "0.3") if rest else ())
                 ),
             ],
-            capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+            capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         )
         if auth == "bearer":
             card.security_schemes["bearer"].CopyFrom(
@@ -501,13 +505,30 @@ def build_card(base_url: str, auth: str | None, rest: bool = False, rest_only: b
 
 
 def build_sdk_app(
-    base_url: str, auth: str | None, silent_ids: set[str], rest: bool = False, rest_only: bool = False
+    base_url: str,
+    auth: str | None,
+    silent_ids: set[str],
+    rest: bool = False,
+    rest_only: bool = False,
+    push: bool = False,
 ) -> Any:
-    card = build_card(base_url, auth, rest, rest_only)
+    card = build_card(base_url, auth, rest, rest_only, push)
+    pushing: dict[str, Any] = {}
+    if push:
+        # The SDK's own config store and sender (1.x), as a deployment would wire them.
+        import httpx
+        from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+
+        store = InMemoryPushNotificationConfigStore()
+        pushing = {
+            "push_config_store": store,
+            "push_sender": BasePushNotificationSender(httpx.AsyncClient(), store),
+        }
     handler = DefaultRequestHandler(
         agent_executor=ScriptedExecutor(silent_ids),
         task_store=InMemoryTaskStore(),
         **({"agent_card": card} if SDK_MAJOR >= 1 else {}),
+        **pushing,
     )
     if SDK_MAJOR >= 1:
         routes = create_agent_card_routes(card) + create_jsonrpc_routes(
@@ -901,11 +922,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="serve HTTP+JSON as --rest does, and list only it in the card (a2a-sdk 1.x)",
     )
     p.add_argument(
+        "--push",
+        action="store_true",
+        help="support push notifications with the SDK's own config store and sender (a2a-sdk 1.x)",
+    )
+    p.add_argument(
         "--exit-on-stdin-eof",
         action="store_true",
         help="shut down when stdin reaches EOF",
     )
     args = p.parse_args(argv)
+    if args.push and SDK_MAJOR < 1:
+        p.error("--push needs a2a-sdk 1.x")
     if args.rest_only:
         if SDK_MAJOR < 1:
             p.error("--rest-only needs a2a-sdk 1.x")
@@ -957,7 +985,7 @@ def main(argv: list[str]) -> int:
     auth = "bearer" if args.bearer else "oauth" if args.oauth_ttl else None
     tokens = TokenIssuer(args.oauth_ttl, args.oauth_claimed_ttl) if args.oauth_ttl else None
     app = RpcGate(
-        build_sdk_app(base_url, auth, silent_ids, args.rest, args.rest_only),
+        build_sdk_app(base_url, auth, silent_ids, args.rest, args.rest_only, args.push),
         bearer=args.bearer,
         tokens=tokens,
         log_path=args.log,

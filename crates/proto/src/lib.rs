@@ -16,6 +16,7 @@ pub mod error;
 mod lenient;
 pub mod method;
 pub mod params;
+pub mod push;
 pub mod read;
 pub mod write;
 

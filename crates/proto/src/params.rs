@@ -28,6 +28,9 @@ pub struct Params<'a> {
     pub blocking: Option<bool>,
     /// ListTasks' `pageSize`, when a whole number.
     pub page_size: Option<u64>,
+    /// A send's webhook (`configuration.taskPushNotificationConfig`, v0.3's
+    /// `pushNotificationConfig`).
+    pub push: Option<crate::push::Config>,
 }
 
 #[derive(Deserialize, Default)]
@@ -114,6 +117,10 @@ impl<'a> Params<'a> {
             return_immediately: config.return_immediately.0 || config.return_immediately_snake.0,
             blocking: config.blocking.as_ref().and_then(Value::as_bool),
             page_size: page_size.and_then(Value::as_u64),
+            push: v
+                .get("configuration")
+                .and_then(crate::push::Config::read)
+                .filter(|c| c.url.is_some() || c.id != Field::Absent),
         }
     }
 

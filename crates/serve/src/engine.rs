@@ -10,7 +10,7 @@
 use crate::task::{Event, Grants, Msg, Reply, Report, Task, Update, running};
 use crate::wire::{self, A2aError, Incoming};
 use a2a_mod_core::task::TaskState;
-use a2a_mod_store::served::{ListFilter, ServedContext, ServedStore, ServedTask};
+use a2a_mod_store::served::{ListFilter, PushConfig, ServedContext, ServedStore, ServedTask};
 use anyhow::Result;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -117,6 +117,9 @@ pub struct Live {
     owner: String,
     /// Streams reading it now (`serve.max_streams_per_task` bounds them).
     pub readers: AtomicUsize,
+    /// Whether a webhook may have been registered for it: its durable changes are then queued
+    /// for the webhooks with the task's write (`push.rs`).
+    pushing: AtomicBool,
 }
 
 struct LiveInner {
@@ -128,6 +131,8 @@ struct LiveInner {
     answer: AnswerJson,
     /// Questions asked so far: a timer answers only the question it was set for.
     asks: u64,
+    /// How much of the answer (bytes) the webhooks have been told.
+    told_answer: usize,
 }
 
 /// The answer's JSON, append-only: full blocks shared as they are, and the tail still filling.
@@ -223,7 +228,7 @@ impl Live {
 pub const EVENT_BATCH: usize = 256;
 
 /// A poisoned lock only means a panic elsewhere mid-update; the data is still what was written.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -257,6 +262,8 @@ pub struct Engine {
     draining: AtomicBool,
     /// Set by [`Engine::shutdown`]: a run stopped now ends `failed` ([`STOPPED`]), not canceled.
     closing: AtomicBool,
+    /// Told when POSTs to webhooks are queued (`push.rs`).
+    push_wake: Arc<tokio::sync::Notify>,
 }
 
 /// The A2A error a send that cannot be taken now gets; REST says 503.
@@ -278,15 +285,20 @@ impl Engine {
         let now = a2a_mod_sys::env::now_ms();
         for row in store.live()? {
             let mut t = task_of(&row)?;
-            t.apply(
-                Report::Ended {
-                    state: TaskState::Failed,
-                    words: Some(RESTARTED.into()),
-                    metadata: Map::new(),
-                },
-                now,
-            );
-            store.put(&row_of(&t, &row.owner))?;
+            let update = t.apply(ended(TaskState::Failed, Some(RESTARTED.into())), now);
+            let ev = update.map(|update| Event {
+                update,
+                state: t.state,
+                status_text: t.status_text.clone(),
+                at_ms: now,
+            });
+            // Its webhooks are told the end, the answer whole with it (what they were told of
+            // it before the restart is not known).
+            store.put_telling(&row_of(&t, &row.owner), |d| {
+                ev.as_ref()
+                    .map(|ev| crate::push::bodies(d, &t, ev, 0))
+                    .unwrap_or_default()
+            })?;
             tracing::info!(task = %t.id, "ended: the server restarted during its run");
         }
         Ok(Engine {
@@ -301,13 +313,43 @@ impl Engine {
             limits,
             draining: AtomicBool::new(false),
             closing: AtomicBool::new(false),
+            push_wake: Arc::new(tokio::sync::Notify::new()),
         })
+    }
+
+    /// Runs `f` on the store (under its lock: keep it short).
+    pub(crate) fn with_store<T>(&self, f: impl FnOnce(&ServedStore) -> T) -> T {
+        f(&lock(&self.store))
+    }
+
+    /// What the push workers wait on.
+    pub(crate) fn push_wake(&self) -> Arc<tokio::sync::Notify> {
+        self.push_wake.clone()
     }
 
     fn persist(&self, t: &Task, owner: &str) {
         if let Err(e) = lock(&self.store).put(&row_of(t, owner)) {
             // The task goes on in memory; GetTask still answers while the server runs.
             tracing::error!(task = %t.id, "cannot save the task: {e:#}");
+        }
+    }
+
+    /// [`Engine::persist`] that also queues the change (its last event) for the task's webhooks.
+    fn persist_telling(&self, inner: &mut LiveInner, owner: &str) {
+        let Some(ev) = inner.events.last() else {
+            return;
+        };
+        let (t, told) = (&inner.task, inner.told_answer);
+        let queued = lock(&self.store)
+            .put_telling(&row_of(t, owner), |d| crate::push::bodies(d, t, ev, told));
+        match queued {
+            Ok(n) => {
+                inner.told_answer = inner.task.answer.len();
+                if n > 0 {
+                    self.push_wake.notify_one();
+                }
+            }
+            Err(e) => tracing::error!(task = %inner.task.id, "cannot save the task: {e:#}"),
         }
     }
 
@@ -366,7 +408,7 @@ impl Engine {
         self: &Arc<Self>,
         owner: &str,
         agent: &Arc<Agent>,
-        msg: Incoming,
+        mut msg: Incoming,
     ) -> Result<Arc<Live>, A2aError> {
         if let Some(id) = msg.task_id.clone() {
             return self.reply(owner, agent, &id, msg);
@@ -380,20 +422,35 @@ impl Engine {
                 }
             })?;
         let id = task.id.clone();
-        // Saved after the task is counted, outside the admission lock: a slow write holds no
-        // other sender, and the count already holds this task's place.
-        let files = match crate::inbox::save(&agent.dir, &id, &msg.files) {
+        // The send's webhook and files are saved after the task is counted, outside the
+        // admission lock: a slow write holds no other sender, and the count already holds this
+        // task's place. The webhook before the run starts, so it hears of every change (a new
+        // task has none yet: no cap to pass).
+        let pushing = msg.push.is_some();
+        let registered = match msg.push.take() {
+            Some(c) => lock(&self.store)
+                .put_push(&crate::push::for_task(c, &id), crate::push::MAX_PER_TASK)
+                .map(drop)
+                .map_err(internal),
+            None => Ok(()),
+        };
+        let saved = registered.and_then(|()| {
+            crate::inbox::save(&agent.dir, &id, &msg.files).map_err(|e| {
+                tracing::warn!(task = %id, "cannot save the message's files: {e:#}");
+                A2aError::new(
+                    wire::INTERNAL_ERROR,
+                    "Internal error: the message's files could not be saved in the agent's folder — tell its operator",
+                )
+            })
+        });
+        let files = match saved {
             Ok(f) => f,
             Err(e) => {
-                tracing::warn!(task = %id, "cannot save the message's files: {e:#}");
                 if let Err(e) = lock(&self.store).delete(&id) {
                     tracing::error!(task = %id, "cannot forget the task: {e:#}");
                 }
                 self.waiting.fetch_sub(1, Ordering::SeqCst);
-                return Err(A2aError::new(
-                    wire::INTERNAL_ERROR,
-                    "Internal error: the message's files could not be saved in the agent's folder — tell its operator",
-                ));
+                return Err(e);
             }
         };
         task.history.push(Msg {
@@ -415,12 +472,14 @@ impl Engine {
                 events: Vec::new(),
                 answer: AnswerJson::default(),
                 asks: 0,
+                told_answer: 0,
             }),
             told: watch::channel(0).0,
             stop: watch::channel(false).0,
             replies,
             owner: owner.to_string(),
             readers: AtomicUsize::new(0),
+            pushing: AtomicBool::new(pushing),
         });
         lock(&self.live).insert(id.clone(), live.clone());
         let job = Job {
@@ -515,7 +574,7 @@ impl Engine {
         owner: &str,
         agent: &Agent,
         id: &str,
-        msg: Incoming,
+        mut msg: Incoming,
     ) -> Result<Arc<Live>, A2aError> {
         let t = self.get(owner, &agent.name, id)?;
         let context = msg.context_id.as_deref();
@@ -536,6 +595,9 @@ impl Engine {
                     wire::INVALID_PARAMS,
                     "Invalid params: an answer to a task's question is text only — send files in a new message",
                 ));
+            }
+            if let Some(c) = msg.push.take() {
+                self.set_push(owner, &agent.name, crate::push::for_task(c, id))?;
             }
             let text = msg.text.clone();
             let answer = Report::Answer(Msg {
@@ -566,6 +628,59 @@ impl Engine {
                 ),
             )
         })
+    }
+
+    /// CreateTaskPushNotificationConfig: a webhook for a task its owner may see (or the one of
+    /// that id replaced). A finished task takes one too (kept, and told nothing more).
+    pub fn set_push(
+        &self,
+        owner: &str,
+        agent: &str,
+        c: PushConfig,
+    ) -> Result<PushConfig, A2aError> {
+        self.get(owner, agent, &c.task_id)?;
+        // Set before the write: a change made meanwhile finds the webhook or comes before it.
+        if let Some(l) = self.live(&c.task_id) {
+            l.pushing.store(true, Ordering::SeqCst);
+        }
+        let max = crate::push::MAX_PER_TASK;
+        if !lock(&self.store).put_push(&c, max).map_err(internal)? {
+            return Err(A2aError::new(
+                wire::INVALID_PARAMS,
+                format!(
+                    "Invalid params: task {} has {max} push notification configs already — delete one first",
+                    c.task_id
+                ),
+            ));
+        }
+        Ok(c)
+    }
+
+    /// A task's webhooks (GetTaskPushNotificationConfig, ListTaskPushNotificationConfigs).
+    pub fn pushes(
+        &self,
+        owner: &str,
+        agent: &str,
+        task_id: &str,
+    ) -> Result<Vec<PushConfig>, A2aError> {
+        self.get(owner, agent, task_id)?;
+        lock(&self.store).pushes(task_id).map_err(internal)
+    }
+
+    /// DeleteTaskPushNotificationConfig: the webhook and what was still to POST to it are gone;
+    /// deleting one that is not there is no error (the spec makes it idempotent).
+    pub fn delete_push(
+        &self,
+        owner: &str,
+        agent: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<(), A2aError> {
+        self.get(owner, agent, task_id)?;
+        lock(&self.store)
+            .delete_push(task_id, id)
+            .map(drop)
+            .map_err(internal)
     }
 
     /// The context a message goes on in, and the Claude Code session of it. A context is its
@@ -642,7 +757,9 @@ impl Engine {
         inner.events.push(ev);
         let n = inner.events.len();
         let ended = !running(inner.task.state);
-        if durable || ended {
+        if (durable || ended) && live.pushing.load(Ordering::SeqCst) {
+            self.persist_telling(&mut inner, &live.owner);
+        } else if durable || ended {
             self.persist(&inner.task, &live.owner);
             if ended {
                 log_end(&inner.task, now);

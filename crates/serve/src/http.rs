@@ -47,6 +47,8 @@ impl Token {
 /// Everything a request needs.
 pub struct Server {
     pub engine: Arc<Engine>,
+    /// Where webhooks may point.
+    pub push: crate::push::Policy,
     pub agents: Vec<Arc<Agent>>,
     pub tokens: Vec<Token>,
     /// `http://host:port`, as the cards name it.
@@ -218,8 +220,8 @@ fn agent_routes(prefix: &str, at: At) -> axum::Router {
             .route(
                 &path(&format!("{v}/tasks/{{task}}/pushNotificationConfigs")),
                 get(move |at, owner, v, ids| push_rest(at, owner, v, ids, w, Op::ListPushConfigs))
-                    .post(move |at, owner, v, ids| {
-                        push_rest(at, owner, v, ids, w, Op::CreatePushConfig)
+                    .post(move |at, owner, v, ids, body| {
+                        push_create_rest(at, owner, v, ids, w, body)
                     }),
             )
             .route(
@@ -487,7 +489,8 @@ async fn list_rest(
     at.req(&owner).rest(w, Op::List, &Value::Object(p)).await
 }
 
-/// `…/tasks/{id}/pushNotificationConfigs[/{configId}]`: a task's push notification configs.
+/// `…/tasks/{id}/pushNotificationConfigs[/{configId}]`: a task's push notification configs,
+/// the ids from the path in the words of `w`'s dialect (`push::Target`).
 async fn push_rest(
     State(at): State<At>,
     owner: Owner,
@@ -496,12 +499,47 @@ async fn push_rest(
     w: Wire,
     op: Op,
 ) -> Response {
-    let mut p = serde_json::Map::new();
+    at.req(&owner)
+        .rest(w, op, &Value::Object(push_ids(w, ids, None)))
+        .await
+}
+
+/// `POST …/tasks/{id}/pushNotificationConfigs`: the body is the config, the task the path's.
+async fn push_create_rest(
+    State(at): State<At>,
+    owner: Owner,
+    _: Asked,
+    Path(ids): Path<Vec<(String, String)>>,
+    w: Wire,
+    Bounded(body): Bounded,
+) -> Response {
+    let config = match json_object(&body) {
+        Ok(Value::Object(o)) => o,
+        Ok(_) => serde_json::Map::new(),
+        Err(e) => return rest_error(&e),
+    };
+    let p = Value::Object(push_ids(w, ids, Some(config)));
+    at.req(&owner).rest(w, Op::CreatePushConfig, &p).await
+}
+
+/// The params of a push config request over HTTP+JSON: the body (a create's config, else
+/// nothing) with the ids of the path, named as `w`'s dialect names them: a create's task is
+/// `taskId` in both, a get's, list's or delete's is v0.3's `id` (`push::Target`).
+fn push_ids(
+    w: Wire,
+    ids: Vec<(String, String)>,
+    body: Option<serde_json::Map<String, Value>>,
+) -> serde_json::Map<String, Value> {
+    let (task, config) = match (&body, w.dialect) {
+        (Some(_), _) | (None, Dialect::V1) => ("taskId", "id"),
+        (None, Dialect::V03) => ("id", "pushNotificationConfigId"),
+    };
+    let mut p = body.unwrap_or_default();
     for (k, v) in ids {
-        let key = if k == "task" { "taskId" } else { "id" };
+        let key = if k == "task" { task } else { config };
         p.insert(key.into(), Value::String(v));
     }
-    at.req(&owner).rest(w, op, &Value::Object(p)).await
+    p
 }
 
 /// `GET …/tasks/{id}`, `POST …/tasks/{id}:cancel`, `GET|POST …/tasks/{id}:subscribe`.
@@ -698,7 +736,15 @@ impl Req<'_> {
         };
         match op {
             Op::Send | Op::Stream => {
-                let msg = match params.message.map(|m| wire::read_message(w, m)) {
+                let read = params.message.map(|m| {
+                    let mut m = wire::read_message(w, m)?;
+                    if let Some(c) = params.push.clone() {
+                        let now = a2a_mod_sys::env::now_ms();
+                        m.push = Some(crate::push::config_of(w, c, "", &self.sv.push, now)?);
+                    }
+                    Ok(m)
+                });
+                let msg = match read {
                     Some(Ok(m)) => m,
                     Some(Err(e)) => return Answer::Error(e),
                     None => {
@@ -757,15 +803,63 @@ impl Req<'_> {
                 wire::METHOD_NOT_FOUND,
                 "Method not found: serve has no extended agent card",
             )),
-            // The card says `pushNotifications: false`.
-            Op::CreatePushConfig
-            | Op::GetPushConfig
-            | Op::ListPushConfigs
-            | Op::DeletePushConfig => Answer::Error(A2aError::new(
-                a2a_mod_proto::error::PUSH_NOTIFICATION_NOT_SUPPORTED,
-                "Push Notification is not supported",
-            )),
+            Op::CreatePushConfig => self.create_push(w, raw).into(),
+            Op::GetPushConfig | Op::ListPushConfigs | Op::DeletePushConfig => {
+                self.push_config(w, op, raw).into()
+            }
             Op::List => self.list(w, raw).into(),
+        }
+    }
+
+    /// CreateTaskPushNotificationConfig: a webhook for one of this token's tasks.
+    fn create_push(&self, w: Wire, params: &Value) -> Result<Value, A2aError> {
+        let bad = |why: &str| A2aError::new(wire::INVALID_PARAMS, format!("Invalid params: {why}"));
+        let c = a2a_mod_proto::push::Config::read(params)
+            .ok_or_else(|| bad("params must be a push notification config (taskId, url…)"))?;
+        let task = wire::checked_id(&c.task_id, "params.taskId")?
+            .ok_or_else(|| bad("params.taskId (the task) is required"))?;
+        let now = a2a_mod_sys::env::now_ms();
+        let c = crate::push::config_of(w, c, &task, &self.sv.push, now)?;
+        let c = (self.sv.engine).set_push(self.owner, &self.agent.name, c)?;
+        Ok(crate::push::answer(w, &c))
+    }
+
+    /// Get, list or delete of a task's webhooks.
+    fn push_config(&self, w: Wire, op: Op, params: &Value) -> Result<Value, A2aError> {
+        let t = a2a_mod_proto::push::Target::read(w.dialect, params);
+        let task = wire::checked_id(&t.task_id, "the task id")?.ok_or_else(|| {
+            A2aError::new(
+                wire::INVALID_PARAMS,
+                "Invalid params: the task id is required",
+            )
+        })?;
+        // A config named after its task when no id is given, as the SDKs name one made so.
+        let id = wire::checked_id(&t.id, "the config id")?.unwrap_or_else(|| task.clone());
+        let engine = &self.sv.engine;
+        let agent = &self.agent.name;
+        match op {
+            Op::DeletePushConfig => {
+                engine.delete_push(self.owner, agent, &task, &id)?;
+                Ok(match w.binding {
+                    Binding::JsonRpc => Value::Null,
+                    Binding::Rest => json!({}),
+                })
+            }
+            Op::ListPushConfigs => {
+                let all = engine.pushes(self.owner, agent, &task)?;
+                let views: Vec<_> = all.iter().map(crate::push::view).collect();
+                Ok(a2a_mod_proto::push::list(w, &views))
+            }
+            _ => (engine.pushes(self.owner, agent, &task)?)
+                .iter()
+                .find(|c| c.id == id)
+                .map(|c| crate::push::answer(w, c))
+                .ok_or_else(|| {
+                    A2aError::new(
+                        wire::TASK_NOT_FOUND,
+                        format!("Push notification config not found: {id} of task {task}"),
+                    )
+                }),
         }
     }
 

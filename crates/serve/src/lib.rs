@@ -5,7 +5,8 @@
 //! - [`http`]: the routes (JSON-RPC, HTTP+JSON, the cards, `/healthz`), the token check, the body
 //!   bound; [`stream`]: a task's events as SSE, every reader on the one event log;
 //! - [`wire`]: the A2A JSON in its four forms, pure;
-//! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store;
+//! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store; [`push`], each
+//!   change POSTed to the webhooks clients registered;
 //! - [`task`]: a task and what a run reports, pure;
 //! - [`inbox`]: the files a message brings, written where the run finds them; [`changes`], what
 //!   a run changed in a git work tree, as a patch;
@@ -22,6 +23,7 @@ pub mod guard;
 pub mod http;
 pub mod inbox;
 mod process;
+pub mod push;
 pub mod stream;
 pub mod task;
 pub mod wire;
@@ -60,6 +62,8 @@ pub struct Options {
     pub conn: conn::Limits,
     pub max_streams_per_task: usize,
     pub max_streams: usize,
+    /// Webhooks may be on loopback, private and link-local addresses (`push.rs`).
+    pub push_allow_private: bool,
 }
 
 /// A server bound and running until [`Serving::stop`] (or its drop).
@@ -68,6 +72,7 @@ pub struct Serving {
     pub server: Arc<http::Server>,
     stop: tokio::sync::watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
+    pusher: tokio::task::JoinHandle<()>,
 }
 
 impl Serving {
@@ -88,8 +93,12 @@ impl Serving {
         } else {
             format!("http://{addr}")
         };
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let push = push::Policy::new(addr, &machine, options.push_allow_private);
+        let pusher = push::Pusher::start(engine.clone(), push.clone(), stopped.clone());
         let server = Arc::new(http::Server {
             engine,
+            push,
             agents,
             tokens,
             origin,
@@ -108,21 +117,22 @@ impl Serving {
             )),
         });
         let app = http::router(server.clone());
-        let (stop, stopped) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(conn::serve(listener, app, options.conn, stopped, DRAIN));
         Ok(Serving {
             addr,
             server,
             stop,
             task,
+            pusher,
         })
     }
 
     /// Stops accepting; each open connection finishes what it is answering (within [`DRAIN`])
-    /// and closes.
+    /// and closes. Webhook deliveries stop too: what is left is sent after a restart.
     pub async fn stop(self) {
         self.stop.send_replace(true);
         let _ = self.task.await;
+        let _ = self.pusher.await;
     }
 }
 

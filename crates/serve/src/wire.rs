@@ -26,6 +26,9 @@ pub struct Incoming {
     pub context_id: Option<String>,
     /// The message's file parts, decoded (the run finds them in its inbox, `engine::inbox`).
     pub files: Vec<InFile>,
+    /// A webhook the send registers for its task (`configuration`'s push notification config),
+    /// checked; its task id is filled in once the task has one.
+    pub push: Option<a2a_mod_store::served::PushConfig>,
 }
 
 /// A file a client sent: its bytes, and what it says of them, cleaned. Its name is a label only:
@@ -147,6 +150,7 @@ pub fn read_message(w: Wire, m: &Value) -> Result<Incoming, A2aError> {
         task_id: checked_id(&msg.task_id, "message.taskId")?,
         context_id: checked_id(&msg.context_id, "message.contextId")?,
         files,
+        push: None,
     })
 }
 
@@ -392,7 +396,7 @@ pub fn card(c: &CardInfo<'_>) -> Value {
             {"url": rpc, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": c.base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
         ],
-        "capabilities": {"streaming": true, "pushNotifications": false, "extensions": [{
+        "capabilities": {"streaming": true, "pushNotifications": true, "extensions": [{
             "uri": crate::ask::EXTENSION,
             "description": "A question a run asks (input-required) carries a data part beside its line: a permission as toolCall (the tool, its input, the command, the answers, the suggested rule), Claude's own question as question (with its options). Answer with text as the line says.",
             "required": false,

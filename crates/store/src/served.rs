@@ -59,6 +59,26 @@ const MIGRATIONS: &[&str] = &[
     // 4: the folders a context's client allowed its runs for good (Claude Code's
     // `addDirectories`, a JSON array), beside its rules.
     "ALTER TABLE contexts ADD COLUMN dirs TEXT NOT NULL DEFAULT '[]';",
+    // 5: push notifications: where a task's changes are POSTed (a client's webhooks), and what
+    // is still to POST, in order per webhook, so a restart resumes delivery.
+    "CREATE TABLE push_configs (
+        task_id     TEXT NOT NULL,
+        id          TEXT NOT NULL,
+        dialect     TEXT NOT NULL,
+        url         TEXT NOT NULL,
+        token       TEXT,
+        scheme      TEXT,
+        credentials TEXT,
+        created_ms  INTEGER NOT NULL,
+        PRIMARY KEY (task_id, id)
+    );
+    CREATE TABLE push_outbox (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        task_id     TEXT NOT NULL,
+        config_id   TEXT NOT NULL,
+        body        TEXT NOT NULL
+    );
+    CREATE INDEX push_outbox_lane ON push_outbox (task_id, config_id, seq);",
 ];
 
 /// Which of an agent's tasks a page of ListTasks holds.
@@ -103,6 +123,30 @@ pub struct ServedContext {
     pub allowed: Vec<String>,
     /// The folders its client allowed its runs for good (`--add-dir` of each run).
     pub dirs: Vec<String>,
+}
+
+/// A webhook a task's changes are POSTed to (a push notification config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushConfig {
+    pub task_id: String,
+    /// The client's name for it, unique per task.
+    pub id: String,
+    /// The A2A version its client spoke (`1.0`, `0.3`): what its POSTs carry.
+    pub dialect: String,
+    pub url: String,
+    /// Secrets the client chose for its webhook: sent to it only, never answered or logged.
+    pub token: Option<String>,
+    pub scheme: Option<String>,
+    pub credentials: Option<String>,
+    pub created_ms: i64,
+}
+
+/// One POST still to make: the next of its webhook's, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub seq: i64,
+    pub config: PushConfig,
+    pub body: String,
 }
 
 /// The server's store: one connection, used under the server's own lock.
@@ -299,11 +343,18 @@ impl ServedStore {
         Ok(())
     }
 
-    /// Forgets a task the server took but could not start (its files could not be saved).
+    /// Forgets a task the server took but could not start (its files could not be saved), and
+    /// its webhooks.
     pub fn delete(&self, id: &str) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM tasks WHERE id = ?1")?
-            .execute([id])?;
+        let tx = self.conn.unchecked_transaction()?;
+        for sql in [
+            "DELETE FROM tasks WHERE id = ?1",
+            "DELETE FROM push_configs WHERE task_id = ?1",
+            "DELETE FROM push_outbox WHERE task_id = ?1",
+        ] {
+            self.conn.prepare_cached(sql)?.execute([id])?;
+        }
+        tx.commit()?;
         Ok(())
     }
 
@@ -327,6 +378,162 @@ impl ServedStore {
             )?
             .query_row(params![owner, since_ms], |r| r.get(0))?;
         Ok(usd.unwrap_or(0.0))
+    }
+}
+
+const PUSH_COLUMNS: &str = "task_id, id, dialect, url, token, scheme, credentials, created_ms";
+
+/// A config from a row whose first columns are [`PUSH_COLUMNS`].
+fn push_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<PushConfig> {
+    Ok(PushConfig {
+        task_id: r.get(0)?,
+        id: r.get(1)?,
+        dialect: r.get(2)?,
+        url: r.get(3)?,
+        token: r.get(4)?,
+        scheme: r.get(5)?,
+        credentials: r.get(6)?,
+        created_ms: r.get(7)?,
+    })
+}
+
+/// Push notifications: a task's webhooks and the POSTs still to make to them.
+impl ServedStore {
+    /// Writes the task and queues what its webhooks are told of the change, in one step: a
+    /// crash keeps both or neither. `bodies(dialect)` gives the POSTs for a webhook of that
+    /// dialect, asked once per dialect and only when the task has a webhook of it. Returns how
+    /// many POSTs were queued.
+    pub fn put_telling(
+        &self,
+        t: &ServedTask,
+        mut bodies: impl FnMut(&str) -> Vec<String>,
+    ) -> Result<usize> {
+        let tx = self.conn.unchecked_transaction()?;
+        self.put(t)?;
+        let mut made: Vec<(String, Vec<String>)> = Vec::new();
+        let mut queued = 0;
+        for (id, dialect) in self.push_ids(&t.id)? {
+            let i = match made.iter().position(|(d, _)| *d == dialect) {
+                Some(i) => i,
+                None => {
+                    made.push((dialect.clone(), bodies(&dialect)));
+                    made.len() - 1
+                }
+            };
+            for body in &made[i].1 {
+                self.conn
+                    .prepare_cached(
+                        "INSERT INTO push_outbox (task_id, config_id, body) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute(params![t.id, id, body])?;
+                queued += 1;
+            }
+        }
+        tx.commit()?;
+        Ok(queued)
+    }
+
+    fn push_ids(&self, task_id: &str) -> Result<Vec<(String, String)>> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT id, dialect FROM push_configs WHERE task_id = ?1")?;
+        let rows = st.query_map([task_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Adds a webhook to a task, or replaces the one of that id; `false` (and nothing written)
+    /// when the task has `max` others already.
+    pub fn put_push(&self, c: &PushConfig, max: usize) -> Result<bool> {
+        let tx = self.conn.unchecked_transaction()?;
+        let others: i64 = self
+            .conn
+            .prepare_cached("SELECT COUNT(*) FROM push_configs WHERE task_id = ?1 AND id != ?2")?
+            .query_row([&c.task_id, &c.id], |r| r.get(0))?;
+        if usize::try_from(others).unwrap_or(usize::MAX) >= max {
+            return Ok(false);
+        }
+        self.conn
+            .prepare_cached(&format!(
+                "INSERT OR REPLACE INTO push_configs ({PUSH_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+            ))?
+            .execute(params![
+                c.task_id,
+                c.id,
+                c.dialect,
+                c.url,
+                c.token,
+                c.scheme,
+                c.credentials,
+                c.created_ms
+            ])?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// A task's webhooks, in the order they were added.
+    pub fn pushes(&self, task_id: &str) -> Result<Vec<PushConfig>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {PUSH_COLUMNS} FROM push_configs WHERE task_id = ?1 ORDER BY created_ms, id"
+        ))?;
+        let rows = st.query_map([task_id], push_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Removes a webhook and what was still to POST to it; whether there was one.
+    pub fn delete_push(&self, task_id: &str, id: &str) -> Result<bool> {
+        let tx = self.conn.unchecked_transaction()?;
+        let n = self
+            .conn
+            .prepare_cached("DELETE FROM push_configs WHERE task_id = ?1 AND id = ?2")?
+            .execute([task_id, id])?;
+        self.drop_lane(task_id, id)?;
+        tx.commit()?;
+        Ok(n > 0)
+    }
+
+    /// Forgets what is still to POST to one webhook (its delivery given up).
+    pub fn drop_lane(&self, task_id: &str, id: &str) -> Result<usize> {
+        Ok(self
+            .conn
+            .prepare_cached("DELETE FROM push_outbox WHERE task_id = ?1 AND config_id = ?2")?
+            .execute([task_id, id])?)
+    }
+
+    /// The webhooks with POSTs waiting: (task, config) pairs.
+    pub fn lanes(&self) -> Result<Vec<(String, String)>> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT DISTINCT task_id, config_id FROM push_outbox")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The next POST to one webhook, the oldest first.
+    pub fn next_push(&self, task_id: &str, id: &str) -> Result<Option<Pending>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT c.task_id, c.id, c.dialect, c.url, c.token, c.scheme, c.credentials,
+                        c.created_ms, o.seq, o.body
+                 FROM push_outbox o JOIN push_configs c ON c.task_id = o.task_id AND c.id = o.config_id
+                 WHERE o.task_id = ?1 AND o.config_id = ?2 ORDER BY o.seq LIMIT 1",
+            )?
+            .query_row([task_id, id], |r| {
+                Ok(Pending {
+                    config: push_of(r)?,
+                    seq: r.get(8)?,
+                    body: r.get(9)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// A POST made: it leaves the queue.
+    pub fn pushed(&self, seq: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM push_outbox WHERE seq = ?1")?
+            .execute([seq])?;
+        Ok(())
     }
 }
 
@@ -485,6 +692,73 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o077, 0, "the store is private");
         }
+    }
+
+    /// A task's webhooks are told of a change with it, in one step, per dialect; their POSTs
+    /// come out oldest first, per webhook, and survive a reopen; deleting a webhook drops its
+    /// queue; a task takes at most `max` webhooks.
+    #[test]
+    fn webhooks_are_told_in_order_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("build.db");
+        let hook = |id: &str, dialect: &str| PushConfig {
+            task_id: "a".into(),
+            id: id.into(),
+            dialect: dialect.into(),
+            url: format!("https://hooks.example/{id}"),
+            token: None,
+            scheme: Some("Bearer".into()),
+            credentials: Some("s3".into()),
+            created_ms: 1,
+        };
+        {
+            let s = ServedStore::open(&path).unwrap();
+            s.put(&task("a", "c1", 1, true)).unwrap();
+            assert!(s.put_push(&hook("h1", "1.0"), 2).unwrap());
+            assert!(s.put_push(&hook("h2", "0.3"), 2).unwrap());
+            assert!(!s.put_push(&hook("h3", "1.0"), 2).unwrap(), "over the cap");
+            assert!(s.put_push(&hook("h1", "1.0"), 2).unwrap(), "a replacement");
+            let mut asked = Vec::new();
+            let n = s
+                .put_telling(&task("a", "c1", 2, true), |d| {
+                    asked.push(d.to_string());
+                    vec![format!("{d}-first"), format!("{d}-second")]
+                })
+                .unwrap();
+            assert_eq!((n, asked.len()), (4, 2));
+            // No webhook: nothing asked, nothing queued.
+            s.put(&task("b", "c1", 1, true)).unwrap();
+            let n = s
+                .put_telling(&task("b", "c1", 2, false), |_| unreachable!())
+                .unwrap();
+            assert_eq!(n, 0);
+            assert_eq!(s.get("b").unwrap().unwrap().updated_ms, 2);
+        }
+        let s = ServedStore::open(&path).unwrap();
+        let mut lanes = s.lanes().unwrap();
+        lanes.sort();
+        assert_eq!(
+            lanes,
+            [
+                ("a".to_string(), "h1".to_string()),
+                ("a".into(), "h2".into())
+            ]
+        );
+        let first = s.next_push("a", "h1").unwrap().unwrap();
+        assert_eq!(
+            (first.body.as_str(), first.config),
+            ("1.0-first", hook("h1", "1.0"))
+        );
+        s.pushed(first.seq).unwrap();
+        assert_eq!(s.next_push("a", "h1").unwrap().unwrap().body, "1.0-second");
+        assert_eq!(s.pushes("a").unwrap().len(), 2);
+        assert!(s.delete_push("a", "h2").unwrap());
+        assert!(
+            !s.delete_push("a", "h2").unwrap(),
+            "deleting twice is no error"
+        );
+        assert_eq!(s.next_push("a", "h2").unwrap(), None);
+        assert_eq!(s.lanes().unwrap(), [("a".to_string(), "h1".to_string())]);
     }
 
     /// A store written before contexts had owners keeps each conversation, now its owner's.

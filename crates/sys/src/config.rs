@@ -415,6 +415,10 @@ pub struct ServeConfig {
     /// On SIGTERM, how long running tasks get to end by themselves before their runs are
     /// stopped (and end `failed`), in seconds.
     pub stop_grace_s: f64,
+    /// Whether push notification webhooks may be on loopback, private and link-local addresses
+    /// (127.0.0.1, 10.x, 192.168.x, 169.254.x, `localhost`…). Off by default: a client could
+    /// otherwise make this machine POST into its own network. serve's own port is never one.
+    pub push_allow_private: bool,
     pub agents: BTreeMap<String, ServeAgentConfig>,
 }
 
@@ -437,6 +441,7 @@ impl Default for ServeConfig {
             max_streams_per_task: 64,
             max_streams: 256,
             stop_grace_s: 10.0,
+            push_allow_private: false,
             agents: BTreeMap::new(),
         }
     }

@@ -423,46 +423,22 @@ struct Shared {
 pub struct FakeModelApi {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _server: super::Background,
 }
 
 impl FakeModelApi {
     pub fn start(script: Script) -> FakeModelApi {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind fake model api");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
             script: Mutex::new(script),
             requests: Mutex::new(Vec::new()),
             ids: AtomicU64::new(1),
         });
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let app = Router::new().fallback(handle).with_state(shared.clone());
-        let thread = std::thread::Builder::new()
-            .name("fake-model-api".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("fake model runtime");
-                // Dropping the runtime after the select cancels in-flight (slow) streams too;
-                // axum's graceful shutdown would wait for Claude Code's keep-alive connections.
-                rt.block_on(async move {
-                    let listener =
-                        tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-                    tokio::select! {
-                        r = axum::serve(listener, app) => r.expect("fake model api serve"),
-                        _ = stopped => {}
-                    }
-                });
-            })
-            .expect("spawn fake model api");
+        let server = super::Background::start("fake-model-api", app);
         FakeModelApi {
-            addr,
+            addr: server.addr,
             shared,
-            stop: Some(stop),
-            thread: Some(thread),
+            _server: server,
         }
     }
 
@@ -530,17 +506,6 @@ impl FakeModelApi {
             })
             .collect::<Vec<_>>()
             .join("\n")
-    }
-}
-
-impl Drop for FakeModelApi {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
