@@ -11,7 +11,8 @@
 # (tests/tck/model.py) whose runs first ask to run a command, so every task waits on a permission
 # question: the TCK's live-task tests (cancel, subscribe, several streams, history) run there,
 # and none may fail but those excused below as the TCK's own. Reports land in $A2A_TCK_OUT
-# (default target/tck). Both servers support push notifications (the SDK with its own store and
+# (default target/tck). With A2A_TCK_MAIN_DIR naming a copy of the TCK's main branch, its older
+# `mandatory` category runs against both too. Both servers support push notifications (the SDK with its own store and
 # sender), so the TCK's PUSH-* tests run against both; the webhook is the TCK's, on 127.0.0.1.
 set -euo pipefail
 
@@ -150,4 +151,28 @@ for level in must should; do
     "$venv/bin/python" "$here/compare.py" "$level" "$out/sdk-$level.xml" "$out/serve-$level.xml" \
         "${live_report[@]}" || status=1
 done
+
+# The TCK's older `mandatory` category (its main branch, A2A_TCK_MAIN_DIR), against the same two
+# servers: serve must pass what the SDK passes; what fails for both is listed with why in
+# docs/serve.md.
+if [ -n "${A2A_TCK_MAIN_DIR:-}" ] && [ -d "${A2A_TCK_MAIN_DIR}/tests/mandatory" ]; then
+    venv_main="$peers/venv-tck-main"
+    stamp_main="$venv_main/.requirements"
+    if ! cmp -s "$here/requirements-main.txt" "$stamp_main" 2>/dev/null; then
+        rm -rf "$venv_main"
+        "$python" -m venv "$venv_main"
+        "$venv_main/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements-main.txt"
+        cp "$here/requirements-main.txt" "$stamp_main"
+    fi
+    for side in sdk serve; do
+        url="$sdk_url"
+        [ "$side" = serve ] && url="$serve_root"
+        (cd "$A2A_TCK_MAIN_DIR" && "$venv_main/bin/python" -m pytest tests/mandatory/ \
+            -m "mandatory or mandatory_protocol or mandatory_jsonrpc" --sut-url="$url" \
+            --test-scope=all -q -p no:cacheprovider --junitxml="$out/$side-mandatory.xml" \
+            >"$out/$side-mandatory.log" 2>&1) || true
+    done
+    "$venv/bin/python" "$here/compare.py" mandatory "$out/sdk-mandatory.xml" \
+        "$out/serve-mandatory.xml" || status=1
+fi
 exit "$status"
