@@ -2,7 +2,8 @@
 //! `a2a-mod statusline` process with 0, 1, 10 and 500 tracked tasks, as a ratio to a hello-world
 //! Rust binary compiled and spawned in the same run; the same stores without their status snapshot
 //! (the SQLite fallback, as before the snapshot) for comparison; the writer's cost of publishing
-//! the snapshot; and the parts of one run in process.
+//! the snapshot; the binary as `npm i -g a2a-mod` installs it (and, beside it, a fresh copy of
+//! the cargo-built one), on the 1-task store; and the parts of one run in process.
 //!
 //! Run: `cargo bench --bench statusline` (release profile: the binary Claude Code runs). Goals:
 //! ≤ 1.3× hello-world with 1 task, ≤ 1.5× with 500. `A2A_MOD_BENCH_ROUNDS` sets the
@@ -92,6 +93,35 @@ fn main() {
         let db = session::db_path(&Ctx::at(&tmp.path().join(format!("{n} sqlite"))), SID);
         std::fs::remove_file(snapshot::path_for(&db)).expect("snapshot to remove");
     }
+
+    // The same binary elsewhere, on the 1-task store, right after the cargo-built 1-task case
+    // (so each follows the same case every round): as npm installs it (scripts/package-npm's
+    // tarballs, `npm install -g` offline into a prefix of its own), and copied to a fresh file,
+    // which tells the file's newness from npm's doing.
+    let mut after_one_task = |name: &str, program: PathBuf| {
+        let at = cases
+            .iter()
+            .position(|c| c.name == "1 tasks")
+            .map_or(1, |i| i + 1);
+        cases.insert(
+            at,
+            Case {
+                name: name.into(),
+                program,
+                args: vec!["statusline"],
+                home: tmp.path().join("1 tasks"),
+                samples: vec![],
+                cpu: vec![],
+            },
+        );
+    };
+    match npm_installed(tmp.path(), &bin) {
+        Some(native) => after_one_task("1 task, npm", native),
+        None => println!("note: node or npm missing: no npm-installed case"),
+    }
+    let copied = tmp.path().join("copied-a2a-mod");
+    std::fs::copy(&bin, &copied).expect("copy the binary");
+    after_one_task("1 task, copy", copied);
 
     // Sanity: the 1-task case prints a line, the hello world its greeting.
     for c in &cases {
@@ -452,4 +482,48 @@ fn seed(home: &Path, n: usize) {
             )
             .expect("seed");
     }
+}
+
+/// `bin` packed by `scripts/package-npm` and installed with `npm install -g --offline` under
+/// `dir`: the native binary npm put there, or `None` without node and npm.
+fn npm_installed(dir: &Path, bin: &Path) -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(repo.join("scripts/package-npm"))
+        .arg(dir.join("npm-tarballs"))
+        .env("A2A_MOD_BIN", bin)
+        .stderr(Stdio::inherit())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let tarballs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let prefix = dir.join("npm-prefix");
+    let installed = Command::new("npm")
+        .args([
+            "install",
+            "-g",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            "--silent",
+        ])
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg("--cache")
+        .arg(dir.join("npm-cache"))
+        .args(&tarballs)
+        .env("npm_config_registry", "http://127.0.0.1:1/")
+        .status()
+        .ok()?;
+    if !installed.success() {
+        return None;
+    }
+    let modules = prefix.join("lib/node_modules");
+    std::fs::read_dir(&modules)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("bin/a2a-mod"))
+        .find(|p| p.is_file())
 }

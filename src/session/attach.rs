@@ -420,48 +420,78 @@ pub fn load(
 }
 
 /// Whether a resolved path is on a pseudo file system ([`Kind::Pseudo`]): by the file system's
-/// magic number (`fs_type`, from `statfs`; `None` when it could not be read), and by the mount
-/// points, for devtmpfs reports tmpfs's number and a container may mount procfs elsewhere too.
-fn on_pseudo_fs(real: &Path, fs_type: Option<libc::c_long>) -> bool {
-    const PSEUDO: [libc::c_long; 15] = [
-        libc::PROC_SUPER_MAGIC,
-        libc::SYSFS_MAGIC,
-        libc::DEBUGFS_MAGIC,
-        libc::TRACEFS_MAGIC,
-        libc::SECURITYFS_MAGIC,
-        libc::SELINUX_MAGIC,
-        libc::CGROUP_SUPER_MAGIC,
-        libc::CGROUP2_SUPER_MAGIC,
-        libc::DEVPTS_SUPER_MAGIC,
-        libc::BPF_FS_MAGIC,
-        libc::NSFS_MAGIC,
-        libc::USBDEVICE_SUPER_MAGIC,
-        libc::XENFS_SUPER_MAGIC,
+/// magic number (`fs_type`, from `statfs`; `None` when it could not be read, and always elsewhere
+/// than Linux, whose numbers these are), and by the mount points, for devtmpfs reports tmpfs's
+/// number and a container may mount procfs elsewhere too (on macOS, only `/dev` is one).
+// The magic numbers are `c_long`s, i64 where this is built, not on every target.
+#[allow(clippy::useless_conversion)]
+fn on_pseudo_fs(real: &Path, fs_type: Option<i64>) -> bool {
+    #[cfg(target_os = "linux")]
+    let pseudo: [i64; 15] = [
+        i64::from(libc::PROC_SUPER_MAGIC),
+        i64::from(libc::SYSFS_MAGIC),
+        i64::from(libc::DEBUGFS_MAGIC),
+        i64::from(libc::TRACEFS_MAGIC),
+        i64::from(libc::SECURITYFS_MAGIC),
+        i64::from(libc::SELINUX_MAGIC),
+        i64::from(libc::CGROUP_SUPER_MAGIC),
+        i64::from(libc::CGROUP2_SUPER_MAGIC),
+        i64::from(libc::DEVPTS_SUPER_MAGIC),
+        i64::from(libc::BPF_FS_MAGIC),
+        i64::from(libc::NSFS_MAGIC),
+        i64::from(libc::USBDEVICE_SUPER_MAGIC),
+        i64::from(libc::XENFS_SUPER_MAGIC),
         // efivarfs and configfs (linux/magic.h; not in libc).
         0xde5e_81e4,
         0x6265_6570,
     ];
+    #[cfg(not(target_os = "linux"))]
+    let pseudo: [i64; 0] = [];
     let under = ["/proc", "/sys", "/dev"];
-    fs_type.is_some_and(|t| PSEUDO.contains(&t)) || under.iter().any(|d| real.starts_with(d))
+    fs_type.is_some_and(|t| pseudo.contains(&t)) || under.iter().any(|d| real.starts_with(d))
 }
 
-fn statfs_type(p: &Path) -> Option<libc::c_long> {
+/// `f_type` as one integer type: glibc's is a `c_long`, musl's a `c_ulong` (the numbers fit both).
+#[cfg(target_os = "linux")]
+#[allow(clippy::unnecessary_fallible_conversions, clippy::useless_conversion)]
+fn fs_type_of(s: &libc::statfs) -> Option<i64> {
+    i64::try_from(s.f_type).ok()
+}
+
+#[cfg(target_os = "linux")]
+fn statfs_type(p: &Path) -> Option<i64> {
     use std::os::unix::ffi::OsStrExt as _;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
     let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
     // SAFETY: `c` is a NUL-terminated path and `s` a buffer of the size statfs writes.
     let rc = unsafe { libc::statfs(c.as_ptr(), s.as_mut_ptr()) };
     // SAFETY: statfs filled `s` when it returned 0.
-    (rc == 0).then(|| unsafe { s.assume_init() }.f_type)
+    (rc == 0)
+        .then(|| fs_type_of(&unsafe { s.assume_init() }))
+        .flatten()
 }
 
-fn fstatfs_type(f: &std::fs::File) -> Option<libc::c_long> {
+#[cfg(target_os = "linux")]
+fn fstatfs_type(f: &std::fs::File) -> Option<i64> {
     use std::os::fd::AsRawFd as _;
     let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
     // SAFETY: the descriptor is open for the call, and `s` a buffer of the size fstatfs writes.
     let rc = unsafe { libc::fstatfs(f.as_raw_fd(), s.as_mut_ptr()) };
     // SAFETY: fstatfs filled `s` when it returned 0.
-    (rc == 0).then(|| unsafe { s.assume_init() }.f_type)
+    (rc == 0)
+        .then(|| fs_type_of(&unsafe { s.assume_init() }))
+        .flatten()
+}
+
+/// Elsewhere the magic numbers are not Linux's: the mount points alone tell.
+#[cfg(not(target_os = "linux"))]
+fn statfs_type(_: &Path) -> Option<i64> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+fn fstatfs_type(_: &std::fs::File) -> Option<i64> {
+    None
 }
 
 fn io_words(e: &std::io::Error) -> String {
@@ -612,11 +642,13 @@ mod tests {
         assert_eq!(judge(&f, &roots, &cfg, 10), Err(Refusal::Private));
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn pseudo_file_systems_are_told_by_type_and_place() {
         let environ = std::fs::canonicalize("/proc/self/environ").unwrap();
         assert!(on_pseudo_fs(&environ, statfs_type(&environ)));
-        assert_eq!(statfs_type(&environ), Some(libc::PROC_SUPER_MAGIC));
+        // PROC_SUPER_MAGIC is a c_long: i64 here.
+        assert_eq!(statfs_type(&environ), Some(0x9fa0));
         // procfs mounted elsewhere (a container) is still procfs; /dev's tmpfs is told by place.
         assert!(on_pseudo_fs(Path::new("/mnt/p/1/environ"), Some(0x9fa0)));
         assert!(on_pseudo_fs(Path::new("/dev/shm/x"), Some(0x0102_1994)));

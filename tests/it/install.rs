@@ -94,7 +94,7 @@ fn exe() -> String {
 }
 
 /// The user's own settings: a status line, a hook, permissions and unrelated keys.
-fn users_own() -> Value {
+pub fn users_own() -> Value {
     json!({
         "model": "opus",
         "statusLine": {"type": "command", "command": "printf 'USER-SL\\n'", "padding": 1, "refreshInterval": 5},

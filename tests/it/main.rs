@@ -32,6 +32,7 @@ mod hostile_creds;
 mod hostile_state;
 mod install;
 mod mcp;
+mod npm;
 mod peers;
 mod poller;
 mod regression;

@@ -5,10 +5,11 @@
 #   $A2A_PEERS_DIR/venv-adk  google-adk[a2a] for adk_worker.py,        requirements-adk.txt
 #   $A2A_PEERS_DIR/venv-maf  agent-framework-a2a for maf_worker.py,    requirements-maf.txt
 #   $A2A_PEERS_DIR/venv-sdk  claude-agent-sdk for sdk_driver.py,       requirements-sdk.txt
+#   $A2A_PEERS_DIR/venv-tools check-jsonschema for the release workflow, requirements-tools.txt
 #   $A2A_PEERS_DIR/js        @a2a-js/sdk + express for js/worker.mjs,  js/package-lock.json (npm ci)
 # A2A_PEERS_DIR defaults to <repo>/target/peers. Idempotent: a venv or the js dir whose stamp
 # matches its requirements/lock file and interpreter is left alone, so a second run takes well
-# under a second. All six are built at once (background jobs) and are independent: one failing
+# under a second. All seven are built at once (background jobs) and are independent: one failing
 # does not stop the others, and the script exits 1 if any failed.
 # Env: A2A_PEERS_PYTHON picks the interpreter (default python3, must be >= 3.10);
 #      A2A_PEERS_NODE picks node (default node, must be >= 20; npm is taken from beside it or PATH).
@@ -40,8 +41,10 @@ declare -A check_import=(
     [adk]="a2a.server, uvicorn, google.adk.a2a.utils.agent_to_a2a"
     [maf]="a2a.server, uvicorn, starlette, agent_framework.a2a"
     [sdk]="claude_agent_sdk"
+    [tools]="check_jsonschema"
 )
-declare -A check_dist=([v1]=a2a-sdk [v03]=a2a-sdk [adk]=google-adk [maf]=agent-framework-a2a [sdk]=claude-agent-sdk)
+declare -A check_dist=([v1]=a2a-sdk [v03]=a2a-sdk [adk]=google-adk [maf]=agent-framework-a2a [sdk]=claude-agent-sdk
+    [tools]=check-jsonschema)
 
 setup_venv() {
     local name="$1"
@@ -119,7 +122,7 @@ pids=()
 names=()
 if (check_python); then
     py_version="$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
-    for name in v1 v03 adk maf sdk; do
+    for name in v1 v03 adk maf sdk tools; do
         (setup_venv "$name") &
         pids+=("$!")
         names+=("venv-$name")

@@ -238,9 +238,14 @@ pub fn boot_ms() -> i64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid timespec for the call to fill; CLOCK_BOOTTIME exists on every Linux
-    // since 2.6.39.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    // Linux's CLOCK_MONOTONIC stops while the machine sleeps, CLOCK_BOOTTIME (every Linux since
+    // 2.6.39) does not; macOS's CLOCK_MONOTONIC already counts sleep.
+    #[cfg(target_os = "linux")]
+    let clock = libc::CLOCK_BOOTTIME;
+    #[cfg(not(target_os = "linux"))]
+    let clock = libc::CLOCK_MONOTONIC;
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     if rc != 0 {
         return 0;
     }
@@ -268,15 +273,44 @@ pub fn raise_open_files(want: usize) {
     }
 }
 
-/// This boot's id (`/proc/sys/kernel/random/boot_id`), read once: what [`boot_ms`] counts from
-/// (empty where the kernel does not say).
+/// This boot's id, read once: what [`boot_ms`] counts from (Linux's
+/// `/proc/sys/kernel/random/boot_id`, macOS's `kern.bootsessionuuid`; empty where the kernel
+/// does not say).
 pub fn boot_id() -> &'static str {
     static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default()
-    })
+    ID.get_or_init(read_boot_id)
+}
+
+#[cfg(not(target_os = "macos"))]
+fn read_boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(target_os = "macos")]
+fn read_boot_id() -> String {
+    let mut buf = [0u8; 64];
+    let mut len = buf.len();
+    // SAFETY: the name is NUL-terminated, `buf` holds `len` bytes for sysctl to fill and `len`
+    // is updated with what it wrote; nothing is set (no new value).
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"kern.bootsessionuuid".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return String::new();
+    }
+    let id = buf.get(..len).unwrap_or_default();
+    String::from_utf8_lossy(id)
+        .trim_end_matches('\0')
+        .trim()
+        .to_string()
 }
 
 #[cfg(test)]

@@ -95,13 +95,37 @@ pub fn install(settings: Value, opts: &InstallOpts) -> Result<Installed, Refused
 
     let market = json!({"source": {"source": "directory", "path": opts.plugin_dir}});
     let markets = object_at(&mut root, "extraKnownMarketplaces")?;
-    changes.push(set(
-        markets,
-        MARKETPLACE,
-        market,
-        "plugin marketplace",
-        &opts.plugin_dir,
-    ));
+    // A marketplace the user added for the plugin (`/plugin marketplace add <owner>/a2a-mod`, a
+    // clone) is theirs: kept as it is, the plugin then comes from there. Ours is a folder named
+    // `plugin` (`…/a2a-mod/plugin`, `$A2A_MOD_HOME/plugin`), updated when it moved.
+    let ours = |s: &Value| {
+        s.get("source").and_then(Value::as_str) == Some("directory")
+            && s.get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| p.trim_end_matches('/').ends_with("/plugin"))
+    };
+    let theirs = markets
+        .get(MARKETPLACE)
+        .and_then(|m| m.get("source"))
+        .filter(|s| !ours(s))
+        .map(|s| {
+            let kind = s.get("source").and_then(Value::as_str).unwrap_or("?");
+            let place = ["repo", "url", "path", "package"]
+                .iter()
+                .find_map(|k| s.get(*k).and_then(Value::as_str))
+                .unwrap_or("");
+            format!("kept: yours, {kind} {place}")
+        });
+    changes.push(match theirs {
+        Some(detail) => Change::new("plugin marketplace", Action::Unchanged, detail),
+        None => set(
+            markets,
+            MARKETPLACE,
+            market,
+            "plugin marketplace",
+            &opts.plugin_dir,
+        ),
+    });
     let enabled = object_at(&mut root, "enabledPlugins")?;
     changes.push(set(
         enabled,
@@ -440,6 +464,32 @@ mod tests {
         assert_eq!(
             out.settings["env"][BIN_ENV],
             json!("/usr/local/bin/a2a-mod")
+        );
+    }
+
+    /// A marketplace the user added for the plugin stays theirs; ours moves with the plugin folder.
+    #[test]
+    fn the_users_own_marketplace_for_the_plugin_is_kept() {
+        for source in [
+            json!({"source": "github", "repo": "someone/a2a-mod"}),
+            json!({"source": "directory", "path": "/home/u/src/a2a-mod"}),
+        ] {
+            let before = json!({"extraKnownMarketplaces": {MARKETPLACE: {"source": source}}});
+            let out = install(before.clone(), &opts("/x/a2a-mod")).unwrap();
+            assert_eq!(
+                out.settings["extraKnownMarketplaces"],
+                before["extraKnownMarketplaces"]
+            );
+            assert_eq!(out.changes[0].action, Action::Unchanged, "{source}");
+            assert!(out.changes[0].detail.starts_with("kept: yours"), "{source}");
+        }
+        let old = json!({"extraKnownMarketplaces": {MARKETPLACE: {"source":
+            {"source": "directory", "path": "/old/a2a/plugin"}}}});
+        let out = install(old, &opts("/x/a2a-mod")).unwrap();
+        assert_eq!(out.changes[0].action, Action::Updated);
+        assert_eq!(
+            out.settings["extraKnownMarketplaces"][MARKETPLACE]["source"]["path"],
+            "/home/u/.local/share/a2a-mod/plugin"
         );
     }
 
