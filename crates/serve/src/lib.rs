@@ -5,8 +5,8 @@
 //! - [`http`]: the routes (JSON-RPC, HTTP+JSON, the cards, `/healthz`), the token check, the body
 //!   bound; [`stream`]: a task's events as SSE, every reader on the one event log;
 //! - [`wire`]: the A2A JSON in its four forms, pure;
-//! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store; [`push`], each
-//!   change POSTed to the webhooks clients registered;
+//! - [`engine`]: the tasks, the queue, the [`engine::Executor`] trait, the store; [`push`], the
+//!   webhooks clients register and what they are sent, [`deliver`], each change POSTed to them;
 //! - [`task`]: a task and what a run reports, pure;
 //! - [`inbox`]: the files a message brings, written where the run finds them; [`changes`], what
 //!   a run changed in a git work tree, as a patch;
@@ -17,6 +17,7 @@ pub mod ask;
 pub mod changes;
 pub mod claude;
 pub mod conn;
+pub mod deliver;
 pub mod engine;
 pub mod exec;
 pub mod guard;
@@ -95,7 +96,7 @@ impl Serving {
         };
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let push = push::Policy::new(addr, &machine, options.push_allow_private);
-        let pusher = push::Pusher::start(engine.clone(), push.clone(), stopped.clone());
+        let pusher = deliver::Pusher::start(engine.clone(), push.clone(), stopped.clone());
         let server = Arc::new(http::Server {
             engine,
             push,
