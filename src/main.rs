@@ -3,34 +3,38 @@
 //! before clap's full parse, and it and the hooks before any runtime is built (the hot-path rules
 //! in ARCHITECTURE.md).
 
-// The process ends here and only here (clippy.toml forbids `process::exit` elsewhere): every
-// entry point returns its exit code to `main`.
-#![allow(clippy::disallowed_methods)]
-
 use a2a_mod::cli::Cli;
 use a2a_mod::cmd::Run;
 use a2a_mod::error;
 use clap::Parser;
+use std::process::ExitCode;
 
-fn main() {
+// Every entry point returns its exit code here, and main returns it: the process ends with
+// destructors run and stdout flushed (clippy.toml forbids `process::exit` everywhere).
+fn main() -> ExitCode {
     // Hot path first: `statusline` runs every second, so it skips building clap's whole command
     // tree; anything unusual (`--help`, a typo) falls through to clap below.
     if let Some(then) = a2a_mod_hot::statusline::fast_args(std::env::args_os().skip(1)) {
-        std::process::exit(a2a_mod_hot::statusline::run(then.as_deref()));
+        return code(a2a_mod_hot::statusline::run(then.as_deref()));
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
+            let status = if e.use_stderr() {
                 error::EXIT_USAGE
             } else {
                 error::EXIT_OK
             };
             let _ = e.print();
-            std::process::exit(code);
+            return code(status);
         }
     };
-    std::process::exit(exit_code(cli.command.run()));
+    code(exit_code(cli.command.run()))
+}
+
+/// An exit status as the process ends with it (0 to 255; anything else is a failure).
+fn code(status: i32) -> ExitCode {
+    u8::try_from(status).map_or(ExitCode::FAILURE, ExitCode::from)
 }
 
 fn exit_code(result: anyhow::Result<i32>) -> i32 {
