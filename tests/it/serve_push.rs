@@ -370,6 +370,9 @@ fn a_webhook_down_for_10_s_gets_every_change_in_order_once_it_is_back() {
         (2, 2),
         "one line per outage per webhook:\n{log}"
     );
+    // A task with a webhook ends with its log line like any other.
+    let id = t["id"].as_str().unwrap();
+    assert!(log.contains(&format!("task {id} completed")), "{log}");
 }
 
 /// A slow webhook holds up no run: the task runs to its end while the webhook has not answered

@@ -757,10 +757,12 @@ impl Engine {
         inner.events.push(ev);
         let n = inner.events.len();
         let ended = !running(inner.task.state);
-        if (durable || ended) && live.pushing.load(Ordering::SeqCst) {
-            self.persist_telling(&mut inner, &live.owner);
-        } else if durable || ended {
-            self.persist(&inner.task, &live.owner);
+        if durable || ended {
+            if live.pushing.load(Ordering::SeqCst) {
+                self.persist_telling(&mut inner, &live.owner);
+            } else {
+                self.persist(&inner.task, &live.owner);
+            }
             if ended {
                 log_end(&inner.task, now);
             }
