@@ -245,14 +245,19 @@ fn install_cycle(cli: Cli) {
     assert!(again.contains("Nothing to remove"), "{again}");
 }
 
-fn claude_plugin_list(home: &TempHome) -> Value {
-    TestCommand::program(which("claude").unwrap())
-        .args(["plugin", "list", "--json"])
-        .env("HOME", home.home())
+/// The real `claude` CLI in `home`, as a user runs it in a shell.
+pub fn claude_cli(home: &TempHome) -> TestCommand {
+    let mut cmd = TestCommand::program(which("claude").unwrap());
+    cmd.env("HOME", home.home())
         .env("DISABLE_AUTOUPDATER", "1")
         .env_remove("CLAUDE_CONFIG_DIR")
-        .current_dir(home.root())
-        .json()
+        .env_remove("A2A_MOD_BIN")
+        .current_dir(home.root());
+    cmd
+}
+
+fn claude_plugin_list(home: &TempHome) -> Value {
+    claude_cli(home).args(["plugin", "list", "--json"]).json()
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! - The release workflow that builds the packages validates against GitHub's workflow schema.
 
 use crate::fake::model_api::{FakeModelApi, Rule, Script};
-use crate::install::{Cli, run_ok, users_own};
+use crate::install::{Cli, claude_cli, run_ok, users_own};
 use crate::peers::claude::{ClaudeOpts, ClaudeSession, missing_tools};
 use crate::util::{TempHome, TestCommand, bin, skip, wait_until, which};
 use crate::workers::{Kind, Peer, peers_dir, repo};
@@ -248,18 +248,6 @@ fn plugin_clone(dir: &Path) {
     }
 }
 
-/// `claude <args>` in `home`, as a user runs it in a shell.
-fn claude_cli(home: &TempHome, args: &[&str]) -> String {
-    TestCommand::program(which("claude").unwrap())
-        .args(args)
-        .env("HOME", home.home())
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("A2A_MOD_BIN")
-        .current_dir(home.root())
-        .ok()
-}
-
 fn cmdline(pid: &u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
@@ -280,8 +268,12 @@ fn the_plugin_from_a_marketplace_clone_says_how_to_install_then_works() {
     let clone = home.root().join("a2a-mod-clone");
     plugin_clone(&clone);
     let clone_s = clone.to_str().unwrap();
-    claude_cli(&home, &["plugin", "marketplace", "add", clone_s]);
-    claude_cli(&home, &["plugin", "install", "a2a-mod@a2a-mod"]);
+    claude_cli(&home)
+        .args(["plugin", "marketplace", "add", clone_s])
+        .ok();
+    claude_cli(&home)
+        .args(["plugin", "install", "a2a-mod@a2a-mod"])
+        .ok();
     let settings_file = home.home().join(".claude/settings.json");
     let read =
         || -> Value { serde_json::from_slice(&std::fs::read(&settings_file).unwrap()).unwrap() };
