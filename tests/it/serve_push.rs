@@ -370,6 +370,10 @@ fn a_webhook_down_for_10_s_gets_every_change_in_order_once_it_is_back() {
         (2, 2),
         "one line per outage per webhook:\n{log}"
     );
+    // The webhooks' secrets never reach the log.
+    for secret in ["cred-1", "cred-3", "tok-1"] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
     // A task with a webhook ends with its log line like any other.
     let id = t["id"].as_str().unwrap();
     assert!(log.contains(&format!("task {id} completed")), "{log}");
