@@ -529,10 +529,12 @@ fn npm_installed(dir: &Path, bin: &Path) -> Option<PathBuf> {
     if !installed.success() {
         return None;
     }
+    // The platform package's binary (`a2a-mod/bin/a2a-mod` is the Node launcher).
     let modules = prefix.join("lib/node_modules");
     std::fs::read_dir(&modules)
         .ok()?
         .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("a2a-mod-"))
         .map(|e| e.path().join("bin/a2a-mod"))
         .find(|p| p.is_file())
 }

@@ -292,16 +292,15 @@ fn check_install() -> Vec<Check> {
     });
     let bin_env = first(&|v| v.get("env")?.get(BIN_ENV).cloned())
         .and_then(|(_, _, v)| v.as_str().map(str::to_string));
-    match market.as_ref().and_then(|(_, _, v)| v.as_str()) {
+    match plugin_folder(market.as_ref().and_then(|(_, _, v)| v.as_str())) {
         None => checks.push(fail(
             "plugin marketplace \"a2a-mod\" is not registered",
             install,
         )),
         Some(dir) => {
-            let dir = Path::new(dir);
-            checks.push(check_plugin_files(dir));
-            checks.push(check_wake_hooks(dir));
-            checks.push(check_launcher(dir, bin_env.as_deref()));
+            checks.push(check_plugin_files(&dir));
+            checks.push(check_wake_hooks(&dir));
+            checks.push(check_launcher(&dir, bin_env.as_deref()));
         }
     }
 
@@ -333,6 +332,24 @@ fn check_install() -> Vec<Check> {
         ),
     });
     checks
+}
+
+/// The plugin folder to check: the marketplace folder `install` registered, which holds the
+/// plugin; or, for a marketplace of the user's own that only names the plugin (the repository's,
+/// whose entry is the npm package), the folder Claude Code installed it in, from its
+/// `plugins/installed_plugins.json`.
+fn plugin_folder(market: Option<&str>) -> Option<PathBuf> {
+    if let Some(dir) = market.map(Path::new)
+        && dir.join(".claude-plugin/plugin.json").is_file()
+    {
+        return Some(dir.to_path_buf());
+    }
+    let file = super::install::claude_config_dir()
+        .ok()?
+        .join("plugins/installed_plugins.json");
+    let v: Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+    let path = v["plugins"][PLUGIN_ID].as_array()?.first()?["installPath"].as_str()?;
+    Some(PathBuf::from(path))
 }
 
 fn check_plugin_files(dir: &Path) -> Check {

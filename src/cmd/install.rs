@@ -322,9 +322,26 @@ fn uninstall(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
     out(&lines.join("\n"))
 }
 
+/// The path the settings name for the binary at `real`: itself, or for a binary in Claude Code's
+/// plugin cache (the plugin from npm brought it) our link to it, since the cache folder is per
+/// plugin version and goes away after an update (`plugin::follow_update` moves the link on).
+fn settings_exe(ctx: &Ctx, real: &str) -> Result<String> {
+    if !a2a_mod_hot::claude::plugin::in_plugin_cache(Path::new(real)) {
+        return Ok(real.to_owned());
+    }
+    let link = ctx.bin_link();
+    link.to_str().map(str::to_owned).ok_or_else(|| {
+        anyhow!(
+            "the link's path {} is not UTF-8 — set A2A_MOD_HOME or XDG_DATA_HOME to a plain path",
+            link.display()
+        )
+    })
+}
+
 fn install_into(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
     let (path, before, scope) = (&t.path, &t.before, t.scope);
-    let exe = this_exe()?;
+    let real = this_exe()?;
+    let exe = settings_exe(ctx, &real)?;
     let plugin_dir = ctx.plugin_dir();
     let plugin_dir_s = plugin_dir
         .to_str()
@@ -361,6 +378,11 @@ fn install_into(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
         "a2a-mod install ({scope} scope): {}",
         path.display()
     )];
+    if exe != real {
+        lines.push(format!(
+            "  the binary: {exe}, a link to {real} in Claude Code's plugin cache (it follows plugin updates)"
+        ));
+    }
     lines.extend(changes.iter().map(|c| report_line(c, args.dry_run)));
     let changed = changes.iter().any(|c| c.action.changes());
 
@@ -370,6 +392,9 @@ fn install_into(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
         }
         lines.push(dry_run_tail(before, &plan.settings, changed));
         return out(&lines.join("\n"));
+    }
+    if exe != real {
+        a2a_mod_sys::fsx::link_atomic(Path::new(&exe), Path::new(&real))?;
     }
     if !changed {
         lines.push("Nothing to change: a2a-mod is already installed there.".into());

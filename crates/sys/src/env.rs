@@ -178,6 +178,12 @@ impl Ctx {
         self.data_dir.join("plugin")
     }
 
+    /// The link `install` names in the settings for a binary in Claude Code's plugin cache, whose
+    /// own path changes with each plugin update (`a2a_mod_hot::claude::plugin::follow_update`).
+    pub fn bin_link(&self) -> PathBuf {
+        self.data_dir.join("bin/a2a-mod")
+    }
+
     /// What `install` remembers per settings file (the status line it wrapped).
     pub fn install_record_path(&self) -> PathBuf {
         self.state_dir.join("install.json")

@@ -112,6 +112,28 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -
     result
 }
 
+/// Makes `path` a symbolic link to `target`, replacing what was there at once (a link beside it,
+/// renamed over it): a reader follows either the old link or the new one.
+pub fn link_atomic(path: &Path, target: &Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.link", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp)
+        .and_then(|()| fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("cannot link {} to {}", path.display(), target.display()))
+}
+
 /// An exclusive advisory lock held for the life of the returned file. The OS drops it when the
 /// holder dies, `kill -9` included, which is what makes "exactly one poller" survive crashes.
 /// Lock files live in the state folder: created 0600 (and tightened if an older one is looser).

@@ -1,8 +1,9 @@
 //! In-process fakes the integration tests run against: real servers on 127.0.0.1:0 that stop on
 //! drop. `model_api` stands in for the Anthropic Messages API behind the real Claude Code CLI;
-//! `webhook` is where serve POSTs its push notifications.
+//! `webhook` is where serve POSTs its push notifications; `npm_registry` serves our npm packages.
 
 pub mod model_api;
+pub mod npm_registry;
 pub mod webhook;
 
 /// An axum app served on 127.0.0.1 (an OS-picked port) from a thread and runtime of its own, so

@@ -1,8 +1,16 @@
 //! The plugin's files, embedded from the repository root at build time (the single source: the
-//! root stays a plugin for `claude --plugin-dir <clone>`). `a2a-mod install` writes them to a
-//! folder of its own and registers that folder as the marketplace, because Claude Code copies a
-//! directory marketplace's whole tree into its plugin cache: the checkout would drag `target/`
-//! (gigabytes) along, and a `cargo install` user has no checkout at all.
+//! root stays a plugin for `claude --plugin-dir <clone>`, and `scripts/package-npm` ships the same
+//! files in the npm package). `a2a-mod install` writes them to a folder of its own and registers
+//! that folder as the marketplace, because Claude Code copies a directory marketplace's whole tree
+//! into its plugin cache: the checkout would drag `target/` (gigabytes) along, and a `cargo
+//! install` user has no checkout at all.
+//!
+//! The one file that differs is the marketplace: the repository's names the npm package (Claude
+//! Code installs it with its binary, in one step), the one `install` writes names the folder
+//! itself, whose binary is already there.
+
+use a2a_mod_sys::env::Ctx;
+use std::path::Path;
 
 /// Path inside the plugin folder, contents, Unix mode.
 pub const FILES: &[(&str, &str, u32)] = &[
@@ -11,11 +19,7 @@ pub const FILES: &[(&str, &str, u32)] = &[
         include_str!("../../../../.claude-plugin/plugin.json"),
         0o644,
     ),
-    (
-        ".claude-plugin/marketplace.json",
-        include_str!("../../../../.claude-plugin/marketplace.json"),
-        0o644,
-    ),
+    (".claude-plugin/marketplace.json", MARKETPLACE, 0o644),
     (".mcp.json", include_str!("../../../../.mcp.json"), 0o644),
     (
         "hooks/hooks.json",
@@ -33,6 +37,20 @@ pub const FILES: &[(&str, &str, u32)] = &[
         0o755,
     ),
 ];
+
+/// The marketplace `install` registers: the plugin in the same folder.
+const MARKETPLACE: &str = r#"{
+  "name": "a2a-mod",
+  "owner": { "name": "a2a-mod" },
+  "plugins": [
+    {
+      "name": "a2a-mod",
+      "source": "./",
+      "description": "Delegate work to remote A2A agents and be woken when it ends"
+    }
+  ]
+}
+"#;
 
 /// The hook events the plugin must register, as `a2a-mod hook <arg>` arguments (doctor checks).
 pub const HOOK_ARGS: &[&str] = &["session-start", "user-prompt-submit", "post-tool-use"];
@@ -65,6 +83,34 @@ pub fn installed_files(exe: &str) -> Vec<(&'static str, String, u32)> {
             (*rel, text, *mode)
         })
         .collect()
+}
+
+/// Whether `exe` lies in Claude Code's plugin cache (`<config>/plugins/cache/<marketplace>/<plugin>/
+/// <version>/`), where the plugin installed from npm keeps its platform package's binary.
+pub fn in_plugin_cache(exe: &Path) -> bool {
+    let parts: Vec<_> = exe.components().map(|c| c.as_os_str()).collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == "plugins" && w[1] == "cache")
+}
+
+/// Moves `install`'s link ([`Ctx::bin_link`]) on to this binary when the link names another
+/// binary in the plugin cache and this one is there too: the plugin was updated, Claude Code
+/// installed the new version in a folder of its own and will remove the old one, and the status
+/// line and the recorded binary (which name the link) must go on running. Run by the session
+/// start hook, which the new version's launcher starts with its own binary. Nothing happens
+/// without a link (install made none: the binary was elsewhere) or with one to elsewhere.
+pub fn follow_update(ctx: &Ctx) {
+    let link = ctx.bin_link();
+    let Ok(target) = std::fs::read_link(&link) else {
+        return;
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    if exe != target && in_plugin_cache(&exe) && in_plugin_cache(&target) {
+        let _ = a2a_mod_sys::fsx::link_atomic(&link, &exe);
+    }
 }
 
 /// `s` as one `sh` word: unchanged when it is only plain path characters, else single-quoted.
@@ -116,5 +162,38 @@ mod tests {
             }
         }
         assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+
+    /// The repository's marketplace and the one `install` writes offer the same plugin, under the
+    /// name the tool names and permission rule carry; one from npm, one from its own folder.
+    #[test]
+    fn both_marketplaces_offer_the_plugin_by_its_name() {
+        let read = |t: &str| -> serde_json::Value { serde_json::from_str(t).unwrap() };
+        let manifest = read(include_str!("../../../../.claude-plugin/plugin.json"));
+        let repo = read(include_str!("../../../../.claude-plugin/marketplace.json"));
+        let own = read(MARKETPLACE);
+        for m in [&repo, &own] {
+            assert_eq!(m["name"], "a2a-mod");
+            assert_eq!(m["plugins"][0]["name"], manifest["name"]);
+        }
+        assert_eq!(
+            repo["plugins"][0]["source"],
+            serde_json::json!({"source": "npm", "package": "a2a-mod"})
+        );
+        assert_eq!(own["plugins"][0]["source"], "./");
+    }
+
+    #[test]
+    fn the_plugin_cache_is_told_by_its_folders() {
+        for (p, cached) in [
+            (
+                "/home/u/.claude/plugins/cache/a2a-mod/a2a-mod/0.1.0/node_modules/a2a-mod-linux-x64/bin/a2a-mod",
+                true,
+            ),
+            ("/home/u/.local/bin/a2a-mod", false),
+            ("/opt/plugins-cache/a2a-mod", false),
+        ] {
+            assert_eq!(in_plugin_cache(Path::new(p)), cached, "{p}");
+        }
     }
 }

@@ -50,7 +50,9 @@ pub fn run(hook: Entry) -> i32 {
 
 /// `/clear` starts a new session id in the same Claude Code process: link it to the store the
 /// MCP server and monitor keep using. Startup and resume record who owns this process's store.
+/// First, a plugin updated since the last session moves `install`'s link on to its binary.
 fn session_start(ctx: &Ctx, session_id: &str, source: SessionSource) {
+    crate::claude::plugin::follow_update(ctx);
     let Some(pid) = pids::claude_pid_from_env() else {
         return;
     };
