@@ -24,12 +24,7 @@
 //! machine). Run any other way (`cargo test --all-targets` runs benches in debug), it does a
 //! short smoke run of small sizes. A benchmark, not a test: it asserts only that the runs ran.
 
-// A bench reports its measurements on stdout.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(clippy::print_stdout, clippy::print_stderr)]
-// Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
-#![allow(clippy::disallowed_methods)]
+#![expect(clippy::print_stdout, reason = "a bench reports its figures on stdout")]
 
 mod common;
 use a2a_mod::testing::task::TaskState;
@@ -64,8 +59,10 @@ struct Sizes {
 
 /// Runs `cmd` to its end and reads its usage. Stdout goes to `out` (a pipe could fill and stall
 /// the child while nobody reads it).
-// The child is reaped by `wait4`, which reads its usage as `Child::wait` cannot.
-#[allow(clippy::zombie_processes)]
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by `wait4`, which reads its usage as `Child::wait` cannot"
+)]
 fn measured(mut cmd: Command, out: &Path) -> Usage {
     let began = Instant::now();
     let child = cmd

@@ -10,10 +10,15 @@
 //! Cases are interleaved round by round; medians. Without `--bench` (`cargo test --all-targets`)
 //! it does a few rounds only and says so.
 
-// A benchmark prints its figures, and a failed set-up is a bug in the bench itself.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a bench reads as the run it measures, however long"
+)]
+#![expect(
+    clippy::print_stdout,
+    clippy::unwrap_used,
+    reason = "a bench prints its figures, and a failed set-up is a bug in the bench itself"
+)]
 
 mod common;
 use a2a_mod::testing::Ctx;

@@ -17,12 +17,15 @@
 //! `A2A_MOD_BENCH_ONLY=streaming|polled` runs those cases alone. Run any other way
 //! (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
 
-// A bench reports its measurements on stdout.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(clippy::print_stdout, clippy::print_stderr)]
-// Its durations are its own positive settings (`from_secs_f64` cannot panic on them).
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a bench reads as the run it measures, however long"
+)]
+#![expect(clippy::print_stdout, reason = "a bench reports its figures on stdout")]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "its durations are its own positive settings (`from_secs_f64` cannot panic on them)"
+)]
 
 mod common;
 use a2a_mod::testing::WorkerConfig;
@@ -210,7 +213,6 @@ fn pct(cpu: Duration, wall: Duration) -> f64 {
     100.0 * cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9)
 }
 
-#[allow(clippy::print_stdout)]
 fn report(name: &str, size: &Size, m: &Measured) {
     let wall = size.wall.as_secs_f64();
     println!(
@@ -230,7 +232,6 @@ fn report(name: &str, size: &Size, m: &Measured) {
     );
 }
 
-#[allow(clippy::print_stdout)]
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let secs: f64 = std::env::var("A2A_MOD_BENCH_SECS")

@@ -14,16 +14,20 @@
 //! serve` runs 10 rounds (`A2A_MOD_BENCH_ROUNDS`); under `cargo test` it runs one round, so CI
 //! runs every step once. Skips with a message without the real Claude Code CLI.
 
-// A benchmark prints its figures, a failed set-up is a bug in the bench itself, and it shares the
-// integration tests' harness files, of which it uses a part.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(
+#![expect(
+    clippy::too_many_lines,
+    reason = "a bench reads as the run it measures, however long"
+)]
+#![expect(
     clippy::print_stdout,
     clippy::print_stderr,
     clippy::unwrap_used,
+    reason = "a bench prints its figures, and a failed set-up is a bug in the bench itself"
+)]
+#![allow(
     dead_code,
-    unused_imports
+    unused_imports,
+    reason = "it shares the integration tests' harness files, of which it uses a part"
 )]
 
 #[path = "../tests/it/fake/mod.rs"]

@@ -13,10 +13,11 @@
 //! (`cargo test --all-targets` runs benches in debug), a smoke run of 2 × 3 tasks of 1 s.
 //! `A2A_MOD_BENCH_SESSIONS` and `A2A_MOD_BENCH_TASKS` change the size.
 
-// A bench reports its measurements on stdout.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a bench reads as the run it measures, however long"
+)]
+#![expect(clippy::print_stdout, reason = "a bench reports its figures on stdout")]
 
 mod common;
 use a2a_mod::testing::{FakeWorker, FakeWorkerOptions};

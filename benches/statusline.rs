@@ -12,10 +12,15 @@
 //! Run without `--bench` (as `cargo test --all-targets` does, in debug) it does a few rounds only
 //! and says so: a smoke test, not a measurement.
 
-// A bench reports its measurements on stdout.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a bench reads as the run it measures, however long"
+)]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench reports its figures on stdout"
+)]
 
 mod common;
 use a2a_mod::testing::Ctx;
@@ -425,8 +430,10 @@ fn writer_cost(dir: &Path, scale: &dyn Fn(u32) -> u32) {
 /// One run: wall time, the child's CPU time (user + system, from `wait4`) and its stdout. CPU time
 /// is what the process itself costs, so it shifts far less than wall time when other jobs share
 /// the cores.
-// Reaped by `wait4` below, which std's `Child::wait` cannot replace: it drops the rusage.
-#[allow(clippy::zombie_processes)]
+#[expect(
+    clippy::zombie_processes,
+    reason = "reaped by `wait4` below, which std's `Child::wait` cannot replace: it drops the rusage"
+)]
 fn spawn(
     program: &Path,
     args: &[&str],

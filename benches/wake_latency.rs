@@ -22,16 +22,20 @@
 //!
 //! Goals: streaming p50 ≤ 1 s, p95 ≤ 1.5 s; polling-only p95 ≤ 6.5 s.
 
-// A benchmark prints its figures, a failed set-up is a bug in the bench itself, and it shares the
-// integration tests' harness files, of which it uses a part.
-// A bench reads as the run it measures, however long.
-#![allow(clippy::too_many_lines)]
-#![allow(
+#![expect(
+    clippy::too_many_lines,
+    reason = "a bench reads as the run it measures, however long"
+)]
+#![expect(
     clippy::print_stdout,
     clippy::print_stderr,
     clippy::unwrap_used,
+    reason = "a bench prints its figures, and a failed set-up is a bug in the bench itself"
+)]
+#![allow(
     dead_code,
-    unused_imports
+    unused_imports,
+    reason = "it shares the integration tests' harness files, of which it uses a part"
 )]
 
 #[path = "../tests/it/fake/mod.rs"]
@@ -80,8 +84,10 @@ fn main() {
     if std::env::var_os("A2A_MOD_IT_BIN").is_none() {
         let copy = keep.path().join("a2a-mod");
         std::fs::copy(bin(), &copy).expect("copy the binary");
-        // Before any thread starts: nothing else reads the environment yet.
-        #[allow(clippy::disallowed_methods)]
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "before any thread starts: nothing else reads the environment yet"
+        )]
         // SAFETY: single-threaded at this point.
         unsafe {
             std::env::set_var("A2A_MOD_IT_BIN", &copy)

@@ -43,7 +43,10 @@ fn exit_code(result: anyhow::Result<i32>) -> i32 {
         Err(e) if error::is_broken_pipe(&e) => error::EXIT_OK,
         Err(e) => {
             // The one-line error of every user command, rendered once (CONTRIBUTING.md, "Errors").
-            #[allow(clippy::print_stderr)]
+            #[expect(
+                clippy::print_stderr,
+                reason = "the one place a user command's error is printed"
+            )]
             {
                 eprintln!("{}", error::render(&e));
             }

@@ -3,7 +3,10 @@
 //! process has cost (`/proc`). Each bench
 //! is its own crate (`mod common;`) and uses a part of this.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each bench is its own crate and uses a part of this"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

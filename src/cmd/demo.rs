@@ -21,7 +21,6 @@ use std::time::Duration;
 
 const SESSION: &str = "demo";
 
-#[allow(clippy::print_stdout)]
 fn say(text: &str) {
     let mut o = std::io::stdout().lock();
     let _ = writeln!(o, "{text}");

@@ -198,7 +198,10 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
 }
 
 /// An error as `main` renders it, and its exit code.
-#[allow(clippy::print_stderr)]
+#[expect(
+    clippy::print_stderr,
+    reason = "the detached send renders its error as main does"
+)]
 fn report(e: &anyhow::Error) -> i32 {
     if a2a_mod_hot::error::is_broken_pipe(e) {
         return a2a_mod_hot::error::EXIT_OK;

@@ -43,7 +43,6 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error.
-#[allow(clippy::print_stdout)]
 pub fn out(text: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();
     match o.write_all(text.as_bytes()).and_then(|_| {

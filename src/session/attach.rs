@@ -423,8 +423,10 @@ pub fn load(
 /// magic number (`fs_type`, from `statfs`; `None` when it could not be read, and always elsewhere
 /// than Linux, whose numbers these are), and by the mount points, for devtmpfs reports tmpfs's
 /// number and a container may mount procfs elsewhere too (on macOS, only `/dev` is one).
-// The magic numbers are `c_long`s, i64 where this is built, not on every target.
-#[allow(clippy::useless_conversion)]
+#[allow(
+    clippy::useless_conversion,
+    reason = "the magic numbers are `c_long`s: i64 on glibc x86_64, not on every target"
+)]
 fn on_pseudo_fs(real: &Path, fs_type: Option<i64>) -> bool {
     #[cfg(target_os = "linux")]
     let pseudo: [i64; 15] = [
@@ -453,7 +455,11 @@ fn on_pseudo_fs(real: &Path, fs_type: Option<i64>) -> bool {
 
 /// `f_type` as one integer type: glibc's is a `c_long`, musl's a `c_ulong` (the numbers fit both).
 #[cfg(target_os = "linux")]
-#[allow(clippy::unnecessary_fallible_conversions, clippy::useless_conversion)]
+#[allow(
+    clippy::unnecessary_fallible_conversions,
+    clippy::useless_conversion,
+    reason = "glibc's `f_type` is a `c_long`, musl's a `c_ulong`: a conversion only on one"
+)]
 fn fs_type_of(s: &libc::statfs) -> Option<i64> {
     i64::try_from(s.f_type).ok()
 }

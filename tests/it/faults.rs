@@ -603,7 +603,7 @@ impl Drop for SmallDisk {
 
 /// The state folder stops taking writes while two tasks run, one with a 3 MB result: the disk
 /// fills, or (the second run) the folder turns read-only. Meanwhile the status line renders and
-/// says why nothing moves; a send tells Claude in one line what could not be saved and where its
+/// says why nothing moves, and so does the prompt hook's context to Claude; a send tells Claude in one line what could not be saved and where its
 /// task stands (the worker asked to cancel it); the tasks stay tracked, nothing is told early,
 /// and a full disk keeps its poller. Once the disk has room (the folder is writable again) all
 /// carries on: both tasks end, each result is told once (the long one saved whole), and each
@@ -702,10 +702,17 @@ fn the_state_folder_stops_taking_writes(read_only: bool) {
     );
     let live = tasks(&home, &s);
     assert!(live.iter().all(|t| t["state"] == "working"), "{live:?}");
-    assert_eq!(
-        hook_context(&home, &s),
-        None,
-        "nothing is told before it is saved"
+    // Claude is told too, at the prompt: why, where, the fix; no outcome before it is saved.
+    let told = hook_context(&home, &s).unwrap_or_default();
+    assert!(
+        told.contains("cannot save to")
+            && told.contains(why)
+            && told.contains("The 2 delegated tasks still running are kept"),
+        "{told}"
+    );
+    assert!(
+        !told.contains("completed"),
+        "nothing is told before it is saved: {told}"
     );
     if read_only {
         disk.read_only(false);

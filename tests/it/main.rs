@@ -1,14 +1,17 @@
 //! The single integration-test binary (ripgrep's shape): every module drives the built `a2a-mod`
 //! the way Claude Code, users and workers do.
 
-// Test output (a skipped peer, a timing) is for whoever runs the tests, and a test's helpers
-// may unwrap: a failure there is the test failing. A test reads as the scenario it plays, however
-// long.
-#![allow(
-    clippy::print_stdout,
+#![expect(
     clippy::print_stderr,
+    reason = "test output (a skipped peer, a timing) is for whoever runs the tests"
+)]
+#![expect(
     clippy::unwrap_used,
-    clippy::too_many_lines
+    reason = "a test's helpers may unwrap: a failure there is the test failing"
+)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a test reads as the scenario it plays, however long"
 )]
 
 mod arch;

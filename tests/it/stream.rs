@@ -3,8 +3,8 @@
 //! Worker-side times come from the workers' request logs (the fake worker's task ends exactly
 //! `slow N` after the send arrived, by its time model).
 
-use crate::util::{TempHome, wait_until};
-use crate::workers::{Kind, Peer, SECOND, append_timing, ok, send_json};
+use crate::util::{SECOND, TempHome, append_timing, ok, send_json, wait_until};
+use crate::workers::{Kind, Peer};
 use std::time::Duration;
 
 fn now_ms() -> i64 {
@@ -174,9 +174,9 @@ fn fault_stream_that_never_sends_an_event() {
     let home = TempHome::new();
     ok(&home, &["worker", "add", "w", &peer.url]);
     append_timing(&home.a2a_home(), "poll_timeout_s = 1");
-    let out = crate::workers::a2a(&home, &["send", "w", "hello", "--json"]);
+    let out = crate::util::a2a(&home, &["send", "w", "hello", "--json"]);
     assert!(!out.status.success());
-    let err = crate::workers::stderr(&out);
+    let err = crate::util::stderr(&out);
     assert!(err.contains("no answer within"), "{err}");
     wait_until("the worker logs the stream call", 5 * SECOND, || {
         peer.events()

@@ -10,14 +10,6 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
-// Running the binary moved to the shared harness (`crate::util`). These names stay importable
-// from here for test files written against the old layout on branches in flight; new code
-// imports them from `crate::util`.
-#[allow(unused_imports)]
-pub use crate::util::{
-    SECOND, a2a, a2a_env, append_timing, fails, fast_timing, ok, send_json, stderr, stdout,
-};
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Fake,

@@ -92,8 +92,10 @@ struct Wire {
 }
 
 /// What [`load`] found.
-// Returned once per status-line run and moved once: a box would only add an allocation.
-#[allow(clippy::large_enum_variant)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per status-line run and moved once: a box would only add an allocation"
+)]
 #[derive(Debug, PartialEq)]
 pub enum Loaded {
     /// The snapshot matches the store as it is now.

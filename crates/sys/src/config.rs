@@ -208,7 +208,10 @@ impl Timing {
 
 /// Seconds from config as a `Duration`; `Duration::from_secs_f64` panics on negative or NaN, and
 /// config is validated, but this never panics whatever it is given.
-#[allow(clippy::disallowed_methods)] // the guarded wrapper clippy.toml points to
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the guarded wrapper clippy.toml points to"
+)]
 pub fn secs(s: f64) -> Duration {
     if s.is_finite() && s > 0.0 {
         Duration::from_secs_f64(s.min(1e9))

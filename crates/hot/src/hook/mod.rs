@@ -81,32 +81,67 @@ fn record_mode(ctx: &Ctx, session_id: &str) {
     }
 }
 
-/// Attaches, as `additionalContext`, every ended task's outcome Claude has not been given.
+/// Attaches, as `additionalContext`, every ended task's outcome Claude has not been given, and
+/// (not after each tool call) that the state folder takes no writes while tasks are in flight.
 fn emit(ctx: &Ctx, session_id: &str, event: &str) -> i32 {
     let SessionPaths {
         owner, db: path, ..
     } = SessionPaths::locate(ctx, session_id);
-    // The common case, nothing to say, costs one read-only query and no write.
-    match Reader::open(&path) {
-        Ok(Some(s)) if s.has_undelivered().unwrap_or(false) => {}
-        _ => return EXIT_OK,
-    }
-    let Ok(store) = Store::open(&path) else {
+    // The common case, nothing to say, costs one read-only query, two system calls and no write.
+    let Ok(Some(reader)) = Reader::open(&path) else {
         return EXIT_OK;
     };
-    let Ok(batch) = store.take_undelivered(now_ms()) else {
-        return EXIT_OK;
-    };
-    if batch.is_empty() {
+    let mut parts = Vec::new();
+    if reader.has_undelivered().unwrap_or(false) {
+        parts.extend(undelivered(ctx, &owner, &path));
+    }
+    if event != "PostToolUse" {
+        parts.extend(cannot_save(&path, &reader));
+    }
+    if parts.is_empty() {
         return EXIT_OK;
     }
-    let left = store.count_undelivered().unwrap_or(0);
-    let text = crate::wake::context(ctx, &owner, &batch, left);
     let out = serde_json::json!({
-        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": parts.join("\n\n")}
     });
     let mut o = std::io::stdout().lock();
     let _ = writeln!(o, "{out}");
     let _ = o.flush();
     EXIT_OK
+}
+
+/// The outcomes not given yet, taken (marked given) in one write; `None` when the write fails.
+fn undelivered(ctx: &Ctx, owner: &str, path: &std::path::Path) -> Option<String> {
+    let store = Store::open(path).ok()?;
+    let batch = store.take_undelivered(now_ms()).ok()?;
+    if batch.is_empty() {
+        return None;
+    }
+    let left = store.count_undelivered().unwrap_or(0);
+    Some(crate::wake::context(ctx, owner, &batch, left))
+}
+
+/// While the state folder takes no writes (a full disk, a read-only folder) and tasks are in
+/// flight, nothing Claude delegated can move on or be told, which only the status line would
+/// otherwise say. Told at each prompt (and session start) while it lasts: a hook can record
+/// nothing then, so it cannot tell only once, and after every tool call it would be noise.
+fn cannot_save(path: &std::path::Path, reader: &Reader) -> Option<String> {
+    let dir = path.parent()?;
+    let why = a2a_mod_sys::fsx::unwritable(dir)?;
+    let live = reader.live_count().ok().filter(|n| *n > 0)?;
+    let (what, fix) = match why {
+        a2a_mod_sys::fsx::Unwritable::Full => ("the disk is full", "free some space there"),
+        a2a_mod_sys::fsx::Unwritable::ReadOnly => ("it is read-only", "make it writable"),
+    };
+    let tasks = if live == 1 {
+        "The 1 delegated task still running is".to_owned()
+    } else {
+        format!("The {live} delegated tasks still running are")
+    };
+    Some(format!(
+        "[a2a-mod] cannot save to \"{}\": {what}. {tasks} kept, but nothing about them can be \
+         recorded or told until it can save again: tell the user to {fix}. A new send fails \
+         until then.",
+        dir.display()
+    ))
 }
