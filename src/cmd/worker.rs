@@ -37,7 +37,7 @@ fn fetch_card(alias: &str, cfg: &WorkerConfig) -> Result<CardSummary> {
 
 fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
     config::validate_alias(&a.alias).map_err(|e| anyhow!("{e} — pick another alias"))?;
-    if reqwest::Url::parse(&a.url).is_ok_and(|u| config::has_userinfo(&u)) {
+    if url::Url::parse(&a.url).is_ok_and(|u| config::has_userinfo(&u)) {
         return Err(userinfo_refused("the worker URL", &a.url));
     }
     config::validate_url(&a.url)
@@ -86,7 +86,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
         ));
     }
     if let Some(u) = &a.oauth_token_url {
-        if reqwest::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
+        if url::Url::parse(u).is_ok_and(|u| config::has_userinfo(&u)) {
             return Err(userinfo_refused("--oauth-token-url", u));
         }
         config::validate_url(u)
@@ -135,7 +135,7 @@ fn add(ctx: &Ctx, a: WorkerAddArgs) -> Result<()> {
 /// A URL with userinfo carries a secret that would be printed wherever the URL is; the message
 /// shows it with the userinfo cut out.
 fn userinfo_refused(what: &str, url: &str) -> anyhow::Error {
-    let shown = reqwest::Url::parse(url)
+    let shown = url::Url::parse(url)
         .map(|u| config::without_userinfo(&u))
         .unwrap_or_default();
     anyhow!(
@@ -146,7 +146,7 @@ fn userinfo_refused(what: &str, url: &str) -> anyhow::Error {
 
 /// `--allow-origin URL` as stored: the URL's origin, `scheme://host[:port]`.
 fn allowed_origin(url: &str) -> Result<String> {
-    let u = reqwest::Url::parse(url.trim()).ok();
+    let u = url::Url::parse(url.trim()).ok();
     if u.as_ref().is_some_and(config::has_userinfo) {
         return Err(userinfo_refused("--allow-origin", url));
     }

@@ -130,6 +130,32 @@ fn the_manifests_keep_the_layers() {
     );
 }
 
+/// The binary's manifest names only what `src/` uses (a crate named there but used only by the
+/// tests is a door the app could walk through around the layers: SQLite around the store, HTTP
+/// around the A2A client). A use is a path through the crate (`name::`) or a `use name`.
+#[test]
+fn the_root_manifest_names_only_what_src_uses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let text: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let unused: Vec<String> = dependencies(&root.join("Cargo.toml").display().to_string())
+        .into_iter()
+        .filter(|d| {
+            let name = d.replace('-', "_");
+            !text.contains(&format!("{name}::")) && !text.contains(&format!("use {name}"))
+        })
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "Cargo.toml [dependencies] names crates src/ does not use (a test's go in \
+         [dev-dependencies]): {unused:?}"
+    );
+}
+
 /// A task changes through one statement, the store's `persist` of what `core::lifecycle::apply`
 /// decided (the whole `Life`, its columns named once); the schema's migrations (append-only history) are the only other writers of the table.
 #[test]

@@ -474,6 +474,16 @@ pub fn task_row(a2a_home: &Path, session: &str, id: &str) -> Option<a2a_mod::tes
         .ok()?
 }
 
+/// Every task row of a session's store (read-only), oldest first; none without a store.
+pub fn task_rows(a2a_home: &Path, session: &str) -> Vec<a2a_mod::testing::TaskRecord> {
+    let ctx = a2a_mod::testing::Ctx::at(a2a_home);
+    a2a_mod::testing::Reader::open(&a2a_mod::testing::session::db_path(&ctx, session))
+        .ok()
+        .flatten()
+        .and_then(|r| r.all().ok())
+        .unwrap_or_default()
+}
+
 /// Waits for the task to end in the store, and returns its row.
 #[track_caller]
 pub fn ended_row(

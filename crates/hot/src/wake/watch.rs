@@ -1,8 +1,11 @@
 //! `a2a-mod watch`: the plugin's monitor. Claude Code starts one per session and turns each line it
 //! prints into a wake-up (docs/claude-code.md "Plugins and monitors"): so stdout carries exactly
 //! one line per batch of ended tasks and nothing else. Batches are claimed and marked in one
-//! transaction, committed only once the line is written, so no task is announced twice or skipped
-//! across restarts. It also keeps the session's poller alive (a `kill -9`ed poller is replaced).
+//! transaction, committed only once the line is written, so no task is skipped across restarts,
+//! and none is announced twice but by a monitor killed (`kill -9`, a crash) between printing a
+//! line and committing its claim: the claim rolls back and the next monitor announces that batch
+//! again. A wake-up may come twice then, never not at all; the outcomes themselves reach Claude
+//! once, through their own claim (`Store::take_undelivered`). It also keeps the session's poller alive (a `kill -9`ed poller is replaced).
 //! Exits on SIGTERM/SIGINT/SIGHUP (Claude Code's way of stopping monitors), a closed stdout, or
 //! when the Claude Code process (`CLAUDE_PID`) is gone.
 //!
