@@ -6,7 +6,7 @@
 //! changes nothing.
 
 use super::Run;
-use super::install::{read_settings, settings_path, which};
+use super::setup::{read_settings, settings_path, which};
 use super::shell::{load, out, run_with_deadline, runtime, user_command};
 use crate::cli::{DoctorArgs, Scope};
 use a2a_mod_a2a::{A2aError, Worker};
@@ -181,7 +181,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
         };
         if let Some(program) = a.exec.as_ref().and_then(|c| c.first())
             && !program.contains('/')
-            && super::install::which(program).is_none()
+            && super::setup::which(program).is_none()
         {
             checks.push(fail(
                 format!("serve: agent {name}: {program} is not on PATH"),
@@ -240,7 +240,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
 fn load_settings(checks: &mut Vec<Check>) -> Vec<(&'static str, PathBuf, Value)> {
     let mut found = Vec::new();
     for scope in [Scope::Project, Scope::User] {
-        let name = super::install::scope_name(scope);
+        let name = super::setup::scope_name(scope);
         let Ok(path) = settings_path(scope) else {
             continue;
         };
@@ -344,7 +344,7 @@ fn plugin_folder(market: Option<&str>) -> Option<PathBuf> {
     {
         return Some(dir.to_path_buf());
     }
-    let file = super::install::claude_config_dir()
+    let file = super::setup::claude_config_dir()
         .ok()?
         .join("plugins/installed_plugins.json");
     let v: Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;

@@ -20,6 +20,7 @@ mod mcp;
 mod poller;
 mod send;
 mod serve;
+mod setup;
 mod shell;
 pub mod statusline;
 mod task;

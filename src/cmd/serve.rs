@@ -158,7 +158,7 @@ fn claude_bin() -> Result<PathBuf> {
     if let Some(b) = a2a_mod_sys::env::claude_bin() {
         return Ok(b);
     }
-    super::install::which("claude").ok_or_else(|| {
+    super::setup::which("claude").ok_or_else(|| {
         anyhow!("serve: Claude Code (`claude`) is not on PATH — install it (npm install -g @anthropic-ai/claude-code), or set A2A_MOD_CLAUDE_BIN")
     })
 }
@@ -256,7 +256,7 @@ fn agent(name: &str, dir: &Path, config: ServeAgentConfig) -> Result<Agent> {
         })?;
     if let Some(program) = config.exec.as_ref().and_then(|c| c.first())
         && !program.contains('/')
-        && super::install::which(program).is_none()
+        && super::setup::which(program).is_none()
     {
         bail!(
             "serve: agent \"{name}\" runs {program:?}, which is not on PATH — install it, or name it by its path in exec"
