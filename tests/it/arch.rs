@@ -156,6 +156,37 @@ fn the_root_manifest_names_only_what_src_uses() {
     );
 }
 
+/// tests/README.md, the inventory of what the tests check (behaviour → layer → tests), names every
+/// test of this binary: a test added without its row, or renamed, fails here, so the inventory
+/// stays the list a change is checked against.
+#[test]
+fn every_test_is_in_the_inventory() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let inventory = std::fs::read_to_string(root.join("tests/README.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root.join("tests/it"), &mut files);
+    let mut missing = Vec::new();
+    let mut count = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut attr = false;
+        for line in text.lines().map(str::trim) {
+            if line == "#[test]" || line.starts_with("#[tokio::test") {
+                attr = true;
+            } else if attr && let Some(rest) = line.split("fn ").nth(1) {
+                let name = rest.split(['(', '<']).next().unwrap_or("");
+                count += 1;
+                if !inventory.contains(&format!("::{name}`")) {
+                    missing.push(format!("{}: {name}", f.display()));
+                }
+                attr = false;
+            }
+        }
+    }
+    assert!(count > 250, "found only {count} tests: the scan is broken");
+    assert_none("every test has its row in tests/README.md", missing);
+}
+
 /// A task changes through one statement, the store's `persist` of what `core::lifecycle::apply`
 /// decided (the whole `Life`, its columns named once); the schema's migrations (append-only history) are the only other writers of the table.
 #[test]
