@@ -4,7 +4,7 @@
 //! line: they live in `Secret`, which prints `***`.
 
 use a2a_mod_hot::log::open_append;
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -18,8 +18,8 @@ pub fn init_file(ctx: &Ctx, component: &'static str) {
     };
     // The long-running entry points start here, once: a state folder or log left looser by an
     // older a2a-mod (or made by hand) is made private.
-    a2a_mod_sys::fsx::tighten(&ctx.state_dir);
-    a2a_mod_sys::fsx::tighten_open(&file);
+    a2a_mod_os::fsx::tighten(&ctx.state_dir);
+    a2a_mod_os::fsx::tighten_open(&file);
     let _ = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(std::sync::Mutex::new(file))
@@ -66,7 +66,7 @@ fn to_stderr(filter: Targets) {
 /// on) made every start of the binary, the status line's included, measurably slower
 /// (docs/design.md "Start-up cost").
 fn filter() -> Option<Targets> {
-    parse_filter(&a2a_mod_sys::env::log_filter()?)
+    parse_filter(&a2a_mod_os::env::log_filter()?)
 }
 
 /// A filter that does not parse is ignored, as before: logging never stops a command. The AWS

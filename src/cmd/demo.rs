@@ -11,8 +11,8 @@ use crate::cli::DemoArgs;
 use crate::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
 use a2a_mod_hot::statusline::theme::Theme;
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::{Ctx, now_ms};
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::{Ctx, now_ms};
 use anyhow::{Context, Result};
 use crossterm::{cursor, execute, terminal};
 use std::io::{IsTerminal, Write};
@@ -49,10 +49,10 @@ fn start() -> Result<()> {
 async fn demo(ctx: Ctx) -> Result<()> {
     let tty = std::io::stdout().is_terminal();
     let worker = FakeWorker::start(FakeWorkerOptions::default()).await?;
-    a2a_mod_sys::config::save_worker(
+    a2a_mod_os::config::save_worker(
         &ctx.config_path(),
         "fake",
-        &a2a_mod_sys::config::WorkerConfig {
+        &a2a_mod_os::config::WorkerConfig {
             url: worker.url.clone(),
             ..Default::default()
         },
@@ -77,7 +77,7 @@ async fn demo(ctx: Ctx) -> Result<()> {
         tokio::spawn(async move { send(&slow_session, "slow 12 build the index", None).await });
 
     let mut line = StatusLine::new(tty);
-    let theme = if tty && !a2a_mod_sys::env::no_color() {
+    let theme = if tty && !a2a_mod_os::env::no_color() {
         Theme::default_theme()
     } else {
         Theme::plain()

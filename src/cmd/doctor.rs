@@ -11,8 +11,8 @@ use super::shell::{load, out, run_with_deadline, runtime, user_command};
 use crate::cli::{DoctorArgs, Scope};
 use a2a_mod_a2a::{A2aError, Worker};
 use a2a_mod_hot::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
+use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{Reader, SessionPaths, session};
-use a2a_mod_sys::env::Ctx;
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -150,11 +150,11 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
         return Vec::new();
     };
     let serve = &cfg.serve;
-    if *serve == a2a_mod_sys::config::ServeConfig::default() {
+    if *serve == a2a_mod_os::config::ServeConfig::default() {
         return Vec::new();
     }
     let mut checks = Vec::new();
-    if let Some(bin) = a2a_mod_sys::env::claude_bin() {
+    if let Some(bin) = a2a_mod_os::env::claude_bin() {
         let mut cmd = Command::new(&bin);
         cmd.arg("--version");
         checks.push(match run_timed(&mut cmd, b"", Duration::from_secs(15)) {
@@ -201,7 +201,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
     }
     let mut tokens = 0;
     for var in &serve.token_envs {
-        if a2a_mod_sys::env::secret(var).is_some() {
+        if a2a_mod_os::env::secret(var).is_some() {
             tokens += 1;
             checks.push(pass(format!("serve: token variable {var} is set")));
         } else {
@@ -552,7 +552,7 @@ async fn check_worker(w: &Worker) -> Check {
         }
     };
     // A task id no worker has: "task not found" means the worker accepted our credentials.
-    let probe = format!("a2a-mod-doctor-{}", a2a_mod_sys::env::now_ms());
+    let probe = format!("a2a-mod-doctor-{}", a2a_mod_os::env::now_ms());
     let auth = match w.get_task(&probe, deadline()).await {
         Ok(_) | Err(A2aError::TaskNotFound) => Ok("auth working"),
         Err(e @ A2aError::Auth { .. }) => Err(e.to_string()),
@@ -624,7 +624,7 @@ fn check_state_dir(ctx: &Ctx) -> Check {
 
 /// Old sessions' saved results: offered for `tasks --prune`, never a failure.
 fn check_results(ctx: &Ctx) -> Check {
-    let keep = a2a_mod_sys::config::Config::load(&ctx.config_path())
+    let keep = a2a_mod_os::config::Config::load(&ctx.config_path())
         .map(|c| c.results)
         .unwrap_or_default();
     let old =
@@ -685,7 +685,7 @@ fn check_wake_path(ctx: &Ctx, id: &str, live: &[a2a_mod_store::TaskRecord]) -> C
     use a2a_mod_core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
     use a2a_mod_hot::hook::mode::{self, Mode};
     let paths = SessionPaths::of_owner(ctx, id);
-    let held = |what: &str| a2a_mod_sys::fsx::is_locked(&paths.lock(what));
+    let held = |what: &str| a2a_mod_os::fsx::is_locked(&paths.lock(what));
     let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);
     // `[claude] native_tasks`: Claude Code polls these itself and wakes Claude when they end.
     if live.iter().all(|t| t.native_ms.is_some()) {

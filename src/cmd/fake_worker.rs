@@ -19,7 +19,7 @@ impl Run for FakeWorkerArgs {
 
 /// Checks the arguments, serves, prints the URL, and returns `Ok` on SIGTERM/SIGINT.
 fn run_command(args: &FakeWorkerArgs) -> anyhow::Result<()> {
-    let opts = options(args, a2a_mod_sys::env::secret)?;
+    let opts = options(args, a2a_mod_os::env::secret)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

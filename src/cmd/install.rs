@@ -14,7 +14,7 @@ use super::setup::{read_settings_or_empty, scope_name, settings_path, which};
 use super::shell::{out, run_with_deadline, user_command};
 use crate::cli::InstallArgs;
 use a2a_mod_hot::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
         if std::fs::read_to_string(&p).is_ok_and(|t| t == text) {
             continue;
         }
-        a2a_mod_sys::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
+        a2a_mod_os::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
             .with_context(|| format!("cannot write the plugin file {}", p.display()))?;
     }
     Ok(())
@@ -115,11 +115,11 @@ fn load_record(ctx: &Ctx) -> Map<String, Value> {
 
 fn save_record(ctx: &Ctx, record: &Map<String, Value>) -> Result<()> {
     let path = ctx.install_record_path();
-    a2a_mod_sys::fsx::write_atomic(
+    a2a_mod_os::fsx::write_atomic(
         &path,
         pretty(&Value::Object(record.clone())).as_bytes(),
         // In the state folder, private like the rest of it.
-        Some(a2a_mod_sys::fsx::PRIVATE_FILE),
+        Some(a2a_mod_os::fsx::PRIVATE_FILE),
     )
     .with_context(|| format!("cannot write {}", path.display()))
 }
@@ -132,7 +132,7 @@ fn backup(path: &Path) -> Result<Option<PathBuf>> {
     name.push(".a2a-mod.bak");
     let bak = path.with_file_name(name);
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    a2a_mod_sys::fsx::write_atomic(&bak, &bytes, None)
+    a2a_mod_os::fsx::write_atomic(&bak, &bytes, None)
         .with_context(|| format!("cannot write the backup {}", bak.display()))?;
     Ok(Some(bak))
 }
@@ -178,7 +178,7 @@ impl Target {
     }
 
     fn write(&self, settings: &Value) -> Result<()> {
-        a2a_mod_sys::fsx::write_atomic(&self.path, pretty(settings).as_bytes(), None)
+        a2a_mod_os::fsx::write_atomic(&self.path, pretty(settings).as_bytes(), None)
             .with_context(|| format!("cannot write {}", self.path.display()))
     }
 }
@@ -326,7 +326,7 @@ fn install_into(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
         return out(&lines.join("\n"));
     }
     if exe != real {
-        a2a_mod_sys::fsx::link_atomic(Path::new(&exe), Path::new(&real))?;
+        a2a_mod_os::fsx::link_atomic(Path::new(&exe), Path::new(&real))?;
     }
     if !changed {
         lines.push("Nothing to change: a2a-mod is already installed there.".into());

@@ -7,11 +7,11 @@
 use super::Run;
 use super::shell::{load, out, wait_for_stop_signal};
 use crate::cli::ServeArgs;
+use a2a_mod_os::config::{ServeAgentConfig, ServeConfig};
 use a2a_mod_serve::claude::Claude;
 use a2a_mod_serve::engine::{Agent, Engine, Executors, Limits};
 use a2a_mod_serve::http::{RESERVED, Token};
 use a2a_mod_serve::{Options, Serving};
-use a2a_mod_sys::config::{ServeAgentConfig, ServeConfig};
 use anyhow::{Context as _, Result, anyhow, bail};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -19,14 +19,14 @@ use std::sync::Arc;
 
 impl Run for ServeArgs {
     fn run(self) -> Result<i32> {
-        let ctx = a2a_mod_sys::env::Ctx::from_env()?;
+        let ctx = a2a_mod_os::env::Ctx::from_env()?;
         crate::log::init_serve();
         let cfg = load(&ctx)?;
         let plan = plan(
             &self,
             &cfg.serve,
             &std::env::current_dir()?,
-            a2a_mod_sys::env::secret,
+            a2a_mod_os::env::secret,
         )?;
         // Only Claude Code agents need it: a server of `exec` agents runs without it.
         let bin = if plan.agents.iter().any(|a| a.config.exec.is_none()) {
@@ -35,19 +35,19 @@ impl Run for ServeArgs {
             PathBuf::from("claude")
         };
         let dir = ctx.state_dir.join("serve");
-        a2a_mod_sys::fsx::create_private_dir(&dir)
+        a2a_mod_os::fsx::create_private_dir(&dir)
             .with_context(|| format!("serve: cannot create {}", dir.display()))?;
         let first = &plan.agents[0].name;
         // One server per first agent: a second would end the first one's live tasks as
         // "restarted" when it opens the same store.
-        let _lock = a2a_mod_sys::fsx::try_lock(&dir.join(format!("{first}.lock")))?.ok_or_else(|| {
+        let _lock = a2a_mod_os::fsx::try_lock(&dir.join(format!("{first}.lock")))?.ok_or_else(|| {
             anyhow!("serve: another a2a-mod serve is serving \"{first}\" — stop it, or give this one another --name")
         })?;
         let store = a2a_mod_store::served::ServedStore::open(&dir.join(format!("{first}.db")))?;
         let claude = Claude {
             bin,
             scrub: plan.tokens.iter().map(|(var, _)| var.clone()).collect(),
-            grace: a2a_mod_sys::config::secs(cfg.serve.cancel_grace_s),
+            grace: a2a_mod_os::config::secs(cfg.serve.cancel_grace_s),
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -102,7 +102,7 @@ async fn serve(
     let tokens = plan.tokens.iter().map(|(v, t)| Token::new(v, t)).collect();
     let agents: Vec<Arc<Agent>> = plan.agents.into_iter().map(Arc::new).collect();
     let options = options(cfg);
-    a2a_mod_sys::env::raise_open_files(options.conn.max_connections + 64);
+    a2a_mod_os::env::raise_open_files(options.conn.max_connections + 64);
     let serving = Serving::start(listener, engine.clone(), agents.clone(), tokens, options).await?;
     let origin = &serving.server.origin;
     let first = &agents[0];
@@ -117,7 +117,7 @@ async fn serve(
         tracing::info!(agent = %a.name, dir = %a.dir.display(), "serving {origin}/{}", a.name);
     }
     wait_for_stop_signal().await?;
-    let grace = a2a_mod_sys::config::secs(cfg.stop_grace_s);
+    let grace = a2a_mod_os::config::secs(cfg.stop_grace_s);
     tracing::info!(
         "stopping: no new tasks; running ones get {} s to end, then are stopped (a second signal stops them now)",
         grace.as_secs_f64()
@@ -144,8 +144,8 @@ fn options(cfg: &ServeConfig) -> Options {
         allowed_origins: cfg.allowed_origins.clone(),
         conn: a2a_mod_serve::conn::Limits {
             max_connections: cfg.max_connections,
-            header_timeout: a2a_mod_sys::config::secs(cfg.header_timeout_s),
-            send_timeout: a2a_mod_sys::config::secs(cfg.send_timeout_s),
+            header_timeout: a2a_mod_os::config::secs(cfg.header_timeout_s),
+            send_timeout: a2a_mod_os::config::secs(cfg.send_timeout_s),
         },
         max_streams_per_task: cfg.max_streams_per_task,
         max_streams: cfg.max_streams,
@@ -155,7 +155,7 @@ fn options(cfg: &ServeConfig) -> Options {
 
 /// Claude Code: `A2A_MOD_CLAUDE_BIN`, else `claude` on `PATH`.
 fn claude_bin() -> Result<PathBuf> {
-    if let Some(b) = a2a_mod_sys::env::claude_bin() {
+    if let Some(b) = a2a_mod_os::env::claude_bin() {
         return Ok(b);
     }
     super::setup::which("claude").ok_or_else(|| {
@@ -239,7 +239,7 @@ fn plan(
 }
 
 fn agent(name: &str, dir: &Path, config: ServeAgentConfig) -> Result<Agent> {
-    a2a_mod_sys::config::validate_alias(name)
+    a2a_mod_os::config::validate_alias(name)
         .map_err(|e| anyhow!("serve: agent name \"{name}\": {e}"))?;
     if RESERVED.contains(&name) {
         bail!("serve: \"{name}\" names one of the server's own paths — pick another agent name");
@@ -251,7 +251,7 @@ fn agent(name: &str, dir: &Path, config: ServeAgentConfig) -> Result<Agent> {
         .ok_or_else(|| {
             anyhow!(
                 "serve: {} is not a folder — pass --dir an existing folder",
-                a2a_mod_sys::config::quote_path(dir)
+                a2a_mod_os::config::quote_path(dir)
             )
         })?;
     if let Some(program) = config.exec.as_ref().and_then(|c| c.first())
@@ -355,7 +355,7 @@ mod tests {
         let p = plan(&args(), &ServeConfig::default(), &work, |_| None).unwrap();
         assert_eq!(p.agents[0].name, "my-app");
         assert_eq!(p.listen.to_string(), "127.0.0.1:0");
-        let cfg: ServeConfig = a2a_mod_sys::config::Config::parse(&format!(
+        let cfg: ServeConfig = a2a_mod_os::config::Config::parse(&format!(
             "[serve.agents.build]\ndir = {:?}\n[serve.agents.docs]\ndir = {:?}\n",
             work.display().to_string(),
             tmp.path().display().to_string()

@@ -26,10 +26,10 @@ pub fn settings_path(scope: Scope) -> Result<PathBuf> {
 }
 
 pub fn claude_config_dir() -> Result<PathBuf> {
-    if let Some(d) = a2a_mod_sys::env::claude_config_dir() {
+    if let Some(d) = a2a_mod_os::env::claude_config_dir() {
         return Ok(d);
     }
-    let home = a2a_mod_sys::env::home_dir()
+    let home = a2a_mod_os::env::home_dir()
         .ok_or_else(|| anyhow!("HOME is not set — set HOME to your home folder"))?;
     Ok(home.join(".claude"))
 }
@@ -67,7 +67,7 @@ pub fn read_settings_or_empty(path: &Path) -> Result<Value> {
 /// `name` on `PATH`, as a shell finds it.
 pub fn which(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let path = a2a_mod_sys::env::search_path()?;
+    let path = a2a_mod_os::env::search_path()?;
     std::env::split_paths(&path)
         .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))

@@ -3,8 +3,8 @@
 //! paths (`cmd/statusline.rs`, `cmd/hook.rs`): this file names tokio.
 
 use crate::session::Outcome;
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::Ctx;
 use anyhow::{Context as _, Result};
 use std::io::Write;
 
@@ -32,7 +32,7 @@ pub fn load(ctx: &Ctx) -> Result<Config> {
 /// The session `send`, `task` and `cancel` work in: `--session`, else Claude Code's, else `cli`.
 pub fn user_session(session: Option<&str>) -> Result<crate::session::Session> {
     let ctx = user_command()?;
-    crate::session::Session::open(&ctx, load(&ctx)?, &a2a_mod_sys::env::cli_session(session)?)
+    crate::session::Session::open(&ctx, load(&ctx)?, &a2a_mod_os::env::cli_session(session)?)
 }
 
 /// A multi-thread-free runtime for one-shot commands.

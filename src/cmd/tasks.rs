@@ -5,8 +5,8 @@
 use super::Run;
 use super::shell::{out, out_json, user_command};
 use crate::cli::TasksArgs;
+use a2a_mod_os::env::cli_session;
 use a2a_mod_store::{Reader, SessionPaths, TaskRecord, session};
-use a2a_mod_sys::env::cli_session;
 use anyhow::Result;
 
 #[derive(serde::Serialize)]
@@ -40,7 +40,7 @@ const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 /// `tasks --remote ALIAS`: the worker's own tasks, newest first as it lists them, one line each
 /// (the worker's words cleaned and cut), or the JSON of them.
 fn remote(
-    ctx: &a2a_mod_sys::env::Ctx,
+    ctx: &a2a_mod_os::env::Ctx,
     alias: &str,
     context_id: Option<&str>,
     json: bool,
@@ -97,7 +97,7 @@ fn remote(
 
 /// `tasks --prune`: the results of sessions idle past `[results] keep_days`, removed; live
 /// sessions' kept whatever their age.
-fn prune(ctx: &a2a_mod_sys::env::Ctx, json: bool) -> Result<()> {
+fn prune(ctx: &a2a_mod_os::env::Ctx, json: bool) -> Result<()> {
     let keep = super::shell::load(ctx)?.results;
     let now = std::time::SystemTime::now();
     let live: Vec<_> = a2a_mod_hot::results::artifacts::sessions(ctx, now)
@@ -133,7 +133,7 @@ fn prune(ctx: &a2a_mod_sys::env::Ctx, json: bool) -> Result<()> {
     out(&text)
 }
 
-fn list(ctx: &a2a_mod_sys::env::Ctx, a: TasksArgs) -> Result<()> {
+fn list(ctx: &a2a_mod_os::env::Ctx, a: TasksArgs) -> Result<()> {
     let sessions = if a.all {
         session::list(ctx)
             .iter()
@@ -169,7 +169,7 @@ fn list(ctx: &a2a_mod_sys::env::Ctx, a: TasksArgs) -> Result<()> {
     if rows.is_empty() {
         return out("no tasks");
     }
-    let now = a2a_mod_sys::env::now_ms();
+    let now = a2a_mod_os::env::now_ms();
     let mut text = String::new();
     let (sessions, records): (Vec<String>, Vec<TaskRecord>) = rows.into_iter().unzip();
     let listed = crate::session::task_list(records, now, crate::session::Listing::All);

@@ -10,7 +10,7 @@ impl Run for WatchArgs {
         let ctx = entry_point("watch")?;
         let session = match self.session.session {
             Some(s) => s,
-            None => a2a_mod_sys::env::cli_session(None)?,
+            None => a2a_mod_os::env::cli_session(None)?,
         };
         Ok(a2a_mod_hot::wake::watch::run(ctx, session))
     }

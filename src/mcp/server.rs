@@ -10,9 +10,9 @@
 
 use super::{approve, line_cap, native};
 use crate::session::Session;
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{Reader, SessionPaths, TaskRecord};
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::Ctx;
 use anyhow::{Result, anyhow};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -54,7 +54,7 @@ impl A2aServer {
         // A config that does not load fails every tool call with its own error; here it means
         // today's handshake. `-p` and the Agent SDKs (entrypoint `sdk-*`) never offer tasks, so
         // they keep today's protocol too, exactly.
-        let (_, entrypoint) = a2a_mod_sys::env::session_mode_vars();
+        let (_, entrypoint) = a2a_mod_os::env::session_mode_vars();
         let headless = entrypoint.is_some_and(|e| e.starts_with("sdk"));
         let native =
             !headless && Config::load(&ctx.config_path()).is_ok_and(|c| c.claude.native_tasks);
@@ -216,7 +216,7 @@ impl A2aServer {
             .question
             .as_deref()
             .and_then(a2a_mod_core::status::approval_of)?;
-        if session.config.approvals(&t.worker) != a2a_mod_sys::config::Approvals::Person {
+        if session.config.approvals(&t.worker) != a2a_mod_os::config::Approvals::Person {
             return None;
         }
         let form = self.forms.get(id);
@@ -341,7 +341,7 @@ fn stdio_transport() -> impl rmcp::transport::Transport<RoleServer, Error = std:
 
 /// Serves MCP on stdin/stdout until Claude Code closes stdin.
 pub async fn serve_stdio(ctx: Ctx) -> Result<()> {
-    let session_id = a2a_mod_sys::env::cli_session(None);
+    let session_id = a2a_mod_os::env::cli_session(None);
     if let Err(e) = &session_id {
         tracing::warn!("{e:#}");
     }

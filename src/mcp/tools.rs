@@ -14,9 +14,9 @@ use a2a_mod_core::lifecycle::{Event, TaskKey};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;
 use a2a_mod_hot::results::note;
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::now_ms;
 use a2a_mod_store::TaskRecord;
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::now_ms;
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -498,7 +498,7 @@ fn approval(session: &Session, worker: &str, task_id: &str) -> Approval {
         return Approval::Send;
     };
     use a2a_mod_hot::hook::mode::{self, Mode};
-    use a2a_mod_sys::config::Approvals;
+    use a2a_mod_os::config::Approvals;
     let nobody =
         mode::recorded(&session.ctx, &session.id).unwrap_or_else(mode::from_env) == Mode::Headless;
     match session.config.approvals(worker) {

@@ -2,7 +2,7 @@
 //! the end (the poller's polls and streams, the MCP server's stream read on after the window).
 
 use a2a_mod_core::lifecycle::TaskKey;
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 
 /// Where an ended task's artifacts are saved, by the poll or the stream that saw the
 /// end (the poller's, or the MCP server's stream read on after the window), before the ending is
@@ -15,7 +15,7 @@ pub(crate) struct Keep {
 }
 
 impl Keep {
-    pub(crate) fn new(ctx: &Ctx, session: &str, config: &a2a_mod_sys::config::Config) -> Keep {
+    pub(crate) fn new(ctx: &Ctx, session: &str, config: &a2a_mod_os::config::Config) -> Keep {
         Keep {
             ctx: ctx.clone(),
             session: session.to_string(),

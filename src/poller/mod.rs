@@ -11,9 +11,9 @@ use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule::{self, PollOutcome};
 use a2a_mod_core::task::EndReason;
 use a2a_mod_hot::results::overflow::update_for_row;
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{SessionPaths, Store, TaskRecord, clock_now};
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::{Ctx, now_ms};
 use anyhow::Result;
 use std::collections::HashSet;
 use std::path::Path;
@@ -45,7 +45,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
     let paths = SessionPaths::locate(&ctx, &session_id);
     let session_id = paths.owner;
     let lock_file = lock_path(&ctx, &session_id);
-    let Some(mut lock) = a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
+    let Some(mut lock) = a2a_mod_os::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? else {
         return Ok(());
     };
     let store = Store::open(&paths.db)?;
@@ -125,7 +125,7 @@ pub async fn run(ctx: Ctx, session_id: String) -> Result<()> {
                 tracing::info!("poller of session {session_id}: no live task left, exiting");
                 return Ok(());
             }
-            match a2a_mod_sys::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
+            match a2a_mod_os::fsx::try_lock_within(&lock_file, LOCK_PATIENCE)? {
                 Some(l) => lock = l,
                 None => return Ok(()),
             }

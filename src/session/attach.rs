@@ -16,7 +16,7 @@
 //! never reach a log or an error message; only names, sizes and the rule that refused.
 
 use a2a_mod_a2a::OutPart;
-use a2a_mod_sys::config::FilesConfig;
+use a2a_mod_os::config::FilesConfig;
 use anyhow::{Result, anyhow};
 use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
@@ -24,7 +24,7 @@ use std::path::{Component, Path, PathBuf};
 /// The project directory relative paths start at: `CLAUDE_PROJECT_DIR` (Claude Code sets it in
 /// the MCP server's environment), else the working directory.
 pub fn project_dir() -> Result<PathBuf> {
-    if let Some(d) = a2a_mod_sys::env::project_dir() {
+    if let Some(d) = a2a_mod_os::env::project_dir() {
         return Ok(d);
     }
     std::env::current_dir().map_err(|e| {
@@ -300,7 +300,7 @@ fn by_extension(name: &str) -> Option<&'static str> {
 /// The directories files may come from: the project directory and `[files] allow_dirs`, each
 /// with symlinks resolved; one that does not exist is left out.
 pub fn roots(project: &Path, cfg: &FilesConfig) -> Vec<Root> {
-    let home = a2a_mod_sys::env::home_dir();
+    let home = a2a_mod_os::env::home_dir();
     let mut given = vec![project.to_path_buf()];
     for d in &cfg.allow_dirs {
         match (d.strip_prefix("~/"), &home) {

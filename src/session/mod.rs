@@ -20,9 +20,9 @@ pub use task::{Listing, task_list};
 
 use a2a_mod_a2a::Worker;
 use a2a_mod_core::schedule;
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{SessionPaths, Store};
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::Ctx;
 use anyhow::{Result, anyhow};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,7 +52,7 @@ impl Budget {
     /// The budget Claude Code gives an MCP tool call: `MCP_TOOL_TIMEOUT` (ms) or the per-server
     /// timeout we ship in `.mcp.json` (passed as `A2A_MOD_TOOL_TIMEOUT_MS`), capped by ours.
     pub fn from_env() -> Budget {
-        let host = a2a_mod_sys::env::tool_timeouts_ms()
+        let host = a2a_mod_os::env::tool_timeouts_ms()
             .into_iter()
             .flatten()
             .min()

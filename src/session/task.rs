@@ -7,8 +7,8 @@ use a2a_mod_core::fence;
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::task::EndReason;
 use a2a_mod_hot::results::overflow::for_row;
+use a2a_mod_os::env::now_ms;
 use a2a_mod_store::TaskRecord;
-use a2a_mod_sys::env::now_ms;
 use anyhow::{Result, anyhow};
 
 impl Session {

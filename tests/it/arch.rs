@@ -105,7 +105,7 @@ fn the_manifests_keep_the_layers() {
         bad.is_empty(),
         "crates/core must stay pure, yet depends on {bad:?}"
     );
-    for c in ["crates/store", "crates/sys", "crates/hot"] {
+    for c in ["crates/store", "crates/os", "crates/hot"] {
         let deps = dependencies(&at(c));
         let bad: Vec<&String> = deps
             .iter()
@@ -231,7 +231,7 @@ fn core_is_pure() {
     }
 }
 
-/// The environment is read in one module (`crates/sys/src/env.rs`), one named accessor per variable: what
+/// The environment is read in one module (`crates/os/src/env.rs`), one named accessor per variable: what
 /// a2a-mod reads, and where, is then one file to look at. Test code may read it as it likes.
 #[test]
 fn no_environment_read_outside_the_env_module() {
@@ -239,7 +239,7 @@ fn no_environment_read_outside_the_env_module() {
     let mut found = Vec::new();
     for f in workspace_files(root) {
         let rel = f.strip_prefix(root).unwrap().display().to_string();
-        if rel == "crates/sys/src/env.rs" {
+        if rel == "crates/os/src/env.rs" {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();
@@ -253,7 +253,7 @@ fn no_environment_read_outside_the_env_module() {
         }
     }
     assert_none(
-        "the environment is read in crates/sys/src/env.rs only (add a named accessor there)",
+        "the environment is read in crates/os/src/env.rs only (add a named accessor there)",
         found,
     );
 }

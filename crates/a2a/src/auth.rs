@@ -11,8 +11,8 @@ use super::google::{self, Want};
 use super::http::{Budget, Resend, Size, fetch};
 use crate::error::A2aError;
 use a2a_mod_core::text::one_line;
-use a2a_mod_sys::config::WorkerConfig;
-use a2a_mod_sys::secret::Secret;
+use a2a_mod_os::config::WorkerConfig;
+use a2a_mod_os::secret::Secret;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -126,7 +126,7 @@ impl TokenCache {
 }
 
 fn env_secret(var: &str, key: &str) -> Result<Secret, A2aError> {
-    match a2a_mod_sys::env::secret(var) {
+    match a2a_mod_os::env::secret(var) {
         Some(v) => Ok(Secret::new(v)),
         None => Err(A2aError::Credentials(format!(
             "environment variable {var} (from {key}) is not set"
@@ -411,7 +411,7 @@ pub(crate) fn usable_for(expires_in: f64) -> Option<Duration> {
     }
     let secs = expires_in.min(1e9);
     let margin = (secs / 2.0).min(30.0);
-    Some(a2a_mod_sys::config::secs(secs - margin))
+    Some(a2a_mod_os::config::secs(secs - margin))
 }
 
 async fn fetch_oauth(

@@ -5,8 +5,8 @@
 //! without a restart and nothing is kept.
 
 use crate::error::A2aError;
-use a2a_mod_sys::config::AwsSigV4Config;
-use a2a_mod_sys::secret::Secret;
+use a2a_mod_os::config::AwsSigV4Config;
+use a2a_mod_os::secret::Secret;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
@@ -127,7 +127,7 @@ impl Signer {
 }
 
 fn env(name: &str) -> Option<String> {
-    a2a_mod_sys::env::secret(name)
+    a2a_mod_os::env::secret(name)
 }
 
 /// The keys from the environment, else from the profile's files.
@@ -150,9 +150,9 @@ fn keys() -> Result<Keys, A2aError> {
         (None, None) => {}
     }
     let name = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
-    let home = a2a_mod_sys::env::home_dir();
+    let home = a2a_mod_os::env::home_dir();
     let file = |var: &str, leaf: &str| {
-        a2a_mod_sys::env::os_path(var).or_else(|| home.as_ref().map(|h| h.join(".aws").join(leaf)))
+        a2a_mod_os::env::os_path(var).or_else(|| home.as_ref().map(|h| h.join(".aws").join(leaf)))
     };
     let creds = file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
     let config = file("AWS_CONFIG_FILE", "config");

@@ -13,7 +13,7 @@ use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
 use crate::error::A2aError;
 use crate::view::{CardSummary, TaskView};
-use a2a_mod_sys::config::WorkerConfig;
+use a2a_mod_os::config::WorkerConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
@@ -414,7 +414,7 @@ impl Worker {
     /// nothing, so the message then goes out as a plain send, and a worker that does not serve
     /// streaming is remembered as such.
     pub async fn send(&self, m: &Outgoing<'_>, deadline: Instant) -> Result<Started, A2aError> {
-        let message_id = a2a_mod_sys::ids::uuid_v4();
+        let message_id = a2a_mod_os::ids::uuid_v4();
         let op = StreamOp::Send {
             text: m.text,
             parts: m.parts,
@@ -802,7 +802,7 @@ impl Worker {
             .filter(|x| x.required)
             .map(|x| x.uri.as_str())
             .filter(|u| {
-                a2a_mod_sys::config::validate_extension(u).is_ok()
+                a2a_mod_os::config::validate_extension(u).is_ok()
                     && !self.config.extensions.iter().any(|have| have == u)
             })
             .map(str::to_string)

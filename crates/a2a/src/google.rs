@@ -19,8 +19,8 @@ use super::card::shown;
 use super::http::{Budget, Resend, Size, fetch};
 use crate::error::A2aError;
 use a2a_mod_core::text::one_line;
-use a2a_mod_sys::config::GoogleConfig;
-use a2a_mod_sys::secret::Secret;
+use a2a_mod_os::config::GoogleConfig;
+use a2a_mod_os::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use serde_json::{Value, json};
@@ -93,7 +93,7 @@ pub(crate) async fn mint(
 
 /// The ADC file: `GOOGLE_APPLICATION_CREDENTIALS` (which must exist if set), else gcloud's.
 fn adc_file() -> Result<Option<PathBuf>, A2aError> {
-    if let Some(p) = a2a_mod_sys::env::os_path("GOOGLE_APPLICATION_CREDENTIALS") {
+    if let Some(p) = a2a_mod_os::env::os_path("GOOGLE_APPLICATION_CREDENTIALS") {
         if !p.is_file() {
             return Err(A2aError::Credentials(format!(
                 "GOOGLE_APPLICATION_CREDENTIALS names {}, which is not a file: point it at a key \
@@ -103,8 +103,8 @@ fn adc_file() -> Result<Option<PathBuf>, A2aError> {
         }
         return Ok(Some(p));
     }
-    let gcloud = a2a_mod_sys::env::os_path("CLOUDSDK_CONFIG")
-        .or_else(|| a2a_mod_sys::env::home_dir().map(|h| h.join(".config").join("gcloud")));
+    let gcloud = a2a_mod_os::env::os_path("CLOUDSDK_CONFIG")
+        .or_else(|| a2a_mod_os::env::home_dir().map(|h| h.join(".config").join("gcloud")));
     Ok(gcloud
         .map(|d| d.join("application_default_credentials.json"))
         .filter(|p| p.is_file()))
@@ -343,8 +343,7 @@ async fn from_metadata(
     http: &reqwest::Client,
     budget: &Budget,
 ) -> Result<Minted, A2aError> {
-    let host =
-        a2a_mod_sys::env::secret("GCE_METADATA_HOST").unwrap_or_else(|| METADATA_HOST.into());
+    let host = a2a_mod_os::env::secret("GCE_METADATA_HOST").unwrap_or_else(|| METADATA_HOST.into());
     let base = format!("http://{host}/computeMetadata/v1/instance/service-accounts/default");
     let req = match want {
         Want::Id(aud) => http

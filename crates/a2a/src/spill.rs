@@ -75,7 +75,7 @@ pub(crate) struct Spilled {
 
 fn secret() -> &'static str {
     static SECRET: OnceLock<String> = OnceLock::new();
-    SECRET.get_or_init(a2a_mod_sys::ids::uuid_v4)
+    SECRET.get_or_init(a2a_mod_os::ids::uuid_v4)
 }
 
 const MARK: &str = "\u{0}a2a-mod-spill:";

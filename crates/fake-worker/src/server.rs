@@ -6,10 +6,10 @@
 use super::script::{HistoryEntry, Script, Snapshot, TaskRecord};
 use super::wire::{self, CardAuth, Dialect};
 use crate::options::{FakeWorkerOptions, RequestEvent, StreamMode};
+use a2a_mod_os::secret::Secret;
 use a2a_mod_proto::Method;
 use a2a_mod_proto::params::Params;
 use a2a_mod_proto::read::{Message, Part};
-use a2a_mod_sys::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -102,7 +102,7 @@ impl Shared {
             oauth_claimed_ttl: opts.oauth_claimed_ttl,
             card,
             started: Instant::now(),
-            start_unix_ms: a2a_mod_sys::env::now_ms(),
+            start_unix_ms: a2a_mod_os::env::now_ms(),
             tasks: Mutex::new(HashMap::new()),
             events: Mutex::new(Vec::new()),
             log: Mutex::new(log),
@@ -122,7 +122,7 @@ impl Shared {
 
     fn arrival(&self) -> Arrival {
         Arrival {
-            unix_ms: a2a_mod_sys::env::now_ms(),
+            unix_ms: a2a_mod_os::env::now_ms(),
             since_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }
     }
@@ -246,8 +246,8 @@ async fn token(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
         let ttl = sh.oauth_ttl.unwrap_or_default();
         let token = format!(
             "fake-{:016x}{:016x}",
-            a2a_mod_sys::ids::random_u64(),
-            a2a_mod_sys::ids::random_u64()
+            a2a_mod_os::ids::random_u64(),
+            a2a_mod_os::ids::random_u64()
         );
         lock(&sh.tokens).insert(token.clone(), Instant::now().checked_add(ttl));
         let expires_in = sh.oauth_claimed_ttl.unwrap_or(
@@ -757,7 +757,7 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
     let (rec, snap) = match msg.task_id.text() {
         // A worker that ignores the taskId: the answer starts a new task in the same context.
         Some(_) if asked_elsewhere.is_some() => {
-            let task_id = a2a_mod_sys::ids::uuid_v4();
+            let task_id = a2a_mod_os::ids::uuid_v4();
             let rec = TaskRecord {
                 id: task_id.clone(),
                 context_id: asked_elsewhere.unwrap_or_default(),
@@ -796,10 +796,10 @@ fn send(sh: &Shared, at: Arrival, d: Dialect, id: &Value, params: &Value) -> Out
             (&*rec, snap)
         }
         None => {
-            let task_id = a2a_mod_sys::ids::uuid_v4();
+            let task_id = a2a_mod_os::ids::uuid_v4();
             let context_id = (msg.context_id.text())
                 .map(str::to_string)
-                .unwrap_or_else(a2a_mod_sys::ids::uuid_v4);
+                .unwrap_or_else(a2a_mod_os::ids::uuid_v4);
             let script = script_of(sh, at, &msg, &entry.text, &context_id);
             let rec = TaskRecord {
                 id: task_id.clone(),

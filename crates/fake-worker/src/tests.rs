@@ -65,10 +65,10 @@ async fn call(w: &FakeWorker, v: V, method: &str, params: Value) -> Value {
 fn message(v: V, text: &str, task_id: Option<&str>) -> Value {
     let mut m = match v {
         V::One => {
-            json!({"messageId": a2a_mod_sys::ids::uuid_v4(), "role": "ROLE_USER", "parts": [{"text": text}]})
+            json!({"messageId": a2a_mod_os::ids::uuid_v4(), "role": "ROLE_USER", "parts": [{"text": text}]})
         }
         V::O3 => {
-            json!({"kind": "message", "messageId": a2a_mod_sys::ids::uuid_v4(), "role": "user",
+            json!({"kind": "message", "messageId": a2a_mod_os::ids::uuid_v4(), "role": "user",
                         "parts": [{"kind": "text", "text": text}]})
         }
     };

@@ -1,7 +1,7 @@
 //! The log file, opened for appending: the one way into `state/a2a-mod.log`, for the status line
 //! (which writes only when `A2A_MOD_LOG` is set) and the binary's logging set-up.
 
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -9,11 +9,11 @@ use std::os::unix::fs::OpenOptionsExt;
 /// state folder. No tightening here: the status line appends through this (when logging is on),
 /// and the hot path chmods nothing; the binary's `log::init_file` tightens.
 pub fn open_append(ctx: &Ctx) -> Option<std::fs::File> {
-    let _ = a2a_mod_sys::fsx::create_private_dir(&ctx.state_dir);
+    let _ = a2a_mod_os::fsx::create_private_dir(&ctx.state_dir);
     OpenOptions::new()
         .create(true)
         .append(true)
-        .mode(a2a_mod_sys::fsx::PRIVATE_FILE)
+        .mode(a2a_mod_os::fsx::PRIVATE_FILE)
         .open(ctx.log_path())
         .ok()
 }

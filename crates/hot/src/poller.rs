@@ -3,8 +3,8 @@
 //! in the process this starts. Hooks, the monitor, the MCP server and `send` call [`ensure`];
 //! the hooks run on every prompt, and this crate has no runtime to build.
 
+use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{Reader, SessionPaths};
-use a2a_mod_sys::env::Ctx;
 use anyhow::Result;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ pub fn lock_path(ctx: &Ctx, session_id: &str) -> std::path::PathBuf {
 
 /// Whether a poller runs for this session now.
 pub fn is_running(ctx: &Ctx, session_id: &str) -> bool {
-    a2a_mod_sys::fsx::is_locked(&lock_path(ctx, session_id))
+    a2a_mod_os::fsx::is_locked(&lock_path(ctx, session_id))
 }
 
 /// Starts the session's poller unless one runs. Never fails the caller: a task left without a

@@ -27,7 +27,7 @@ pub struct Agent {
     pub name: String,
     pub description: String,
     pub dir: PathBuf,
-    pub config: a2a_mod_sys::config::ServeAgentConfig,
+    pub config: a2a_mod_os::config::ServeAgentConfig,
 }
 
 /// Which Claude Code conversation a run continues.
@@ -282,7 +282,7 @@ impl Engine {
     /// ([`RESTARTED`]): their process is gone with the server, and resuming one silently could
     /// repeat work its first run had done.
     pub fn open(store: ServedStore, executors: Executors, limits: Limits) -> Result<Engine> {
-        let now = a2a_mod_sys::env::now_ms();
+        let now = a2a_mod_os::env::now_ms();
         for row in store.live()? {
             let mut t = task_of(&row)?;
             let update = t.apply(ended(TaskState::Failed, Some(RESTARTED.into())), now);
@@ -413,7 +413,7 @@ impl Engine {
         if let Some(id) = msg.task_id.clone() {
             return self.reply(owner, agent, &id, msg);
         }
-        let now = a2a_mod_sys::env::now_ms();
+        let now = a2a_mod_os::env::now_ms();
         let (mut task, session, allowed) = self
             .admit(owner, agent, msg.context_id.as_deref(), now)
             .inspect_err(|e| {
@@ -529,7 +529,7 @@ impl Engine {
             ));
         }
         let (context_id, session, allowed) = self.context_for(owner, agent, context, now)?;
-        let id = a2a_mod_sys::ids::uuid_v4();
+        let id = a2a_mod_os::ids::uuid_v4();
         let task = Task::new(&id, &context_id, &agent.name, now);
         lock(&self.store)
             .put(&row_of(&task, owner))
@@ -552,7 +552,7 @@ impl Engine {
             ));
         }
         if let Some(budget) = self.limits.per_token_daily_usd {
-            let now = a2a_mod_sys::env::now_ms();
+            let now = a2a_mod_os::env::now_ms();
             let day = now - now.rem_euclid(86_400_000);
             let spent = store.spent_since(owner, day).map_err(internal)?;
             if spent >= budget {
@@ -704,8 +704,8 @@ impl Engine {
             return Ok((ctx.id, Session::Resume(ctx.session_id), grants));
         }
         // A new conversation; a contextId the client chose names it (it is only ever a key).
-        let id = context.map_or_else(a2a_mod_sys::ids::uuid_v4, str::to_string);
-        let session = a2a_mod_sys::ids::uuid_v4();
+        let id = context.map_or_else(a2a_mod_os::ids::uuid_v4, str::to_string);
+        let session = a2a_mod_os::ids::uuid_v4();
         store
             .put_context(&ServedContext {
                 id: id.clone(),
@@ -731,7 +731,7 @@ impl Engine {
     fn report_if(&self, live: &Live, r: Report, when: impl FnOnce(&LiveInner) -> bool) -> bool {
         let durable = !matches!(r, Report::Text(_));
         let asks = matches!(r, Report::Ask { .. });
-        let now = a2a_mod_sys::env::now_ms();
+        let now = a2a_mod_os::env::now_ms();
         let mut inner = lock(&live.inner);
         if !when(&inner) {
             return false;

@@ -739,7 +739,7 @@ impl Req<'_> {
                 let read = params.message.map(|m| {
                     let mut m = wire::read_message(w, m)?;
                     if let Some(c) = params.push.clone() {
-                        let now = a2a_mod_sys::env::now_ms();
+                        let now = a2a_mod_os::env::now_ms();
                         m.push = Some(crate::push::config_of(w, c, "", &self.sv.push, now)?);
                     }
                     Ok(m)
@@ -818,7 +818,7 @@ impl Req<'_> {
             .ok_or_else(|| bad("params must be a push notification config (taskId, url…)"))?;
         let task = wire::checked_id(&c.task_id, "params.taskId")?
             .ok_or_else(|| bad("params.taskId (the task) is required"))?;
-        let now = a2a_mod_sys::env::now_ms();
+        let now = a2a_mod_os::env::now_ms();
         let c = crate::push::config_of(w, c, &task, &self.sv.push, now)?;
         let c = (self.sv.engine).set_push(self.owner, &self.agent.name, c)?;
         Ok(crate::push::answer(w, &c))

@@ -22,16 +22,16 @@ pub fn save(dir: &Path, task_id: &str, files: &[InFile]) -> anyhow::Result<Strin
         }
     }
     let here = inbox.join(task_id);
-    a2a_mod_sys::fsx::create_private_dir(&here)?;
+    a2a_mod_os::fsx::create_private_dir(&here)?;
     let mut note = String::from(
         "\n\nFiles sent with this message, saved in this folder (their senders' names cleaned):",
     );
     for (i, f) in files.iter().enumerate() {
         let name = format!("{}-{}", i + 1, f.label);
-        a2a_mod_sys::fsx::write_atomic(
+        a2a_mod_os::fsx::write_atomic(
             &here.join(&name),
             &f.bytes,
-            Some(a2a_mod_sys::fsx::PRIVATE_FILE),
+            Some(a2a_mod_os::fsx::PRIVATE_FILE),
         )?;
         let kind = f.media_type.as_deref().unwrap_or("no media type");
         note.push_str(&format!(

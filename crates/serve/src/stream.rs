@@ -147,7 +147,7 @@ struct State {
 /// is the answer's shared JSON. A client cannot guess it, so no text of theirs is taken for it.
 fn marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    MARKER.get_or_init(|| format!("\u{1}{}\u{1}", a2a_mod_sys::ids::uuid_v4()))
+    MARKER.get_or_init(|| format!("\u{1}{}\u{1}", a2a_mod_os::ids::uuid_v4()))
 }
 
 /// `data: <json>\n\n`, the JSON wrapped as the JSON-RPC result of `rpc_id` when there is one.

@@ -31,14 +31,14 @@ pub const STOP: &str = "stop";
 /// Test and tuning knob: the waiters' fallback tick in milliseconds (default
 /// `core::wake::TICK`). The tests stretch it to many seconds so that only the notification can
 /// deliver a wake in time.
-pub const TICK_ENV: &str = a2a_mod_sys::env::WAKE_TICK;
+pub const TICK_ENV: &str = a2a_mod_os::env::WAKE_TICK;
 
 /// How often a waiter looks at the store with no notification: [`TICK_ENV`] or
 /// `core::wake::TICK`.
 pub fn fallback_tick() -> Duration {
     static TICK: OnceLock<Duration> = OnceLock::new();
     *TICK.get_or_init(|| {
-        a2a_mod_sys::env::wake_tick_ms()
+        a2a_mod_os::env::wake_tick_ms()
             .map(|ms| Duration::from_millis(ms.clamp(10, 3_600_000)))
             .unwrap_or(a2a_mod_core::wake::TICK)
     })
@@ -111,8 +111,8 @@ impl Listener {
             let _ = std::fs::remove_file(&path);
             let mut tries = 0;
             let sock = loop {
-                a2a_mod_sys::fsx::create_private_dir(&dir)?;
-                a2a_mod_sys::fsx::tighten(&dir);
+                a2a_mod_os::fsx::create_private_dir(&dir)?;
+                a2a_mod_os::fsx::tighten(&dir);
                 match UnixDatagram::bind(&path) {
                     // The last waiter's drop removed the empty folder under us: once more.
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 3 => tries += 1,
@@ -121,7 +121,7 @@ impl Listener {
             };
             std::fs::set_permissions(
                 &path,
-                std::fs::Permissions::from_mode(a2a_mod_sys::fsx::PRIVATE_FILE),
+                std::fs::Permissions::from_mode(a2a_mod_os::fsx::PRIVATE_FILE),
             )?;
             sock.set_nonblocking(true)?;
             Ok(sock)

@@ -3,7 +3,7 @@
 //! the key that survives it (docs/claude-code.md "Sessions across /clear, --resume and /exit"). The MCP server and the monitor
 //! record their session under the pid; the SessionStart hook of a `/clear` links the new id to it.
 
-use a2a_mod_sys::env::{Ctx, valid_session_id};
+use a2a_mod_os::env::{Ctx, valid_session_id};
 use std::path::PathBuf;
 
 fn path(ctx: &Ctx, pid: u32) -> PathBuf {
@@ -22,13 +22,10 @@ pub fn record(ctx: &Ctx, pid: u32, session: &str) {
     }
     // Private like the rest of the state; an older, looser folder is tightened here.
     if let Some(dir) = p.parent() {
-        a2a_mod_sys::fsx::tighten(dir);
+        a2a_mod_os::fsx::tighten(dir);
     }
-    let _ = a2a_mod_sys::fsx::write_atomic(
-        &p,
-        session.as_bytes(),
-        Some(a2a_mod_sys::fsx::PRIVATE_FILE),
-    );
+    let _ =
+        a2a_mod_os::fsx::write_atomic(&p, session.as_bytes(), Some(a2a_mod_os::fsx::PRIVATE_FILE));
 }
 
 /// A record older than the process is stale (pid reuse).
@@ -51,5 +48,5 @@ pub fn lookup(ctx: &Ctx, pid: u32) -> Option<String> {
 
 /// `CLAUDE_PID` from the environment (monitor, hooks and status line have it).
 pub fn claude_pid_from_env() -> Option<u32> {
-    a2a_mod_sys::env::claude_pid()
+    a2a_mod_os::env::claude_pid()
 }

@@ -7,7 +7,7 @@
 //! [`SessionPaths::locate`] is how every entry point finds a session's files: it follows the links
 //! once and names the owner, its store and its locks.
 
-use a2a_mod_sys::env::{Ctx, valid_session_id};
+use a2a_mod_os::env::{Ctx, valid_session_id};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 
@@ -86,10 +86,10 @@ pub fn link(ctx: &Ctx, new: &str, old: &str) -> Result<()> {
     if resolve(ctx, new) == target || new == target {
         return Ok(());
     }
-    a2a_mod_sys::fsx::write_atomic(
+    a2a_mod_os::fsx::write_atomic(
         &link_path(ctx, new),
         target.as_bytes(),
-        Some(a2a_mod_sys::fsx::PRIVATE_FILE),
+        Some(a2a_mod_os::fsx::PRIVATE_FILE),
     )
     .with_context(|| format!("cannot link session {new} to {target}"))
 }

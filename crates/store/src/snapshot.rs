@@ -143,7 +143,7 @@ pub(super) fn publish(db: &Path, stamp: Stamp, snap: Snapshot) -> std::io::Resul
             stamp,
             snap,
         })?;
-        a2a_mod_sys::fsx::write_atomic_unsynced(&path, &bytes).map_err(std::io::Error::other)
+        a2a_mod_os::fsx::write_atomic_unsynced(&path, &bytes).map_err(std::io::Error::other)
     })();
     if result.is_err() {
         withdraw(db);
@@ -164,7 +164,7 @@ pub(super) struct PublishLock {
 
 impl PublishLock {
     pub(super) fn open(db: &Path) -> PublishLock {
-        let file = a2a_mod_sys::fsx::open_private(&lock_path_for(db)).ok();
+        let file = a2a_mod_os::fsx::open_private(&lock_path_for(db)).ok();
         PublishLock { file }
     }
 

@@ -336,19 +336,19 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
 /// read-only open never chmods. `what` names the store in an error (session or serve store).
 pub(crate) fn make_private(db: &Path, what: &str) -> Result<()> {
     if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        a2a_mod_sys::fsx::create_private_dir(dir)
+        a2a_mod_os::fsx::create_private_dir(dir)
             .with_context(|| format!("cannot create state folder \"{}\"", dir.display()))?;
-        a2a_mod_sys::fsx::tighten(dir);
+        a2a_mod_os::fsx::tighten(dir);
         if dir.file_name().is_some_and(|n| n == "sessions")
             && let Some(state) = dir.parent()
         {
-            a2a_mod_sys::fsx::tighten(state);
+            a2a_mod_os::fsx::tighten(state);
         }
     }
-    a2a_mod_sys::fsx::open_private(db)
+    a2a_mod_os::fsx::open_private(db)
         .with_context(|| format!("cannot open {what} \"{}\"", db.display()))?;
     for p in snapshot::companions(db) {
-        a2a_mod_sys::fsx::tighten(&p);
+        a2a_mod_os::fsx::tighten(&p);
     }
     Ok(())
 }
@@ -475,8 +475,8 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
 /// ([`keep_clock`]), and what the poller watches for steps.
 pub fn clock_now() -> clock::Reading {
     clock::Reading {
-        wall_ms: a2a_mod_sys::env::now_ms(),
-        boot_ms: a2a_mod_sys::env::boot_ms(),
+        wall_ms: a2a_mod_os::env::now_ms(),
+        boot_ms: a2a_mod_os::env::boot_ms(),
     }
 }
 
@@ -491,7 +491,7 @@ pub fn clock_now() -> clock::Reading {
 /// line counts from the send. A reboot starts the boot clock afresh: the times are then taken as
 /// they are. How many tasks moved.
 fn keep_clock(c: &Connection) -> rusqlite::Result<usize> {
-    let boot = a2a_mod_sys::env::boot_id();
+    let boot = a2a_mod_os::env::boot_id();
     let now = clock_now();
     let stored: Option<String> = c
         .prepare_cached("SELECT value FROM meta WHERE key = 'clock'")?
@@ -1324,7 +1324,7 @@ mod tests {
         let mark = s.meta_get("clock").unwrap().unwrap();
         let (boot, offset) = mark.split_once(' ').unwrap();
         let offset: i64 = offset.parse().unwrap();
-        assert_eq!(boot, a2a_mod_sys::env::boot_id());
+        assert_eq!(boot, a2a_mod_os::env::boot_id());
         // A write itself: it keeps the clock first (no step), then sets the mark an hour ahead.
         s.meta_set("clock", &format!("{boot} {}", offset + HOUR))
             .unwrap();

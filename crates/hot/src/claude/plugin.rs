@@ -9,7 +9,7 @@
 //! Code installs it with its binary, in one step), the one `install` writes names the folder
 //! itself, whose binary is already there.
 
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use std::path::Path;
 
 /// Path inside the plugin folder, contents, Unix mode.
@@ -109,7 +109,7 @@ pub fn follow_update(ctx: &Ctx) {
         return;
     };
     if exe != target && in_plugin_cache(&exe) && in_plugin_cache(&target) {
-        let _ = a2a_mod_sys::fsx::link_atomic(&link, &exe);
+        let _ = a2a_mod_os::fsx::link_atomic(&link, &exe);
     }
 }
 

@@ -12,8 +12,8 @@ mod stop;
 pub use crate::claude::hook_input::Entry;
 use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use crate::error::EXIT_OK;
+use a2a_mod_os::env::{Ctx, now_ms, valid_session_id};
 use a2a_mod_store::{Reader, SessionPaths, Store, pids, session};
-use a2a_mod_sys::env::{Ctx, now_ms, valid_session_id};
 use std::io::{Read, Write};
 
 /// Reads the hook's stdin: at most 4 MiB (a PostToolUse payload carries the tool's whole output).
@@ -127,11 +127,11 @@ fn undelivered(ctx: &Ctx, owner: &str, path: &std::path::Path) -> Option<String>
 /// nothing then, so it cannot tell only once, and after every tool call it would be noise.
 fn cannot_save(path: &std::path::Path, reader: &Reader) -> Option<String> {
     let dir = path.parent()?;
-    let why = a2a_mod_sys::fsx::unwritable(dir)?;
+    let why = a2a_mod_os::fsx::unwritable(dir)?;
     let live = reader.live_count().ok().filter(|n| *n > 0)?;
     let (what, fix) = match why {
-        a2a_mod_sys::fsx::Unwritable::Full => ("the disk is full", "free some space there"),
-        a2a_mod_sys::fsx::Unwritable::ReadOnly => ("it is read-only", "make it writable"),
+        a2a_mod_os::fsx::Unwritable::Full => ("the disk is full", "free some space there"),
+        a2a_mod_os::fsx::Unwritable::ReadOnly => ("it is read-only", "make it writable"),
     };
     let tasks = if live == 1 {
         "The 1 delegated task still running is".to_owned()

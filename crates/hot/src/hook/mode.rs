@@ -4,7 +4,7 @@
 //! and SDK mode"). Hooks read it from their own environment; the MCP server does not get
 //! `CLAUDE_CODE_SESSION_ATTENDED`, so it reads what the SessionStart hook recorded.
 
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +37,7 @@ impl Mode {
 /// headless; it is inherited, so it is only the second word). Anything else counts as attended,
 /// because waiting on a person's turn end is the worse mistake.
 pub fn from_env() -> Mode {
-    let (attended, entrypoint) = a2a_mod_sys::env::session_mode_vars();
+    let (attended, entrypoint) = a2a_mod_os::env::session_mode_vars();
     from_vars(attended.as_deref(), entrypoint.as_deref())
 }
 
@@ -68,7 +68,7 @@ pub fn record(ctx: &Ctx, session: &str, mode: Mode) {
     {
         return;
     }
-    let _ = a2a_mod_sys::fsx::write_atomic_unsynced(&p, format!("{}\n", mode.as_str()).as_bytes());
+    let _ = a2a_mod_os::fsx::write_atomic_unsynced(&p, format!("{}\n", mode.as_str()).as_bytes());
 }
 
 /// What the SessionStart hook recorded for `session` (the MCP server's way to know), if anything.

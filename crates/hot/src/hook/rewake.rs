@@ -17,8 +17,8 @@
 use crate::error::{EXIT_OK, HOOK_EXIT_WAKE};
 use crate::wake::waiter::{self, Waiter};
 use a2a_mod_core::batch::{Look, Rule};
+use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{Reader, SessionPaths, Store, notify};
-use a2a_mod_sys::env::{Ctx, now_ms};
 // The monitor's rhythm: a wake from either path batches tasks the same way.
 use a2a_mod_core::wake::{MONITOR_LOCK, WAITER_LOCK, monitor_grace};
 use std::io::Write;
@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
     waiter::catch_stop_signals();
     let lock = paths.lock(WAITER_LOCK);
-    let Ok(Some(_lock)) = a2a_mod_sys::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
+    let Ok(Some(_lock)) = a2a_mod_os::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
     else {
         return EXIT_OK;
     };
@@ -90,7 +90,7 @@ impl Waiter for Rewake<'_> {
             live: self.live,
             waited_for: self.live,
             pending,
-            monitor: a2a_mod_sys::fsx::is_locked(&self.monitor),
+            monitor: a2a_mod_os::fsx::is_locked(&self.monitor),
             signalled: false,
         })
     }

@@ -20,9 +20,9 @@ use crate::error::EXIT_OK;
 use crate::wake::waiter::{self, Waiter};
 use a2a_mod_core::batch::{Look, Rule};
 use a2a_mod_core::wake::STOP_LOCK;
+use a2a_mod_os::config::Config;
+use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{Reader, SessionPaths, Store, TaskRecord, notify};
-use a2a_mod_sys::config::Config;
-use a2a_mod_sys::env::{Ctx, now_ms};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     // then, nothing claimed, so the results stay for whoever looks next.
     waiter::catch_stop_signals();
     let lock = paths.lock(STOP_LOCK);
-    let Ok(Some(_lock)) = a2a_mod_sys::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
+    let Ok(Some(_lock)) = a2a_mod_os::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
     else {
         return EXIT_OK;
     };
@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     };
     let max_wait = Config::load(&ctx.config_path())
         .map(|c| c.headless.max_wait())
-        .unwrap_or_else(|_| a2a_mod_sys::config::HeadlessConfig::default().max_wait());
+        .unwrap_or_else(|_| a2a_mod_os::config::HeadlessConfig::default().max_wait());
     let gave_up = store
         .meta_get(GAVE_UP)
         .ok()

@@ -16,7 +16,7 @@
 use a2a_mod_core::artifact::{self, Artifact, Kept, Part};
 use a2a_mod_core::bounds;
 use a2a_mod_core::lifecycle::TaskKey;
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashSet;
 use std::os::unix::fs::OpenOptionsExt;
@@ -68,7 +68,7 @@ pub fn save(
     max_bytes: u64,
     spilled: SpillReader<'_>,
 ) -> Vec<Kept> {
-    if artifacts.is_empty() || !a2a_mod_sys::env::valid_session_id(session) {
+    if artifacts.is_empty() || !a2a_mod_os::env::valid_session_id(session) {
         return Vec::new();
     }
     let dir = task_dir(ctx, session, task_id);
@@ -393,10 +393,10 @@ pub fn ready_session_dir(ctx: &Ctx, session: &str) -> Result<PathBuf> {
 
 fn make_private_dir(d: &Path) -> Result<()> {
     if own_dir(d)? {
-        a2a_mod_sys::fsx::tighten(d);
+        a2a_mod_os::fsx::tighten(d);
         Ok(())
     } else {
-        a2a_mod_sys::fsx::create_private_dir(d)
+        a2a_mod_os::fsx::create_private_dir(d)
             .with_context(|| format!("cannot create {}", d.display()))
     }
 }
@@ -434,7 +434,7 @@ fn write_new_from(path: &Path, from: &mut dyn std::io::Read) -> Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(a2a_mod_sys::fsx::PRIVATE_FILE)
+            .mode(a2a_mod_os::fsx::PRIVATE_FILE)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -477,7 +477,7 @@ pub fn sessions(ctx: &Ctx, now: SystemTime) -> Vec<SessionResults> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let session = e.file_name().to_str()?.to_string();
-            if !a2a_mod_sys::env::valid_session_id(&session) {
+            if !a2a_mod_os::env::valid_session_id(&session) {
                 return None;
             }
             let path = e.path();
@@ -513,7 +513,7 @@ pub fn sessions(ctx: &Ctx, now: SystemTime) -> Vec<SessionResults> {
 fn is_live(paths: &a2a_mod_store::SessionPaths) -> bool {
     let locked = ["poller", "monitor", "waker", "stop"]
         .iter()
-        .any(|w| a2a_mod_sys::fsx::is_locked(&paths.lock(w)));
+        .any(|w| a2a_mod_os::fsx::is_locked(&paths.lock(w)));
     if locked {
         return true;
     }

@@ -6,8 +6,8 @@
 use super::overflow::{Saved, bound_result};
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::TaskKey;
+use a2a_mod_os::env::Ctx;
 use a2a_mod_store::TaskRecord;
-use a2a_mod_sys::env::Ctx;
 
 /// A stored task as the note rules read it.
 pub fn facts(t: &TaskRecord) -> TaskFacts<'_> {

@@ -8,7 +8,7 @@ use a2a_mod_core::bounds::row_keeps;
 use a2a_mod_core::fence;
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::task::PollUpdate;
-use a2a_mod_sys::env::Ctx;
+use a2a_mod_os::env::Ctx;
 use anyhow::Result;
 
 /// Which of a task's worker texts a saved file holds.
@@ -110,7 +110,7 @@ pub fn save_full_result(
     crate::results::artifacts::ready_session_dir(ctx, session)?;
     let path = saved_path(ctx, session, key, kind);
     let clean = fence::clean_multiline(text);
-    a2a_mod_sys::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
+    a2a_mod_os::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
     Ok(path)
 }
 

@@ -30,10 +30,10 @@ pub use command::{fast_args, run};
 
 use crate::claude::statusline_input::WireStatuslineInput;
 use a2a_mod_core::status::{self, Snapshot};
+use a2a_mod_os::env::{Ctx, valid_session_id};
+use a2a_mod_os::fsx::Unwritable;
 use a2a_mod_store::snapshot::{self, Loaded};
 use a2a_mod_store::{Reader, SessionPaths};
-use a2a_mod_sys::env::{Ctx, valid_session_id};
-use a2a_mod_sys::fsx::Unwritable;
 use std::path::Path;
 use std::time::Duration;
 use theme::Theme;
@@ -57,7 +57,7 @@ pub struct Env {
 
 impl Env {
     pub fn from_process() -> Env {
-        use a2a_mod_sys::env;
+        use a2a_mod_os::env;
         let term = env::term();
         Env {
             ctx: Ctx::from_env().ok(),
@@ -115,7 +115,7 @@ pub fn line_for(input: &[u8], env: &Env, warnings: &mut Vec<String>) -> String {
     );
     // What the line shows cannot move on while the state folder takes no writes: say so, since
     // nothing else the user sees would (docs/troubleshooting.md).
-    if let Some(why) = path.parent().and_then(a2a_mod_sys::fsx::unwritable) {
+    if let Some(why) = path.parent().and_then(a2a_mod_os::fsx::unwritable) {
         let mark = if env.ascii { "!" } else { "⚠" };
         let why = match why {
             Unwritable::Full => "disk full",
@@ -168,7 +168,7 @@ pub struct HotConfig {
 
 impl Default for HotConfig {
     fn default() -> Self {
-        let d = a2a_mod_sys::config::Config::default();
+        let d = a2a_mod_os::config::Config::default();
         HotConfig {
             theme: d.statusline.theme,
             animations: d.statusline.animations,
@@ -190,7 +190,7 @@ impl HotConfig {
         let doc = match text.parse::<toml_edit::DocumentMut>() {
             Ok(d) => d,
             Err(e) => {
-                let why = a2a_mod_sys::config::toml_error_line(&e.to_string());
+                let why = a2a_mod_os::config::toml_error_line(&e.to_string());
                 warnings.push(format!(
                     "statusline: config.toml does not parse ({why}); using defaults"
                 ));

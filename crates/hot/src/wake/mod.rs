@@ -13,8 +13,8 @@ use crate::results::note;
 use a2a_mod_core::fence;
 use a2a_mod_core::fence::TaskFacts;
 use a2a_mod_core::{bounds, wake};
+use a2a_mod_os::env::Ctx;
 use a2a_mod_store::TaskRecord;
-use a2a_mod_sys::env::Ctx;
 
 /// Longest worker text per task in the hidden context; the whole of a longer one is saved to a
 /// file and the context says where.

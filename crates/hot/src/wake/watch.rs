@@ -19,8 +19,8 @@
 use crate::wake::waiter::{self, Waiter};
 use a2a_mod_core::batch::{Look, Rule};
 use a2a_mod_core::wake::MONITOR_LOCK;
+use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{ClaimError, SessionPaths, Store, notify, pids};
-use a2a_mod_sys::env::{Ctx, now_ms};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -87,7 +87,7 @@ impl Waiter for Watcher {
         self.arm(&paths);
         if self.alive_lock.as_ref().is_none_or(|(o, _)| *o != owner) {
             let lock = paths.lock(MONITOR_LOCK);
-            self.alive_lock = a2a_mod_sys::fsx::try_lock(&lock)
+            self.alive_lock = a2a_mod_os::fsx::try_lock(&lock)
                 .ok()
                 .flatten()
                 .map(|f| (owner.clone(), f));
