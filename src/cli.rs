@@ -198,7 +198,7 @@ pub enum ApprovalsArg {
     Deny,
 }
 
-impl From<ApprovalsArg> for a2a_mod_os::config::Approvals {
+impl From<ApprovalsArg> for a2a_mod_config::Approvals {
     fn from(a: ApprovalsArg) -> Self {
         match a {
             ApprovalsArg::Person => Self::Person,

@@ -19,6 +19,7 @@ pub use a2a_mod_hot::error;
 pub mod testing {
     pub use crate::poller::{is_running, lock_path};
     pub use a2a_mod_a2a::{Outgoing, Started, Worker, http_client};
+    pub use a2a_mod_config::WorkerConfig;
     pub use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
     pub use a2a_mod_core::{status, task};
     pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode, token_text};
@@ -26,7 +27,6 @@ pub mod testing {
     pub use a2a_mod_hot::results::note::whole_result;
     pub use a2a_mod_hot::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use a2a_mod_hot::statusline::{Env, HotConfig, line_for};
-    pub use a2a_mod_os::config::WorkerConfig;
     pub use a2a_mod_os::env::{Ctx, now_ms};
     pub use a2a_mod_os::fsx::{is_locked, try_lock};
     pub use a2a_mod_os::ids::uuid_v4;

@@ -9,9 +9,9 @@ use super::Run;
 use super::shell::{runtime, user_command};
 use crate::cli::DemoArgs;
 use crate::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
+use a2a_mod_config::Config;
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
 use a2a_mod_hot::statusline::theme::Theme;
-use a2a_mod_os::config::Config;
 use a2a_mod_os::env::{Ctx, now_ms};
 use anyhow::{Context, Result};
 use crossterm::{cursor, execute, terminal};
@@ -49,10 +49,10 @@ fn start() -> Result<()> {
 async fn demo(ctx: Ctx) -> Result<()> {
     let tty = std::io::stdout().is_terminal();
     let worker = FakeWorker::start(FakeWorkerOptions::default()).await?;
-    a2a_mod_os::config::save_worker(
+    a2a_mod_config::save_worker(
         &ctx.config_path(),
         "fake",
-        &a2a_mod_os::config::WorkerConfig {
+        &a2a_mod_config::WorkerConfig {
             url: worker.url.clone(),
             ..Default::default()
         },

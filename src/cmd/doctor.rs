@@ -150,7 +150,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
         return Vec::new();
     };
     let serve = &cfg.serve;
-    if *serve == a2a_mod_os::config::ServeConfig::default() {
+    if *serve == a2a_mod_config::ServeConfig::default() {
         return Vec::new();
     }
     let mut checks = Vec::new();
@@ -624,7 +624,7 @@ fn check_state_dir(ctx: &Ctx) -> Check {
 
 /// Old sessions' saved results: offered for `tasks --prune`, never a failure.
 fn check_results(ctx: &Ctx) -> Check {
-    let keep = a2a_mod_os::config::Config::load(&ctx.config_path())
+    let keep = a2a_mod_config::Config::load(&ctx.config_path())
         .map(|c| c.results)
         .unwrap_or_default();
     let old =

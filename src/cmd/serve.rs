@@ -7,7 +7,7 @@
 use super::Run;
 use super::shell::{load, out, wait_for_stop_signal};
 use crate::cli::ServeArgs;
-use a2a_mod_os::config::{ServeAgentConfig, ServeConfig};
+use a2a_mod_config::{ServeAgentConfig, ServeConfig};
 use a2a_mod_serve::claude::Claude;
 use a2a_mod_serve::engine::{Agent, Engine, Executors, Limits};
 use a2a_mod_serve::http::{RESERVED, Token};
@@ -47,7 +47,7 @@ impl Run for ServeArgs {
         let claude = Claude {
             bin,
             scrub: plan.tokens.iter().map(|(var, _)| var.clone()).collect(),
-            grace: a2a_mod_os::config::secs(cfg.serve.cancel_grace_s),
+            grace: a2a_mod_config::secs(cfg.serve.cancel_grace_s),
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -117,7 +117,7 @@ async fn serve(
         tracing::info!(agent = %a.name, dir = %a.dir.display(), "serving {origin}/{}", a.name);
     }
     wait_for_stop_signal().await?;
-    let grace = a2a_mod_os::config::secs(cfg.stop_grace_s);
+    let grace = a2a_mod_config::secs(cfg.stop_grace_s);
     tracing::info!(
         "stopping: no new tasks; running ones get {} s to end, then are stopped (a second signal stops them now)",
         grace.as_secs_f64()
@@ -144,8 +144,8 @@ fn options(cfg: &ServeConfig) -> Options {
         allowed_origins: cfg.allowed_origins.clone(),
         conn: a2a_mod_serve::conn::Limits {
             max_connections: cfg.max_connections,
-            header_timeout: a2a_mod_os::config::secs(cfg.header_timeout_s),
-            send_timeout: a2a_mod_os::config::secs(cfg.send_timeout_s),
+            header_timeout: a2a_mod_config::secs(cfg.header_timeout_s),
+            send_timeout: a2a_mod_config::secs(cfg.send_timeout_s),
         },
         max_streams_per_task: cfg.max_streams_per_task,
         max_streams: cfg.max_streams,
@@ -239,7 +239,7 @@ fn plan(
 }
 
 fn agent(name: &str, dir: &Path, config: ServeAgentConfig) -> Result<Agent> {
-    a2a_mod_os::config::validate_alias(name)
+    a2a_mod_config::validate_alias(name)
         .map_err(|e| anyhow!("serve: agent name \"{name}\": {e}"))?;
     if RESERVED.contains(&name) {
         bail!("serve: \"{name}\" names one of the server's own paths — pick another agent name");
@@ -251,7 +251,7 @@ fn agent(name: &str, dir: &Path, config: ServeAgentConfig) -> Result<Agent> {
         .ok_or_else(|| {
             anyhow!(
                 "serve: {} is not a folder — pass --dir an existing folder",
-                a2a_mod_os::config::quote_path(dir)
+                a2a_mod_config::quote_path(dir)
             )
         })?;
     if let Some(program) = config.exec.as_ref().and_then(|c| c.first())
@@ -355,7 +355,7 @@ mod tests {
         let p = plan(&args(), &ServeConfig::default(), &work, |_| None).unwrap();
         assert_eq!(p.agents[0].name, "my-app");
         assert_eq!(p.listen.to_string(), "127.0.0.1:0");
-        let cfg: ServeConfig = a2a_mod_os::config::Config::parse(&format!(
+        let cfg: ServeConfig = a2a_mod_config::Config::parse(&format!(
             "[serve.agents.build]\ndir = {:?}\n[serve.agents.docs]\ndir = {:?}\n",
             work.display().to_string(),
             tmp.path().display().to_string()

@@ -3,7 +3,7 @@
 //! paths (`cmd/statusline.rs`, `cmd/hook.rs`): this file names tokio.
 
 use crate::session::Outcome;
-use a2a_mod_os::config::Config;
+use a2a_mod_config::Config;
 use a2a_mod_os::env::Ctx;
 use anyhow::{Context as _, Result};
 use std::io::Write;

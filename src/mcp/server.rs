@@ -10,7 +10,7 @@
 
 use super::{approve, line_cap, native};
 use crate::session::Session;
-use a2a_mod_os::config::Config;
+use a2a_mod_config::Config;
 use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{Reader, SessionPaths, TaskRecord};
 use anyhow::{Result, anyhow};
@@ -216,7 +216,7 @@ impl A2aServer {
             .question
             .as_deref()
             .and_then(a2a_mod_core::status::approval_of)?;
-        if session.config.approvals(&t.worker) != a2a_mod_os::config::Approvals::Person {
+        if session.config.approvals(&t.worker) != a2a_mod_config::Approvals::Person {
             return None;
         }
         let form = self.forms.get(id);

@@ -9,12 +9,12 @@
 use super::server::A2aServer;
 use crate::session::{BUDGET_RESERVE, Budget, Outcome, Session};
 use a2a_mod_a2a::Worker;
+use a2a_mod_config::Config;
 use a2a_mod_core::ending::Standing;
 use a2a_mod_core::lifecycle::{Event, TaskKey};
 use a2a_mod_core::task::TaskState;
 use a2a_mod_core::text::one_line;
 use a2a_mod_hot::results::note;
-use a2a_mod_os::config::Config;
 use a2a_mod_os::env::now_ms;
 use a2a_mod_store::TaskRecord;
 use rmcp::handler::server::common::schema_for_output;
@@ -497,8 +497,8 @@ fn approval(session: &Session, worker: &str, task_id: &str) -> Approval {
     else {
         return Approval::Send;
     };
+    use a2a_mod_config::Approvals;
     use a2a_mod_hot::hook::mode::{self, Mode};
-    use a2a_mod_os::config::Approvals;
     let nobody =
         mode::recorded(&session.ctx, &session.id).unwrap_or_else(mode::from_env) == Mode::Headless;
     match session.config.approvals(worker) {

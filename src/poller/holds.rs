@@ -10,8 +10,8 @@
 
 use super::streams::Streams;
 use a2a_mod_a2a::Worker;
+use a2a_mod_config::Timing;
 use a2a_mod_core::lifecycle::TaskKey;
-use a2a_mod_os::config::Timing;
 use a2a_mod_store::Store;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};

@@ -15,7 +15,7 @@ pub(crate) struct Keep {
 }
 
 impl Keep {
-    pub(crate) fn new(ctx: &Ctx, session: &str, config: &a2a_mod_os::config::Config) -> Keep {
+    pub(crate) fn new(ctx: &Ctx, session: &str, config: &a2a_mod_config::Config) -> Keep {
         Keep {
             ctx: ctx.clone(),
             session: session.to_string(),

@@ -6,12 +6,12 @@
 //! the reasoning. Starting one (`ensure`) is the hot crate's ([`a2a_mod_hot::poller`]): the hooks
 //! call it, and they must not reach this file's tokio loop.
 
+use a2a_mod_config::Config;
 use a2a_mod_core::clock::{self, Reading};
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule::{self, PollOutcome};
 use a2a_mod_core::task::EndReason;
 use a2a_mod_hot::results::overflow::update_for_row;
-use a2a_mod_os::config::Config;
 use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{SessionPaths, Store, TaskRecord, clock_now};
 use anyhow::Result;

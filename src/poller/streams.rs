@@ -12,9 +12,9 @@
 
 use super::keep::Keep;
 use a2a_mod_a2a::{A2aError, Followed, TaskView, Worker};
+use a2a_mod_config::Timing;
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::schedule;
-use a2a_mod_os::config::Timing;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;

@@ -16,7 +16,7 @@
 //! never reach a log or an error message; only names, sizes and the rule that refused.
 
 use a2a_mod_a2a::OutPart;
-use a2a_mod_os::config::FilesConfig;
+use a2a_mod_config::FilesConfig;
 use anyhow::{Result, anyhow};
 use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};

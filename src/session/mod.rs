@@ -19,8 +19,8 @@ pub use send::{SendInput, SendRequest};
 pub use task::{Listing, task_list};
 
 use a2a_mod_a2a::Worker;
+use a2a_mod_config::Config;
 use a2a_mod_core::schedule;
-use a2a_mod_os::config::Config;
 use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{SessionPaths, Store};
 use anyhow::{Result, anyhow};

@@ -10,8 +10,8 @@ use super::card::{Card, Untrusted, is_trusted, shown, trusted};
 use super::google::{self, Want};
 use super::http::{Budget, Resend, Size, fetch};
 use crate::error::A2aError;
+use a2a_mod_config::WorkerConfig;
 use a2a_mod_core::text::one_line;
-use a2a_mod_os::config::WorkerConfig;
 use a2a_mod_os::secret::Secret;
 use serde_json::Value;
 use std::time::Duration;
@@ -411,7 +411,7 @@ pub(crate) fn usable_for(expires_in: f64) -> Option<Duration> {
     }
     let secs = expires_in.min(1e9);
     let margin = (secs / 2.0).min(30.0);
-    Some(a2a_mod_os::config::secs(secs - margin))
+    Some(a2a_mod_config::secs(secs - margin))
 }
 
 async fn fetch_oauth(

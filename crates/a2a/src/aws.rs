@@ -5,7 +5,7 @@
 //! without a restart and nothing is kept.
 
 use crate::error::A2aError;
-use a2a_mod_os::config::AwsSigV4Config;
+use a2a_mod_config::AwsSigV4Config;
 use a2a_mod_os::secret::Secret;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};

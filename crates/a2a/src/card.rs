@@ -5,8 +5,8 @@
 
 use crate::error::A2aError;
 use crate::view::{CardSummary, SkillSummary};
+use a2a_mod_config::WorkerConfig;
 use a2a_mod_core::text::one_line;
-use a2a_mod_os::config::WorkerConfig;
 use reqwest::Url;
 use serde_json::Value;
 
@@ -114,7 +114,7 @@ pub(crate) fn shown(url: &str) -> String {
         Ok(mut u) => {
             u.set_query(None);
             u.set_fragment(None);
-            a2a_mod_os::config::without_userinfo(&u)
+            a2a_mod_config::without_userinfo(&u)
         }
         Err(_) => "a URL that does not parse".into(),
     }

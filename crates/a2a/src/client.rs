@@ -13,7 +13,7 @@ use super::stream::{self, Refusal, StreamOp, TaskStream};
 use super::wire::{self, Op, RpcAnswer};
 use crate::error::A2aError;
 use crate::view::{CardSummary, TaskView};
-use a2a_mod_os::config::WorkerConfig;
+use a2a_mod_config::WorkerConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
@@ -802,7 +802,7 @@ impl Worker {
             .filter(|x| x.required)
             .map(|x| x.uri.as_str())
             .filter(|u| {
-                a2a_mod_os::config::validate_extension(u).is_ok()
+                a2a_mod_config::validate_extension(u).is_ok()
                     && !self.config.extensions.iter().any(|have| have == u)
             })
             .map(str::to_string)

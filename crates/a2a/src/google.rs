@@ -18,8 +18,8 @@
 use super::card::shown;
 use super::http::{Budget, Resend, Size, fetch};
 use crate::error::A2aError;
+use a2a_mod_config::GoogleConfig;
 use a2a_mod_core::text::one_line;
-use a2a_mod_os::config::GoogleConfig;
 use a2a_mod_os::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;

@@ -356,7 +356,7 @@ pub(crate) fn transport_error(e: &reqwest::Error, budget: &Budget) -> A2aError {
             let mut u = u.clone();
             u.set_query(None);
             u.set_fragment(None);
-            a2a_mod_os::config::without_userinfo(&u)
+            a2a_mod_config::without_userinfo(&u)
         })
         .unwrap_or_else(|| "the worker".into());
     let cause = a2a_mod_core::text::one_line(&root_cause(e), 160);

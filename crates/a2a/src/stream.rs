@@ -1176,9 +1176,9 @@ mod tests {
 #[cfg(test)]
 mod fake_tests {
     use crate::{A2aError, Started, TaskStream, TaskView, Worker, http_client};
+    use a2a_mod_config::WorkerConfig;
     use a2a_mod_core::task::TaskState;
     use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode};
-    use a2a_mod_os::config::WorkerConfig;
     use std::time::Duration;
     use tokio::time::Instant;
 

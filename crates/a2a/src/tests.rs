@@ -5,8 +5,8 @@
 use super::card::{Card, candidates};
 use super::wire::{parse_send_result, parse_task_result};
 use super::{A2aError, Outgoing, Started, TaskView, Worker, http_client};
+use a2a_mod_config::{OAuthConfig, WorkerConfig};
 use a2a_mod_core::task::TaskState;
-use a2a_mod_os::config::{OAuthConfig, WorkerConfig};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};

@@ -27,7 +27,7 @@ pub struct Agent {
     pub name: String,
     pub description: String,
     pub dir: PathBuf,
-    pub config: a2a_mod_os::config::ServeAgentConfig,
+    pub config: a2a_mod_config::ServeAgentConfig,
 }
 
 /// Which Claude Code conversation a run continues.

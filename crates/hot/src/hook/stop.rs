@@ -18,9 +18,9 @@
 
 use crate::error::EXIT_OK;
 use crate::wake::waiter::{self, Waiter};
+use a2a_mod_config::Config;
 use a2a_mod_core::batch::{Look, Rule};
 use a2a_mod_core::wake::STOP_LOCK;
-use a2a_mod_os::config::Config;
 use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{Reader, SessionPaths, Store, TaskRecord, notify};
 use std::collections::BTreeSet;
@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     };
     let max_wait = Config::load(&ctx.config_path())
         .map(|c| c.headless.max_wait())
-        .unwrap_or_else(|_| a2a_mod_os::config::HeadlessConfig::default().max_wait());
+        .unwrap_or_else(|_| a2a_mod_config::HeadlessConfig::default().max_wait());
     let gave_up = store
         .meta_get(GAVE_UP)
         .ok()

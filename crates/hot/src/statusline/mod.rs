@@ -168,7 +168,7 @@ pub struct HotConfig {
 
 impl Default for HotConfig {
     fn default() -> Self {
-        let d = a2a_mod_os::config::Config::default();
+        let d = a2a_mod_config::Config::default();
         HotConfig {
             theme: d.statusline.theme,
             animations: d.statusline.animations,
@@ -190,7 +190,7 @@ impl HotConfig {
         let doc = match text.parse::<toml_edit::DocumentMut>() {
             Ok(d) => d,
             Err(e) => {
-                let why = a2a_mod_os::config::toml_error_line(&e.to_string());
+                let why = a2a_mod_config::toml_error_line(&e.to_string());
                 warnings.push(format!(
                     "statusline: config.toml does not parse ({why}); using defaults"
                 ));

@@ -38,7 +38,7 @@ pub fn builtin(name: &str) -> Option<Result<Theme>> {
 /// silently ignored; the caller falls back to `default`.
 pub fn parse(text: &str) -> Result<Theme> {
     let w: WireTheme = toml_edit::de::from_str(text)
-        .map_err(|e| anyhow!(a2a_mod_os::config::toml_error_line(&e.to_string())))?;
+        .map_err(|e| anyhow!(a2a_mod_config::toml_error_line(&e.to_string())))?;
     let style = |k: &str, s: Option<WireStyle>| -> Result<Style> {
         s.map(|s| s.to_style().map_err(|e| anyhow!("style.{k}: {e}")))
             .transpose()
@@ -189,7 +189,7 @@ struct WirePowerline {
 
 /// Theme names are file names under `<config dir>/themes/`: the alias alphabet only.
 fn valid_name(name: &str) -> bool {
-    a2a_mod_os::config::validate_alias(name).is_ok()
+    a2a_mod_config::validate_alias(name).is_ok()
 }
 
 /// The theme called `name`: a built-in, else `<config_dir>/themes/<name>.toml`. Never fails: a

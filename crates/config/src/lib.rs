@@ -491,7 +491,7 @@ impl ServeAgentConfig {
     /// `dir` as a path, `~/` read as the home directory; `None` when unset (serve's own folder).
     pub fn dir_path(&self) -> Option<std::path::PathBuf> {
         let d = self.dir.as_deref()?;
-        Some(match (d.strip_prefix("~/"), crate::env::home_dir()) {
+        Some(match (d.strip_prefix("~/"), a2a_mod_os::env::home_dir()) {
             (Some(rest), Some(home)) => home.join(rest),
             _ => std::path::PathBuf::from(d),
         })
@@ -936,7 +936,7 @@ fn load_doc(path: &Path) -> Result<toml_edit::DocumentMut> {
 }
 
 fn save_doc(path: &Path, doc: &toml_edit::DocumentMut) -> Result<()> {
-    crate::fsx::write_atomic(path, doc.to_string().as_bytes(), Some(0o600))
+    a2a_mod_os::fsx::write_atomic(path, doc.to_string().as_bytes(), Some(0o600))
 }
 
 pub fn quote_path(p: &Path) -> String {
