@@ -24,11 +24,11 @@ pub mod testing {
     pub use a2a_mod_core::{status, task};
     pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode, token_text};
     pub use a2a_mod_hot::claude::statusline_input::WireStatuslineInput;
-    pub use a2a_mod_hot::results::note::whole_result;
     pub use a2a_mod_hot::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use a2a_mod_hot::statusline::{Env, HotConfig, line_for};
     pub use a2a_mod_os::env::{Ctx, now_ms};
     pub use a2a_mod_os::fsx::{is_locked, try_lock};
     pub use a2a_mod_os::ids::uuid_v4;
+    pub use a2a_mod_results::note::whole_result;
     pub use a2a_mod_store::{MIGRATIONS, Reader, Store, TaskRecord, notify, session, snapshot};
 }

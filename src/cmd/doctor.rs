@@ -627,8 +627,7 @@ fn check_results(ctx: &Ctx) -> Check {
     let keep = a2a_mod_config::Config::load(&ctx.config_path())
         .map(|c| c.results)
         .unwrap_or_default();
-    let old =
-        a2a_mod_hot::results::artifacts::prunable(ctx, keep.keep(), std::time::SystemTime::now());
+    let old = a2a_mod_results::artifacts::prunable(ctx, keep.keep(), std::time::SystemTime::now());
     if old.is_empty() {
         return pass(format!("results: none older than {} days", keep.keep_days));
     }
@@ -637,7 +636,7 @@ fn check_results(ctx: &Ctx) -> Check {
         "results: {} session(s) idle over {} days keep {bytes} bytes under {} — run `a2a-mod tasks --prune` to remove them",
         old.len(),
         keep.keep_days,
-        a2a_mod_hot::results::artifacts::results_dir(ctx).display()
+        a2a_mod_results::artifacts::results_dir(ctx).display()
     ))
 }
 

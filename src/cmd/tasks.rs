@@ -100,11 +100,11 @@ fn remote(
 fn prune(ctx: &a2a_mod_os::env::Ctx, json: bool) -> Result<()> {
     let keep = super::shell::load(ctx)?.results;
     let now = std::time::SystemTime::now();
-    let live: Vec<_> = a2a_mod_hot::results::artifacts::sessions(ctx, now)
+    let live: Vec<_> = a2a_mod_results::artifacts::sessions(ctx, now)
         .into_iter()
         .filter(|s| s.live && s.idle_s >= keep.keep().as_secs())
         .collect();
-    let gone = a2a_mod_hot::results::artifacts::prune(ctx, keep.keep(), now)?;
+    let gone = a2a_mod_results::artifacts::prune(ctx, keep.keep(), now)?;
     if json {
         return out_json(&serde_json::json!({ "removed": gone, "keptLive": live }));
     }
@@ -154,7 +154,7 @@ fn list(ctx: &a2a_mod_os::env::Ctx, a: TasksArgs) -> Result<()> {
     if a.json {
         // The listing's result is the whole, as before the store kept only a long one's head.
         for (s, t) in &mut rows {
-            t.life.result = a2a_mod_hot::results::note::whole_result(ctx, s, t);
+            t.life.result = a2a_mod_results::note::whole_result(ctx, s, t);
         }
         let listed: Vec<Listed<'_>> = rows
             .iter()

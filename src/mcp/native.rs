@@ -119,7 +119,7 @@ fn result(t: &TaskRecord) -> JsonObject {
     let mut text = a2a_mod_hot::wake::line(std::slice::from_ref(t));
     if t.state.is_waiting() {
         text.push('\n');
-        text.push_str(&fence::note(&a2a_mod_hot::results::note::facts(t)));
+        text.push_str(&fence::note(&a2a_mod_results::note::facts(t)));
     }
     text_result(text)
 }

@@ -41,7 +41,7 @@ impl Keep {
                     .reader(i)
                     .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
             };
-            a2a_mod_hot::results::artifacts::save(&k.ctx, &k.session, &key, &arts, k.cap, &spilled)
+            a2a_mod_results::artifacts::save(&k.ctx, &k.session, &key, &arts, k.cap, &spilled)
         })
         .await;
     }

@@ -7,7 +7,7 @@ use a2a_mod_core::bounds::row_keeps;
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::task::TaskState;
-use a2a_mod_hot::results::note;
+use a2a_mod_results::note;
 use serde::Serialize;
 
 /// The structured result of `send`, `task` and `cancel`: docs/commands-and-tools.md's fields plus `note`.
@@ -38,7 +38,7 @@ pub struct Outcome {
 
 impl Session {
     /// `saved`: the whole's length when the row holds the head of a result saved whole
-    /// ([`for_row`](a2a_mod_hot::results::overflow::for_row)), so the note names that file.
+    /// ([`for_row`](a2a_mod_results::overflow::for_row)), so the note names that file.
     pub(super) fn note(&self, v: &TaskView, worker: &str, saved: Option<u64>) -> String {
         let facts = TaskFacts {
             worker,
@@ -90,7 +90,7 @@ impl Session {
                     .reader(i)
                     .map(|r| Box::new(r) as Box<dyn std::io::Read + '_>)
             };
-            a2a_mod_hot::results::artifacts::save(
+            a2a_mod_results::artifacts::save(
                 &self.ctx,
                 &self.id,
                 &key,
@@ -99,7 +99,7 @@ impl Session {
                 &spilled,
             )
         };
-        let listed = a2a_mod_hot::results::artifacts::summary(
+        let listed = a2a_mod_results::artifacts::summary(
             &self.ctx,
             &self.id,
             &key,

@@ -6,8 +6,8 @@ use a2a_mod_a2a::{A2aError, TaskView};
 use a2a_mod_core::fence;
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_core::task::EndReason;
-use a2a_mod_hot::results::overflow::for_row;
 use a2a_mod_os::env::now_ms;
+use a2a_mod_results::overflow::for_row;
 use a2a_mod_store::TaskRecord;
 use anyhow::{Result, anyhow};
 

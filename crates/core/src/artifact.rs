@@ -1,6 +1,6 @@
 //! What a worker made: the artifacts of an answer as plain data, the names they are
 //! saved under, and the short summary Claude reads about them. Pure: the saving is
-//! `crates/hot/src/results/artifacts.rs`, the parsing `a2a_mod_a2a::wire`.
+//! `crates/results/src/artifacts.rs`, the parsing `a2a_mod_a2a::wire`.
 //!
 //! Every name here comes from the worker, so none is trusted: a saved file's name is rebuilt from
 //! a few safe characters ([`file_name`]), a task's folder from its id ([`task_dir_name`]), and a

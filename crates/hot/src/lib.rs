@@ -5,8 +5,8 @@
 //! that.
 //!
 //! [`statusline`] the line; [`hook`] the hooks; [`wake`] the wake-up's words, the one waiting
-//! loop and the monitor; [`results`] what Claude reads of a task and the files kept for it;
-//! [`poller`] starting a session's poller (its loop is the binary's); [`claude`] Claude Code's
+//! loop and the monitor (what Claude reads of a task, and the files kept for it, are
+//! `a2a-mod-results`'); [`poller`] starting a session's poller (its loop is the binary's); [`claude`] Claude Code's
 //! wire types and settings; [`error`] exit codes; [`log`] the log file.
 
 pub mod claude;
@@ -14,6 +14,5 @@ pub mod error;
 pub mod hook;
 pub mod log;
 pub mod poller;
-pub mod results;
 pub mod statusline;
 pub mod wake;

@@ -9,11 +9,11 @@
 pub mod waiter;
 pub mod watch;
 
-use crate::results::note;
 use a2a_mod_core::fence;
 use a2a_mod_core::fence::TaskFacts;
 use a2a_mod_core::{bounds, wake};
 use a2a_mod_os::env::Ctx;
+use a2a_mod_results::note;
 use a2a_mod_store::TaskRecord;
 
 /// Longest worker text per task in the hidden context; the whole of a longer one is saved to a
@@ -41,8 +41,8 @@ pub fn context(ctx: &Ctx, session: &str, batch: &[TaskRecord], held_back: usize)
         .map(|t| {
             // What the worker made: a short list with paths, its own part of the share, so many
             // artifacts never push the note (or the context) past the cap.
-            let kept = crate::results::artifacts::load(ctx, session, &t.worker, &t.task_id);
-            let listed = crate::results::artifacts::summary(
+            let kept = a2a_mod_results::artifacts::load(ctx, session, &t.worker, &t.task_id);
+            let listed = a2a_mod_results::artifacts::summary(
                 ctx,
                 session,
                 &t.key(),

@@ -3,7 +3,7 @@
 //! ([`core::fence::note`](a2a_mod_core::fence::note)); this is the one place that bounds the
 //! worker's text for them and says where the rest is.
 
-use super::overflow::{Saved, bound_result};
+use crate::overflow::{Saved, bound_result};
 use a2a_mod_core::fence::{self, TaskFacts};
 use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_os::env::Ctx;

@@ -91,7 +91,7 @@ pub fn saved_path(
         })
         .take(120)
         .collect();
-    crate::results::artifacts::session_dir(ctx, session).join(match kind {
+    crate::artifacts::session_dir(ctx, session).join(match kind {
         Saved::Result => format!("{safe}.txt"),
         Saved::Question => format!("{safe}-question.txt"),
     })
@@ -107,7 +107,7 @@ pub fn save_full_result(
     kind: Saved,
     text: &str,
 ) -> Result<std::path::PathBuf> {
-    crate::results::artifacts::ready_session_dir(ctx, session)?;
+    crate::artifacts::ready_session_dir(ctx, session)?;
     let path = saved_path(ctx, session, key, kind);
     let clean = fence::clean_multiline(text);
     a2a_mod_os::fsx::write_atomic(&path, clean.as_bytes(), Some(0o600))?;
