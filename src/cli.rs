@@ -359,8 +359,8 @@ pub struct HookArgs {
     pub event: HookEvent,
 }
 
-/// Which hook runs: the hot crate's, so the hooks need nothing of this file.
-pub use a2a_mod_hot::hook::Entry as HookEvent;
+/// Which hook runs: the claude crate's, so the hooks need nothing of this file.
+pub use a2a_mod_claude::hook::Entry as HookEvent;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {

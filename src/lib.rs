@@ -10,7 +10,7 @@ mod mcp;
 mod poller;
 mod session;
 
-pub use a2a_mod_hot::error;
+pub use a2a_mod_claude::error;
 
 /// What `tests/` and `benches/` use besides the binary: the store as the poller leaves it, the
 /// fake worker in process, the status line's pure parts, the lock and clock helpers. Not an API:
@@ -19,13 +19,13 @@ pub use a2a_mod_hot::error;
 pub mod testing {
     pub use crate::poller::{is_running, lock_path};
     pub use a2a_mod_a2a::{Outgoing, Started, Worker, http_client};
+    pub use a2a_mod_claude::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
+    pub use a2a_mod_claude::statusline::{Env, HotConfig, line_for};
+    pub use a2a_mod_claude::statusline_input::WireStatuslineInput;
     pub use a2a_mod_config::WorkerConfig;
     pub use a2a_mod_core::lifecycle::{Event, NewTask, TaskKey};
     pub use a2a_mod_core::{status, task};
     pub use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions, StreamMode, token_text};
-    pub use a2a_mod_hot::claude::statusline_input::WireStatuslineInput;
-    pub use a2a_mod_hot::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
-    pub use a2a_mod_hot::statusline::{Env, HotConfig, line_for};
     pub use a2a_mod_os::env::{Ctx, now_ms};
     pub use a2a_mod_os::fsx::{is_locked, try_lock};
     pub use a2a_mod_os::ids::uuid_v4;

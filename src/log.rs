@@ -3,7 +3,7 @@
 //! log sink: it is the protocol (MCP, hooks, status line, monitor lines). Secrets cannot reach a
 //! line: they live in `Secret`, which prints `***`.
 
-use a2a_mod_hot::log::open_append;
+use a2a_mod_claude::log::open_append;
 use a2a_mod_os::env::Ctx;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;

@@ -14,8 +14,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Hot path first: `statusline` runs every second, so it skips building clap's whole command
     // tree; anything unusual (`--help`, a typo) falls through to clap below.
-    if let Some(then) = a2a_mod_hot::statusline::fast_args(std::env::args_os().skip(1)) {
-        return code(a2a_mod_hot::statusline::run(then.as_deref()));
+    if let Some(then) = a2a_mod_claude::statusline::fast_args(std::env::args_os().skip(1)) {
+        return code(a2a_mod_claude::statusline::run(then.as_deref()));
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,

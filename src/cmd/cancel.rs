@@ -13,6 +13,6 @@ impl Run for CancelArgs {
         let s = user_session(a.session.session.as_deref())?;
         let o = runtime()?.block_on(s.cancel(&a.task_id, Budget::new(DEFAULT_BUDGET)))?;
         print_outcome(&o, a.json)?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }

@@ -9,9 +9,9 @@ use super::Run;
 use super::shell::{runtime, user_command};
 use crate::cli::DemoArgs;
 use crate::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
+use a2a_mod_claude::statusline::theme::Theme;
 use a2a_mod_config::Config;
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
-use a2a_mod_hot::statusline::theme::Theme;
 use a2a_mod_os::env::{Ctx, now_ms};
 use anyhow::{Context, Result};
 use crossterm::{cursor, execute, terminal};
@@ -33,7 +33,7 @@ impl Run for DemoArgs {
         // like every user command.
         user_command()?;
         start()?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 
@@ -144,9 +144,9 @@ fn show_wake_up(ctx: &Ctx, session: &Session) -> Result<()> {
         return Ok(());
     }
     say("\nThe monitor wakes Claude with one line (what the transcript shows):");
-    say(&indent(&a2a_mod_hot::wake::line(&announced)));
+    say(&indent(&a2a_mod_claude::wake::line(&announced)));
     say("\nand a hook attaches the result as hidden context (what Claude reads, you do not see):");
-    let context = a2a_mod_hot::wake::context(ctx, &session.id, &delivered, 0);
+    let context = a2a_mod_claude::wake::context(ctx, &session.id, &delivered, 0);
     say(&indent(&context));
     say(
         "Use it from Claude Code: `./install.sh` (or `a2a-mod install`) connects it, `a2a-mod worker add <alias> <url>` adds a worker, then start `claude`.",

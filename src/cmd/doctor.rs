@@ -1,6 +1,6 @@
 //! `a2a-mod doctor`: one line per check, `✓` or `✕`, each `✕` with its fix; exit 1 when any check
 //! fails. It reads what `install` wrote (by the same markers,
-//! [`claude::settings`](a2a_mod_hot::claude::settings)), runs the plugin's launcher and the status line
+//! [`claude::settings`](a2a_mod_claude::settings)), runs the plugin's launcher and the status line
 //! as Claude Code would (timing one render), asks each worker for its card and makes one harmless
 //! authenticated call, and checks the state folder and the pollers of sessions with live tasks. It
 //! changes nothing.
@@ -10,7 +10,7 @@ use super::setup::{read_settings, settings_path, which};
 use super::shell::{load, out, run_with_deadline, runtime, user_command};
 use crate::cli::{DoctorArgs, Scope};
 use a2a_mod_a2a::{A2aError, Worker};
-use a2a_mod_hot::claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
+use a2a_mod_claude::settings::{self, BIN_ENV, MARKETPLACE, PLUGIN_ID};
 use a2a_mod_os::env::Ctx;
 use a2a_mod_store::{Reader, SessionPaths, session};
 use anyhow::{Result, bail};
@@ -50,7 +50,7 @@ impl Run for DoctorArgs {
     fn run(self) -> Result<i32> {
         let ctx = user_command()?;
         doctor(&ctx)?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 
@@ -365,7 +365,7 @@ fn check_plugin_files(dir: &Path) -> Check {
         );
     }
     let hooks = read("hooks/hooks.json");
-    let missing: Vec<&str> = a2a_mod_hot::claude::plugin::HOOK_ARGS
+    let missing: Vec<&str> = a2a_mod_claude::plugin::HOOK_ARGS
         .iter()
         .copied()
         .filter(|h| !hooks.contains(&format!("hook {h}")))
@@ -386,7 +386,7 @@ fn check_plugin_files(dir: &Path) -> Check {
     }
     pass(format!(
         "plugin hooks ({}) and monitor (watch) present in {}",
-        a2a_mod_hot::claude::plugin::HOOK_ARGS.join(", "),
+        a2a_mod_claude::plugin::HOOK_ARGS.join(", "),
         dir.display()
     ))
 }
@@ -397,7 +397,7 @@ fn check_plugin_files(dir: &Path) -> Check {
 fn check_wake_hooks(dir: &Path) -> Check {
     let fix = "run `a2a-mod install` to rewrite the plugin files";
     let hooks = std::fs::read_to_string(dir.join("hooks/hooks.json")).unwrap_or_default();
-    let missing: Vec<&str> = a2a_mod_hot::claude::plugin::WAKE_HOOK_ARGS
+    let missing: Vec<&str> = a2a_mod_claude::plugin::WAKE_HOOK_ARGS
         .iter()
         .copied()
         .filter(|h| !hooks.contains(&format!("hook {h}")))
@@ -413,7 +413,7 @@ fn check_wake_hooks(dir: &Path) -> Check {
         .as_str()
         .unwrap_or_default();
     if let Some(cmd) = stop.strip_suffix(" hook stop")
-        && !cmd.contains(a2a_mod_hot::claude::plugin::LAUNCHER)
+        && !cmd.contains(a2a_mod_claude::plugin::LAUNCHER)
     {
         let path = cmd.trim_matches('\'');
         if !Path::new(path).is_file() {
@@ -681,8 +681,8 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
 /// Which path will wake Claude for this live session: the monitor, the asyncRewake waiter, or a
 /// headless run's waiting Stop hook (each holds its lock while it runs).
 fn check_wake_path(ctx: &Ctx, id: &str, live: &[a2a_mod_store::TaskRecord]) -> Check {
+    use a2a_mod_claude::hook::mode::{self, Mode};
     use a2a_mod_core::wake::{MONITOR_LOCK, STOP_LOCK, WAITER_LOCK};
-    use a2a_mod_hot::hook::mode::{self, Mode};
     let paths = SessionPaths::of_owner(ctx, id);
     let held = |what: &str| a2a_mod_os::fsx::is_locked(&paths.lock(what));
     let fetch = format!("a2a-mod task {} --session {id}", live[0].task_id);

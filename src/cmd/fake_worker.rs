@@ -13,7 +13,7 @@ impl Run for FakeWorkerArgs {
     fn run(self) -> anyhow::Result<i32> {
         user_command()?;
         run_command(&self)?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 
@@ -112,7 +112,7 @@ mod tests {
         };
         let err = options(&a, |_| None).unwrap_err();
         assert_eq!(
-            a2a_mod_hot::error::render(&err),
+            a2a_mod_claude::error::render(&err),
             "a2a-mod: fake-worker: environment variable \"FAKE_TOKEN\" is not set — export it, or drop --bearer-env"
         );
         let ok = options(&a, |v| (v == "FAKE_TOKEN").then(|| "t0k".to_string())).unwrap();

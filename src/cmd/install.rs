@@ -1,5 +1,5 @@
 //! `a2a-mod install [--scope user|project] [--dry-run] [--uninstall]`: the IO shell around
-//! [`claude::settings`](a2a_mod_hot::claude::settings) (pure). It writes the plugin folder, registers and
+//! [`claude::settings`](a2a_mod_claude::settings) (pure). It writes the plugin folder, registers and
 //! enables the plugin (through the `claude` CLI when it is on PATH, which also fills Claude Code's
 //! plugin records; otherwise by writing the same settings keys), then writes our status line,
 //! permission rule and binary path, with a backup, atomically, and reports each entry.
@@ -13,7 +13,7 @@ use super::Run;
 use super::setup::{read_settings_or_empty, scope_name, settings_path, which};
 use super::shell::{out, run_with_deadline, user_command};
 use crate::cli::InstallArgs;
-use a2a_mod_hot::claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
+use a2a_mod_claude::settings::{self, Action, Change, InstallOpts, MARKETPLACE, PLUGIN_ID};
 use a2a_mod_os::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Map, Value};
@@ -47,7 +47,7 @@ fn this_exe() -> Result<String> {
 fn plugin_files_action(dir: &Path, exe: &str) -> Action {
     let mut any_missing = false;
     let mut any_diff = false;
-    for (rel, text, _) in a2a_mod_hot::claude::plugin::installed_files(exe) {
+    for (rel, text, _) in a2a_mod_claude::plugin::installed_files(exe) {
         match std::fs::read_to_string(dir.join(rel)) {
             Ok(t) if t == text => {}
             Ok(_) => any_diff = true,
@@ -63,7 +63,7 @@ fn plugin_files_action(dir: &Path, exe: &str) -> Action {
 
 /// The plugin files with the hooks, monitor and MCP server naming `exe` directly.
 fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
-    for (rel, text, mode) in a2a_mod_hot::claude::plugin::installed_files(exe) {
+    for (rel, text, mode) in a2a_mod_claude::plugin::installed_files(exe) {
         let p = dir.join(rel);
         if std::fs::read_to_string(&p).is_ok_and(|t| t == text) {
             continue;
@@ -154,7 +154,7 @@ impl Run for InstallArgs {
     fn run(self) -> Result<i32> {
         let ctx = user_command()?;
         install(&ctx, &self)?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 
@@ -256,9 +256,9 @@ fn uninstall(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
 
 /// The path the settings name for the binary at `real`: itself, or for a binary in Claude Code's
 /// plugin cache (the plugin from npm brought it) our link to it, since the cache folder is per
-/// plugin version and goes away after an update (`plugin::follow_update` moves the link on).
+/// plugin version and goes away after an update (the session start hook moves the link on).
 fn settings_exe(ctx: &Ctx, real: &str) -> Result<String> {
-    if !a2a_mod_hot::claude::plugin::in_plugin_cache(Path::new(real)) {
+    if !a2a_mod_claude::plugin::in_plugin_cache(Path::new(real)) {
         return Ok(real.to_owned());
     }
     let link = ctx.bin_link();

@@ -16,6 +16,6 @@ impl Run for McpArgs {
             .enable_all()
             .build()?
             .block_on(crate::mcp::serve_stdio(ctx))?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }

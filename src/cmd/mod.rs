@@ -2,8 +2,8 @@
 //! and the user's (`worker`, `send`, `task`, `cancel`, `approve`, `tasks`, `install`, `doctor`, `demo`,
 //! `fake-worker`, `serve`). Each file is the thin IO shell of its command: it implements [`Run`]
 //! for the command's clap type (`src/cli.rs`) and calls the logic where it lives
-//! ([`crate::session`], [`crate::mcp`], [`a2a_mod_hot::hook`], [`a2a_mod_hot::wake`], [`crate::poller`],
-//! [`a2a_mod_hot::statusline`], [`a2a_mod_hot::claude`], [`a2a_mod_core`]). What the shells share is in
+//! ([`crate::session`], [`crate::mcp`], [`a2a_mod_claude::hook`], [`a2a_mod_claude::wake`], [`crate::poller`],
+//! [`a2a_mod_claude::statusline`], [`a2a_mod_claude::settings`], [`a2a_mod_core`]). What the shells share is in
 //! [`shell`].
 //!
 //! HOT PATH: `cmd/statusline.rs` and `cmd/hook.rs` import [`Run`] from here, so this file names

@@ -10,6 +10,6 @@ impl Run for PollerArgs {
     fn run(self) -> Result<i32> {
         let ctx = entry_point("poller")?;
         runtime()?.block_on(crate::poller::run(ctx, self.session))?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }

@@ -113,7 +113,7 @@ fn send_here(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     req.input = input;
     let (o, _) = runtime()?.block_on(s.send(req))?;
     print_outcome(&o, a.json)?;
-    Ok(a2a_mod_hot::error::EXIT_OK)
+    Ok(a2a_mod_claude::error::EXIT_OK)
 }
 
 fn open(a: &SendArgs, data: Option<serde_json::Value>) -> Result<(Session, String, SendInput)> {
@@ -166,10 +166,10 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     let (session, handed) = match sent {
         Ok((s, Ok((o, handed)))) => {
             let code = if gone {
-                a2a_mod_hot::error::EXIT_OK
+                a2a_mod_claude::error::EXIT_OK
             } else {
                 match print_outcome(&o, a.json) {
-                    Ok(()) => a2a_mod_hot::error::EXIT_OK,
+                    Ok(()) => a2a_mod_claude::error::EXIT_OK,
                     Err(e) => report(&e),
                 }
             };
@@ -178,7 +178,7 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
         }
         Ok((_, Err(e))) | Err(e) => {
             let code = if gone {
-                a2a_mod_hot::error::EXIT_FAILURE
+                a2a_mod_claude::error::EXIT_FAILURE
             } else {
                 report(&e)
             };
@@ -188,13 +188,13 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     };
     drop(tell);
     let (Some(session), Some(h)) = (session, handed) else {
-        return Ok(a2a_mod_hot::error::EXIT_OK);
+        return Ok(a2a_mod_claude::error::EXIT_OK);
     };
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     detach();
     rt.block_on(session.follow_on(h));
-    Ok(a2a_mod_hot::error::EXIT_OK)
+    Ok(a2a_mod_claude::error::EXIT_OK)
 }
 
 /// An error as `main` renders it, and its exit code.
@@ -203,11 +203,11 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     reason = "the detached send renders its error as main does"
 )]
 fn report(e: &anyhow::Error) -> i32 {
-    if a2a_mod_hot::error::is_broken_pipe(e) {
-        return a2a_mod_hot::error::EXIT_OK;
+    if a2a_mod_claude::error::is_broken_pipe(e) {
+        return a2a_mod_claude::error::EXIT_OK;
     }
-    eprintln!("{}", a2a_mod_hot::error::render(e));
-    a2a_mod_hot::error::EXIT_FAILURE
+    eprintln!("{}", a2a_mod_claude::error::render(e));
+    a2a_mod_claude::error::EXIT_FAILURE
 }
 
 /// Tells the command its exit code (unless it is gone).

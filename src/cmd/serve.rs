@@ -55,7 +55,7 @@ impl Run for ServeArgs {
             .build()
             .context("serve: cannot start the async runtime")?;
         rt.block_on(serve(plan, &cfg.serve, claude, store))?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 
@@ -318,7 +318,7 @@ mod tests {
     }
 
     fn render(e: anyhow::Error) -> String {
-        a2a_mod_hot::error::render(&e)
+        a2a_mod_claude::error::render(&e)
     }
 
     #[test]

@@ -25,6 +25,6 @@ impl Run for TaskArgs {
             }
             super::shell::out(&text)?;
         }
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }

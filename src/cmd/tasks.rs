@@ -23,14 +23,14 @@ impl Run for TasksArgs {
         let ctx = user_command()?;
         if self.prune {
             prune(&ctx, self.json)?;
-            return Ok(a2a_mod_hot::error::EXIT_OK);
+            return Ok(a2a_mod_claude::error::EXIT_OK);
         }
         if let Some(alias) = &self.remote {
             remote(&ctx, alias, self.context_id.as_deref(), self.json)?;
-            return Ok(a2a_mod_hot::error::EXIT_OK);
+            return Ok(a2a_mod_claude::error::EXIT_OK);
         }
         list(&ctx, self)?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 

@@ -1,4 +1,4 @@
-//! `a2a-mod watch`: the plugin's monitor, one per session ([`a2a_mod_hot::wake::watch`] is the loop).
+//! `a2a-mod watch`: the plugin's monitor, one per session ([`a2a_mod_claude::wake::watch`] is the loop).
 
 use super::Run;
 use super::shell::entry_point;
@@ -12,6 +12,6 @@ impl Run for WatchArgs {
             Some(s) => s,
             None => a2a_mod_os::env::cli_session(None)?,
         };
-        Ok(a2a_mod_hot::wake::watch::run(ctx, session))
+        Ok(a2a_mod_claude::wake::watch::run(ctx, session))
     }
 }

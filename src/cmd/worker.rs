@@ -24,7 +24,7 @@ impl Run for WorkerCmd {
             WorkerCmd::List { json } => list(ctx, json),
             WorkerCmd::Show { alias, json } => show(ctx, &alias, json),
         }?;
-        Ok(a2a_mod_hot::error::EXIT_OK)
+        Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }
 

@@ -116,7 +116,7 @@ fn base(t: &TaskRecord, made_ms: i64, status: TaskStatus) -> Task {
 /// own input request, which would go to the user's screen). The worker's output comes once, as
 /// the hidden context.
 fn result(t: &TaskRecord) -> JsonObject {
-    let mut text = a2a_mod_hot::wake::line(std::slice::from_ref(t));
+    let mut text = a2a_mod_claude::wake::line(std::slice::from_ref(t));
     if t.state.is_waiting() {
         text.push('\n');
         text.push_str(&fence::note(&a2a_mod_results::note::facts(t)));

@@ -250,7 +250,7 @@ impl A2aServer {
 }
 
 fn internal(e: anyhow::Error) -> ErrorData {
-    ErrorData::internal_error(a2a_mod_hot::error::render(&e), None)
+    ErrorData::internal_error(a2a_mod_claude::error::render(&e), None)
 }
 
 /// What Claude reads when one request was over the size of a message (docs/troubleshooting.md).

@@ -497,8 +497,8 @@ fn approval(session: &Session, worker: &str, task_id: &str) -> Approval {
     else {
         return Approval::Send;
     };
+    use a2a_mod_claude::hook::mode::{self, Mode};
     use a2a_mod_config::Approvals;
-    use a2a_mod_hot::hook::mode::{self, Mode};
     let nobody =
         mode::recorded(&session.ctx, &session.id).unwrap_or_else(mode::from_env) == Mode::Headless;
     match session.config.approvals(worker) {
@@ -609,7 +609,7 @@ fn refused(why: String) -> CallToolResult {
 /// A tool error Claude reads as one line saying what to do (no structured part: Claude Code would
 /// show that instead of the line).
 fn tool_error(e: &anyhow::Error) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(a2a_mod_hot::error::render(e))])
+    CallToolResult::error(vec![ContentBlock::text(a2a_mod_claude::error::render(e))])
 }
 
 const NO_TASKS: &str = "no tasks in this session";
@@ -729,7 +729,7 @@ async fn list_workers(config: &Config, budget: Budget) -> WorkersOut {
                     name: None,
                     description: None,
                     skills: Vec::new(),
-                    error: Some(a2a_mod_hot::error::render(&e)),
+                    error: Some(a2a_mod_claude::error::render(&e)),
                 },
             }
         }

@@ -3,7 +3,7 @@
 //! one per session by an OS file lock, which a crash (`kill -9`) releases. It lives outside the
 //! MCP server so tasks sent from the command line are polled too, and so a poller survives the
 //! process that started it; it exits when the session has no live task left. ARCHITECTURE.md has
-//! the reasoning. Starting one (`ensure`) is the hot crate's ([`a2a_mod_hot::poller`]): the hooks
+//! the reasoning. Starting one (`ensure`) is the claude crate's ([`a2a_mod_claude::poller`]): the hooks
 //! call it, and they must not reach this file's tokio loop.
 
 use a2a_mod_config::Config;
@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 mod holds;
 mod keep;
 mod streams;
-pub use a2a_mod_hot::poller::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
+pub use a2a_mod_claude::poller::{LOCK_PATIENCE, ensure, ensure_if_live, is_running, lock_path};
 pub(crate) use keep::Keep;
 
 /// How often the poller looks at the store for tasks added by other processes.

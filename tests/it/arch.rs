@@ -1,14 +1,14 @@
 //! The layers of ARCHITECTURE.md the compiler cannot hold, held by a test. The crates hold the
 //! rest: a crate reaches only what its manifest names, so the core cannot import the A2A client
 //! (`crates/core/src/lib.rs` has the doctest that fails to compile) and the hot paths, their own
-//! crate (`crates/hot`), cannot reach a runtime; these tests keep the manifests so. Three kinds of
+//! crate (`crates/claude`), cannot reach a runtime; these tests keep the manifests so. Three kinds of
 //! check:
 //! - dependencies: the core names no heavy crate and no other crate of the workspace; the store,
-//!   the machine layer and the hot crate no runtime, HTTP client or MCP server, and cargo's own
-//!   tree of the hot crate reaches none through any crate;
+//!   the machine layer and the claude crate no runtime, HTTP client or MCP server, and cargo's own
+//!   tree of the claude crate reaches none through any crate;
 //! - words: `crates/core/` names no IO, env, clock, async or network API (a grep, cheap and
 //!   honest); the environment is read in one file; one statement changes a task; the binary's
-//!   two hot shells call only the hot crate;
+//!   two hot shells call only the claude crate;
 //! - citations: every file the docs and comments cite exists; no tracker numbers.
 //!
 //! A failure names each offending file and line. Test code (a file's `#[cfg(test)] mod tests`)
@@ -88,7 +88,7 @@ fn dependencies(manifest: &str) -> Vec<String> {
 }
 
 /// The layers the compiler holds are only as good as the manifests: the core names no heavy crate
-/// and no other crate of the workspace; the hot crate and the store and machine layer under it
+/// and no other crate of the workspace; the claude crate and the store and machine layer under it
 /// name no runtime, HTTP client or MCP server; the protocol crate is pure like the core.
 #[test]
 fn the_manifests_keep_the_layers() {
@@ -110,7 +110,7 @@ fn the_manifests_keep_the_layers() {
         "crates/os",
         "crates/config",
         "crates/results",
-        "crates/hot",
+        "crates/claude",
     ] {
         let deps = dependencies(&at(c));
         let bad: Vec<&String> = deps
@@ -264,13 +264,13 @@ fn no_environment_read_outside_the_env_module() {
     );
 }
 
-/// The hot paths are their own crate (`crates/hot`), so whatever they reach is what cargo's own
+/// The hot paths are their own crate (`crates/claude`), so whatever they reach is what cargo's own
 /// dependency tree lists for it, through every crate: no async runtime, HTTP client or MCP server.
 #[test]
-fn the_hot_crate_reaches_no_runtime_http_client_or_mcp_server() {
+fn the_claude_crate_reaches_no_runtime_http_client_or_mcp_server() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "a2a-mod-hot", "-e", "normal"])
+        .args(["tree", "--offline", "-p", "a2a-mod-claude", "-e", "normal"])
         .args(["--prefix", "none", "--format", "{p}"])
         .current_dir(root)
         .output()
@@ -290,15 +290,15 @@ fn the_hot_crate_reaches_no_runtime_http_client_or_mcp_server() {
     let heavy: Vec<&&str> = HEAVY.iter().filter(|h| reached.contains(**h)).collect();
     assert!(
         heavy.is_empty(),
-        "crates/hot is the hot paths (status line, hooks), yet reaches {heavy:?}"
+        "crates/claude is the hot paths (status line, hooks), yet reaches {heavy:?}"
     );
 }
 
 /// `main` routes the status line and the hooks through the binary's two hot shells, and they
-/// import the dispatch in `cmd/mod.rs`: the three name the hot crate, their clap types and the
+/// import the dispatch in `cmd/mod.rs`: the three name the claude crate, their clap types and the
 /// `Run` trait, nothing of the binary that builds a runtime (the crate boundary holds the rest).
 #[test]
-fn the_hot_shells_name_only_the_hot_crate() {
+fn the_hot_shells_name_only_the_claude_crate() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
     for rel in ["src/cmd/statusline.rs", "src/cmd/hook.rs", "src/cmd/mod.rs"] {
@@ -316,7 +316,7 @@ fn the_hot_shells_name_only_the_hot_crate() {
         }
     }
     assert_none(
-        "the hot shells call the hot crate (a2a_mod_hot), nothing else of the binary",
+        "the hot shells call the claude crate (a2a_mod_claude), nothing else of the binary",
         found,
     );
 }

@@ -1,7 +1,7 @@
 //! When a waiter hands a batch of ended tasks to Claude (docs/how-it-works.md "Waking Claude"): one
 //! pure state machine for the three waiters, each with its own [`Rule`]. The waiter looks at the
 //! session, tells [`Batch::next`] what it saw, and waits, hands the batch over, or leaves, as told;
-//! one synchronous loop does that for all three (the binary's `crates/hot/src/wake/waiter.rs`).
+//! one synchronous loop does that for all three (the binary's `crates/claude/src/wake/waiter.rs`).
 
 use super::wake::{HEADLESS_SETTLE, SETTLE};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! What a status-line theme is: colours, styles per part of the line, glyphs, powerline blocks, and
 //! the two themes built in code (`default`, `plain`). Pure data and SGR rendering; reading and
-//! parsing theme files is the status line's (`crates/hot/src/statusline/theme.rs`) (the loader stays outside
+//! parsing theme files is the status line's (`crates/claude/src/statusline/theme.rs`) (the loader stays outside
 //! `core`).
 
 /// A terminal colour: the 16-colour palette, the 256-colour index, or true colour.
@@ -241,7 +241,7 @@ impl Theme {
 
     /// The default theme, built in code rather than parsed: it is what nearly every status-line
     /// run draws with, and parsing `themes/default.toml` cost a measurable share of that process.
-    /// invariant: equal to the parsed `themes/default.toml` (tested in `crates/hot/src/statusline/theme.rs`, so editing one
+    /// invariant: equal to the parsed `themes/default.toml` (tested in `crates/claude/src/statusline/theme.rs`, so editing one
     /// without the other fails the build's tests).
     pub fn default_theme() -> Theme {
         let fg = |c| Style {

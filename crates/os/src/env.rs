@@ -179,7 +179,7 @@ impl Ctx {
     }
 
     /// The link `install` names in the settings for a binary in Claude Code's plugin cache, whose
-    /// own path changes with each plugin update (`a2a_mod_hot::claude::plugin::follow_update`).
+    /// own path changes with each plugin update (moved on by the session start hook, `a2a_mod_claude::hook`).
     pub fn bin_link(&self) -> PathBuf {
         self.data_dir.join("bin/a2a-mod")
     }

@@ -9,9 +9,9 @@ pub mod mode;
 mod rewake;
 mod stop;
 
-pub use crate::claude::hook_input::Entry;
-use crate::claude::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use crate::error::EXIT_OK;
+pub use crate::hook_input::Entry;
+use crate::hook_input::{HookEvent, HookInput, SessionSource, WireHookInput};
 use a2a_mod_os::env::{Ctx, now_ms, valid_session_id};
 use a2a_mod_store::{Reader, SessionPaths, Store, pids, session};
 use std::io::{Read, Write};
@@ -52,7 +52,7 @@ pub fn run(hook: Entry) -> i32 {
 /// MCP server and monitor keep using. Startup and resume record who owns this process's store.
 /// First, a plugin updated since the last session moves `install`'s link on to its binary.
 fn session_start(ctx: &Ctx, session_id: &str, source: SessionSource) {
-    crate::claude::plugin::follow_update(ctx);
+    follow_update(ctx);
     let Some(pid) = pids::claude_pid_from_env() else {
         return;
     };
@@ -67,6 +67,28 @@ fn session_start(ctx: &Ctx, session_id: &str, source: SessionSource) {
         if let Ok(Some(s)) = Reader::open(&paths.db) {
             crate::poller::ensure_if_live(ctx, &paths.owner, &s);
         }
+    }
+}
+
+/// Moves `install`'s link ([`Ctx::bin_link`](a2a_mod_os::env::Ctx::bin_link)) on to this binary when the link names another
+/// binary in the plugin cache and this one is there too: the plugin was updated, Claude Code
+/// installed the new version in a folder of its own and will remove the old one, and the status
+/// line and the recorded binary (which name the link) must go on running. Run by the session
+/// start hook, which the new version's launcher starts with its own binary. Nothing happens
+/// without a link (install made none: the binary was elsewhere) or with one to elsewhere.
+fn follow_update(ctx: &Ctx) {
+    let link = ctx.bin_link();
+    let Ok(target) = std::fs::read_link(&link) else {
+        return;
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    if exe != target
+        && crate::plugin::in_plugin_cache(&exe)
+        && crate::plugin::in_plugin_cache(&target)
+    {
+        let _ = a2a_mod_os::fsx::link_atomic(&link, &exe);
     }
 }
 

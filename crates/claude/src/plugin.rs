@@ -9,31 +9,30 @@
 //! Code installs it with its binary, in one step), the one `install` writes names the folder
 //! itself, whose binary is already there.
 
-use a2a_mod_os::env::Ctx;
 use std::path::Path;
 
 /// Path inside the plugin folder, contents, Unix mode.
 pub const FILES: &[(&str, &str, u32)] = &[
     (
         ".claude-plugin/plugin.json",
-        include_str!("../../../../.claude-plugin/plugin.json"),
+        include_str!("../../../.claude-plugin/plugin.json"),
         0o644,
     ),
     (".claude-plugin/marketplace.json", MARKETPLACE, 0o644),
-    (".mcp.json", include_str!("../../../../.mcp.json"), 0o644),
+    (".mcp.json", include_str!("../../../.mcp.json"), 0o644),
     (
         "hooks/hooks.json",
-        include_str!("../../../../hooks/hooks.json"),
+        include_str!("../../../hooks/hooks.json"),
         0o644,
     ),
     (
         "monitors/monitors.json",
-        include_str!("../../../../monitors/monitors.json"),
+        include_str!("../../../monitors/monitors.json"),
         0o644,
     ),
     (
         "bin/a2a-mod-launch",
-        include_str!("../../../../bin/a2a-mod-launch"),
+        include_str!("../../../bin/a2a-mod-launch"),
         0o755,
     ),
 ];
@@ -94,25 +93,6 @@ pub fn in_plugin_cache(exe: &Path) -> bool {
         .any(|w| w[0] == "plugins" && w[1] == "cache")
 }
 
-/// Moves `install`'s link ([`Ctx::bin_link`]) on to this binary when the link names another
-/// binary in the plugin cache and this one is there too: the plugin was updated, Claude Code
-/// installed the new version in a folder of its own and will remove the old one, and the status
-/// line and the recorded binary (which name the link) must go on running. Run by the session
-/// start hook, which the new version's launcher starts with its own binary. Nothing happens
-/// without a link (install made none: the binary was elsewhere) or with one to elsewhere.
-pub fn follow_update(ctx: &Ctx) {
-    let link = ctx.bin_link();
-    let Ok(target) = std::fs::read_link(&link) else {
-        return;
-    };
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    if exe != target && in_plugin_cache(&exe) && in_plugin_cache(&target) {
-        let _ = a2a_mod_os::fsx::link_atomic(&link, &exe);
-    }
-}
-
 /// `s` as one `sh` word: unchanged when it is only plain path characters, else single-quoted.
 pub fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty()
@@ -169,8 +149,8 @@ mod tests {
     #[test]
     fn both_marketplaces_offer_the_plugin_by_its_name() {
         let read = |t: &str| -> serde_json::Value { serde_json::from_str(t).unwrap() };
-        let manifest = read(include_str!("../../../../.claude-plugin/plugin.json"));
-        let repo = read(include_str!("../../../../.claude-plugin/marketplace.json"));
+        let manifest = read(include_str!("../../../.claude-plugin/plugin.json"));
+        let repo = read(include_str!("../../../.claude-plugin/marketplace.json"));
         let own = read(MARKETPLACE);
         for m in [&repo, &own] {
             assert_eq!(m["name"], "a2a-mod");

@@ -1,7 +1,7 @@
 //! Claude Code's status-line stdin (docs/claude-code.md "Status line"), read tolerantly as
 //! starship's `utils/statusline.rs` does: unknown fields are ignored, explicit `null`s, wrong types
 //! and missing fields become `None` (the shared reader,
-//! [`hook_input::tolerant`](crate::claude::hook_input::tolerant)), and input that is not JSON at
+//! [`hook_input::tolerant`](crate::hook_input::tolerant)), and input that is not JSON at
 //! all gives an empty value. Never an error: the status line renders what it can.
 //!
 //! Hot path: one small struct, no [`serde_json::Value`] of the whole payload.

@@ -28,7 +28,7 @@ pub mod theme;
 
 pub use command::{fast_args, run};
 
-use crate::claude::statusline_input::WireStatuslineInput;
+use crate::statusline_input::WireStatuslineInput;
 use a2a_mod_core::status::{self, Snapshot};
 use a2a_mod_os::env::{Ctx, valid_session_id};
 use a2a_mod_os::fsx::Unwritable;
