@@ -271,11 +271,35 @@ fn marketplace_clone(dir: &Path) {
     }
 }
 
-/// A fresh HOME whose npm runs go to `registry`, with a clone of the repository's marketplace
-/// added and the plugin installed from it, as a user does: `/plugin marketplace add <clone>`, then
-/// `/plugin install a2a-mod@a2a-mod`. Claude Code fetches the npm package, then runs `npm ci` on
-/// its npm-shrinkwrap.json. Returns the home and the clone's path.
-fn plugin_installed_from_marketplace(registry: &NpmRegistry) -> (TempHome, PathBuf) {
+/// The plugin installed from a marketplace as a user does it, and what a session with it needs.
+struct Installed {
+    home: TempHome,
+    /// The clone of the repository's marketplace the user added.
+    clone: PathBuf,
+    /// The fake Messages API: "HELLO …" is answered "HI-FROM-FAKE-MODEL".
+    model: FakeModelApi,
+    _registry: NpmRegistry,
+    _tarballs: tempfile::TempDir,
+}
+
+/// This build's packages on a registry of the tests' own (with this platform's binary package
+/// or without it, as for a platform nobody built); a fresh HOME whose npm runs go there; a clone
+/// of the repository's marketplace added and the plugin installed from it: `/plugin marketplace
+/// add <clone>`, then `/plugin install a2a-mod@a2a-mod`, with which Claude Code fetches the npm
+/// package and runs `npm ci` on its npm-shrinkwrap.json. The user has a status line of their own
+/// (`users_status_line`). `None` (with a line saying why) without Claude Code, tmux, node or npm.
+fn plugin_installed_from_marketplace(with_binary: bool) -> Option<Installed> {
+    if let Some(why) = missing_tools() {
+        skip(&format!("the plugin from a marketplace: {why}"));
+        return None;
+    }
+    let tarballs = tempfile::tempdir().unwrap();
+    let packed = Packed::new(tarballs.path())?;
+    let registry = if with_binary {
+        NpmRegistry::start(&[&packed.main, &packed.platform])
+    } else {
+        NpmRegistry::start(&[&packed.main])
+    };
     let home = TempHome::new();
     registry.write_npmrc(&home.home(), &home.root().join("npm-cache"));
     let clone = home.root().join("a2a-mod-clone");
@@ -289,7 +313,19 @@ fn plugin_installed_from_marketplace(registry: &NpmRegistry) -> (TempHome, PathB
     claude_cli(&home)
         .args(["plugin", "install", "a2a-mod@a2a-mod"])
         .ok();
-    (home, clone)
+    users_status_line(&home);
+    let model = FakeModelApi::start(
+        Script::new()
+            .rule(Rule::on_user_text("HELLO").text("HI-FROM-FAKE-MODEL"))
+            .fallback_text("OK"),
+    );
+    Some(Installed {
+        home,
+        clone,
+        model,
+        _registry: registry,
+        _tarballs: tarballs,
+    })
 }
 
 /// Where Claude Code keeps the installed plugin.
@@ -331,25 +367,12 @@ fn running(pids: &[u32], sub: &str) -> Option<PathBuf> {
 /// Code's shell PATH) adds the status line, which then runs the user's line through `--then`.
 #[test]
 fn the_plugin_from_the_marketplace_brings_its_binary_in_one_step() {
-    if let Some(why) = missing_tools() {
-        return skip(&format!("the plugin from a marketplace: {why}"));
-    }
-    let out = tempfile::tempdir().unwrap();
-    let Some(packed) = Packed::new(out.path()) else {
+    let Some(Installed { home, model, .. }) = plugin_installed_from_marketplace(true) else {
         return;
     };
-    let registry = NpmRegistry::start(&[&packed.main, &packed.platform]);
-    let (home, _) = plugin_installed_from_marketplace(&registry);
     let native =
         cached_plugin(&home).join(format!("node_modules/{}/bin/a2a-mod", platform_package()));
     assert!(native.is_file(), "{}", native.display());
-    users_status_line(&home);
-
-    let model = FakeModelApi::start(
-        Script::new()
-            .rule(Rule::on_user_text("HELLO").text("HI-FROM-FAKE-MODEL"))
-            .fallback_text("OK"),
-    );
     let long = Duration::from_secs(40);
     let Some(mut claude) = ClaudeSession::start(ClaudeOpts::new(&model).home(home)) else {
         return;
@@ -423,28 +446,18 @@ fn assert_five_tools(claude: &ClaudeSession, model: &FakeModelApi, long: Duratio
 /// line, the hooks' MCP server and monitor, and the five tools.
 #[test]
 fn the_plugin_without_its_binary_says_how_to_install_then_works() {
-    if let Some(why) = missing_tools() {
-        return skip(&format!("the plugin from a marketplace: {why}"));
-    }
-    let out = tempfile::tempdir().unwrap();
-    let Some(packed) = Packed::new(out.path()) else {
+    let Some(Installed {
+        home, clone, model, ..
+    }) = plugin_installed_from_marketplace(false)
+    else {
         return;
     };
-    let registry = NpmRegistry::start(&[&packed.main]);
-    let (home, clone) = plugin_installed_from_marketplace(&registry);
     assert!(cached_plugin(&home).join("package.json").is_file());
     assert!(
         !cached_plugin(&home)
             .join("node_modules")
             .join(platform_package())
             .exists()
-    );
-    users_status_line(&home);
-
-    let model = FakeModelApi::start(
-        Script::new()
-            .rule(Rule::on_user_text("HELLO").text("HI-FROM-FAKE-MODEL"))
-            .fallback_text("OK"),
     );
     let long = Duration::from_secs(40);
     // No binary: not in the plugin, not on PATH, not recorded.
