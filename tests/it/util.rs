@@ -467,19 +467,18 @@ pub fn hook_context(home: &TempHome, session: &str) -> Option<String> {
 /// A task's row in a session's store (read-only, as the poller and the tools left it), from a
 /// temp home's `A2A_MOD_HOME`; a path, so a blocking thread beside an async test can use it.
 pub fn task_row(a2a_home: &Path, session: &str, id: &str) -> Option<a2a_mod::testing::TaskRecord> {
+    session_reader(a2a_home, session)?.find(id).ok()?
+}
+
+/// A session's store, read-only, from a temp home's `A2A_MOD_HOME`; none without a store.
+fn session_reader(a2a_home: &Path, session: &str) -> Option<a2a_mod::testing::Reader> {
     let ctx = a2a_mod::testing::Ctx::at(a2a_home);
-    a2a_mod::testing::Reader::open(&a2a_mod::testing::session::db_path(&ctx, session))
-        .ok()??
-        .find(id)
-        .ok()?
+    a2a_mod::testing::Reader::open(&a2a_mod::testing::session::db_path(&ctx, session)).ok()?
 }
 
 /// Every task row of a session's store (read-only), oldest first; none without a store.
 pub fn task_rows(a2a_home: &Path, session: &str) -> Vec<a2a_mod::testing::TaskRecord> {
-    let ctx = a2a_mod::testing::Ctx::at(a2a_home);
-    a2a_mod::testing::Reader::open(&a2a_mod::testing::session::db_path(&ctx, session))
-        .ok()
-        .flatten()
+    session_reader(a2a_home, session)
         .and_then(|r| r.all().ok())
         .unwrap_or_default()
 }

@@ -197,6 +197,24 @@ pub enum Unwritable {
     ReadOnly,
 }
 
+impl Unwritable {
+    /// Why, as the errors and Claude's note say it ("the disk is full").
+    pub fn what(self) -> &'static str {
+        match self {
+            Unwritable::Full => "the disk is full",
+            Unwritable::ReadOnly => "it is read-only",
+        }
+    }
+
+    /// What the user does about it.
+    pub fn fix(self) -> &'static str {
+        match self {
+            Unwritable::Full => "free some space there",
+            Unwritable::ReadOnly => "make it writable",
+        }
+    }
+}
+
 /// Whether `dir` can take a write now, as the filesystem says (`statvfs`, `access`): two system
 /// calls, cheap enough for the status line each second. `None` when it can, or cannot be asked.
 pub fn unwritable(dir: &Path) -> Option<Unwritable> {

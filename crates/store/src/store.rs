@@ -15,6 +15,7 @@ use a2a_mod_core::clock;
 use a2a_mod_core::lifecycle::{self, Event, Life, NewTask, TaskKey};
 use a2a_mod_core::status::{self, Snapshot};
 use a2a_mod_core::task::{EndReason, PollUpdate, Seen, TaskState};
+use a2a_mod_os::fsx::Unwritable;
 use anyhow::{Context, Result};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
@@ -405,24 +406,14 @@ impl std::error::Error for Corrupt {}
 #[derive(Debug)]
 struct CannotSave {
     path: PathBuf,
-    /// The disk is full (else the file or its folder is read-only).
-    full: bool,
+    why: Unwritable,
 }
 
 impl std::fmt::Display for CannotSave {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let dir = self.path.parent().unwrap_or(&self.path).display();
-        if self.full {
-            write!(
-                f,
-                "cannot save to \"{dir}\": the disk is full — free some space there"
-            )
-        } else {
-            write!(
-                f,
-                "cannot save to \"{dir}\": it is read-only — make it writable"
-            )
-        }
+        let (what, fix) = (self.why.what(), self.why.fix());
+        write!(f, "cannot save to \"{dir}\": {what} — {fix}")
     }
 }
 
@@ -445,14 +436,14 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
         .chain()
         .filter_map(|c| c.downcast_ref::<std::io::Error>())
         .find_map(|io| match io.kind() {
-            std::io::ErrorKind::StorageFull => Some(true),
+            std::io::ErrorKind::StorageFull => Some(Unwritable::Full),
             std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => {
-                Some(false)
+                Some(Unwritable::ReadOnly)
             }
             _ => None,
         });
-    if let Some(full) = io {
-        return anyhow::Error::new(CannotSave { path, full });
+    if let Some(why) = io {
+        return anyhow::Error::new(CannotSave { path, why });
     }
     match code {
         Some((r, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)) => {
@@ -461,11 +452,15 @@ fn explain(e: anyhow::Error, path: &Path) -> anyhow::Error {
                 cause: r.to_string(),
             })
         }
-        Some((_, rusqlite::ErrorCode::DiskFull)) => {
-            anyhow::Error::new(CannotSave { path, full: true })
-        }
+        Some((_, rusqlite::ErrorCode::DiskFull)) => anyhow::Error::new(CannotSave {
+            path,
+            why: Unwritable::Full,
+        }),
         Some((_, rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)) => {
-            anyhow::Error::new(CannotSave { path, full: false })
+            anyhow::Error::new(CannotSave {
+                path,
+                why: Unwritable::ReadOnly,
+            })
         }
         _ => e,
     }

@@ -151,10 +151,7 @@ fn cannot_save(path: &std::path::Path, reader: &Reader) -> Option<String> {
     let dir = path.parent()?;
     let why = a2a_mod_os::fsx::unwritable(dir)?;
     let live = reader.live_count().ok().filter(|n| *n > 0)?;
-    let (what, fix) = match why {
-        a2a_mod_os::fsx::Unwritable::Full => ("the disk is full", "free some space there"),
-        a2a_mod_os::fsx::Unwritable::ReadOnly => ("it is read-only", "make it writable"),
-    };
+    let (what, fix) = (why.what(), why.fix());
     let tasks = if live == 1 {
         "The 1 delegated task still running is".to_owned()
     } else {
