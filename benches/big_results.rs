@@ -24,6 +24,7 @@
 //! machine). Run any other way (`cargo test --all-targets` runs benches in debug), it does a
 //! short smoke run of small sizes. A benchmark, not a test: it asserts only that the runs ran.
 
+#![forbid(unsafe_code)]
 #![expect(clippy::print_stdout, reason = "a bench reports its figures on stdout")]
 
 mod common;
@@ -71,7 +72,7 @@ fn measured(mut cmd: Command, out: &Path) -> Usage {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn a2a-mod");
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id();
     // Peak RSS from the child's own `VmHWM`, read until it exits: `ru_maxrss` would carry this
     // process's peak, which a child inherits through fork and keeps through exec.
     let peak = std::thread::spawn(move || {
@@ -82,23 +83,18 @@ fn measured(mut cmd: Command, out: &Path) -> Usage {
         }
         peak
     });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of that plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child, not yet reaped (std's `Child` is never waited on here).
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    assert_eq!(rc, pid, "wait4");
-    let secs = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    // Our own child, not yet reaped (std's `Child` is never waited on here).
+    let used = a2a_mod_os::testing::wait_usage(pid).expect("wait4");
     Usage {
         wall: began.elapsed(),
-        cpu: secs(ru.ru_utime) + secs(ru.ru_stime),
+        cpu: used.cpu,
         peak_rss_kib: peak.join().unwrap_or(0),
-        written: ru.ru_oublock as u64 * 512,
+        written: used.written,
     }
 }
 
 /// `VmHWM` of a live process; `None` once it has exited (a zombie has no memory to show).
-fn vm_hwm_kib(pid: libc::pid_t) -> Option<u64> {
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?
         .lines()
@@ -223,8 +219,8 @@ fn kill_matching(needle: &str) {
         };
         let cmdline = std::fs::read(p.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains(needle) {
-            // SAFETY: a plain signal to a process of ours found by its command line.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // A process of ours, found by its command line.
+            a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
         }
     }
 }

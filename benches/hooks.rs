@@ -10,6 +10,7 @@
 //! Cases are interleaved round by round; medians. Without `--bench` (`cargo test --all-targets`)
 //! it does a few rounds only and says so.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::too_many_lines,
     reason = "a bench reads as the run it measures, however long"

@@ -5,6 +5,7 @@
 //! `A2A_MOD_BENCH_RUNS` sets the runs (default 30); `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod`
 //! also times another build, interleaved with this one, for a before/after ratio on one machine.
 
+#![forbid(unsafe_code)]
 #![expect(clippy::print_stdout, reason = "a bench reports its figures on stdout")]
 
 use std::io::{BufRead, BufReader, Write};

@@ -17,6 +17,7 @@
 //! `A2A_MOD_BENCH_ONLY=streaming|polled` runs those cases alone. Run any other way
 //! (`cargo test --all-targets` runs benches in debug), it does a short smoke run.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::too_many_lines,
     reason = "a bench reads as the run it measures, however long"

@@ -14,6 +14,7 @@
 //! serve` runs 10 rounds (`A2A_MOD_BENCH_ROUNDS`); under `cargo test` it runs one round, so CI
 //! runs every step once. Skips with a message without the real Claude Code CLI.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::too_many_lines,
     reason = "a bench reads as the run it measures, however long"

@@ -13,6 +13,7 @@
 //! (`cargo test --all-targets` runs benches in debug), a smoke run of 2 × 3 tasks of 1 s.
 //! `A2A_MOD_BENCH_SESSIONS` and `A2A_MOD_BENCH_TASKS` change the size.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::too_many_lines,
     reason = "a bench reads as the run it measures, however long"

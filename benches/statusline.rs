@@ -12,6 +12,7 @@
 //! Run without `--bench` (as `cargo test --all-targets` does, in debug) it does a few rounds only
 //! and says so: a smoke test, not a measurement.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::too_many_lines,
     reason = "a bench reads as the run it measures, however long"
@@ -459,15 +460,10 @@ fn spawn(
     if let Some(mut stdout) = child.stdout.take() {
         let _ = stdout.read_to_string(&mut out);
     }
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: wait4 on our own child, writing into a zeroed rusage we own.
-    let cpu = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::wait4(pid, &mut status, 0, &mut ru);
-        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-        tv(ru.ru_utime) + tv(ru.ru_stime)
-    };
+    // Our own child, not yet reaped.
+    let cpu = a2a_mod_os::testing::wait_usage(child.id())
+        .map(|u| u.cpu)
+        .unwrap_or_default();
     (t.elapsed(), cpu, out)
 }
 
@@ -549,11 +545,7 @@ fn npm_installed(dir: &Path, bin: &Path) -> Option<PathBuf> {
 /// Drops `file`'s pages from the page cache (after writing them out), so its next start reads
 /// it from disk as a start after a reboot does.
 fn evict(file: &Path) {
-    use std::os::fd::AsRawFd as _;
-    let Ok(f) = std::fs::File::open(file) else {
-        return;
-    };
-    let _ = f.sync_all();
-    // SAFETY: the descriptor is open for the call; advice changes no memory of ours.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if let Ok(f) = std::fs::File::open(file) {
+        a2a_mod_os::testing::evict_from_cache(&f);
+    }
 }

@@ -22,6 +22,7 @@
 //!
 //! Goals: streaming p50 ≤ 1 s, p95 ≤ 1.5 s; polling-only p95 ≤ 6.5 s.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::too_many_lines,
     reason = "a bench reads as the run it measures, however long"
@@ -83,15 +84,8 @@ fn main() {
     let keep = tempfile::tempdir().expect("temp dir");
     if std::env::var_os("A2A_MOD_IT_BIN").is_none() {
         let copy = keep.path().join("a2a-mod");
-        std::fs::copy(bin(), &copy).expect("copy the binary");
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "before any thread starts: nothing else reads the environment yet"
-        )]
-        // SAFETY: single-threaded at this point.
-        unsafe {
-            std::env::set_var("A2A_MOD_IT_BIN", &copy)
-        };
+        std::fs::copy(env!("CARGO_BIN_EXE_a2a-mod"), &copy).expect("copy the binary");
+        util::use_bin(copy);
     }
     println!(
         "wake latency, real Claude Code: {runs} runs per worker, tasks of {SHORTEST_S}–{} s, \

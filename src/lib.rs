@@ -3,6 +3,8 @@
 //! through the small [`testing`] surface, for `tests/` and `benches/`. Everything else is private
 //! to the crate, so an item nothing uses is a warning.
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod cmd;
 mod log;

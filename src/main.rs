@@ -3,6 +3,8 @@
 //! before clap's full parse, and it and the hooks before any runtime is built (the hot-path rules
 //! in ARCHITECTURE.md).
 
+#![forbid(unsafe_code)]
+
 use a2a_mod::cli::Cli;
 use a2a_mod::cmd::Run;
 use a2a_mod::error;

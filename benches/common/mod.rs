@@ -58,12 +58,6 @@ pub fn header(bench: &str, what: &str, full: bool) -> String {
     format!("a2a-mod {bench}: {build} build{what}{smoke}")
 }
 
-fn clock_ticks() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as u64 } else { 100 }
-}
-
 /// utime + stime of a running process (`None` once it is gone or a zombie).
 pub fn cpu_of(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -76,7 +70,7 @@ pub fn cpu_of(pid: u32) -> Option<Duration> {
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     // state is field 3 of stat, so utime (14) and stime (15) are at 11 and 12 here.
     Some(Duration::from_millis(
-        (ticks(11) + ticks(12)) * 1000 / clock_ticks(),
+        (ticks(11) + ticks(12)) * 1000 / a2a_mod_os::testing::clock_ticks(),
     ))
 }
 

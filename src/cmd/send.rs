@@ -192,7 +192,9 @@ fn keep(a: SendArgs, data: Option<serde_json::Value>) -> Result<i32> {
     };
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
-    detach();
+    // Let go of stdin, stdout and stderr: whatever reads the command's output (a pipe, `$(…)`)
+    // is done when the command is, not when the task is.
+    a2a_mod_os::process::detach_stdio();
     rt.block_on(session.follow_on(h));
     Ok(a2a_mod_claude::error::EXIT_OK)
 }
@@ -214,23 +216,5 @@ fn report(e: &anyhow::Error) -> i32 {
 fn told(tell: &mut UnixStream, code: i32, gone: bool) {
     if !gone {
         let _ = tell.write_all(format!("{code}\n").as_bytes());
-    }
-}
-
-/// Lets go of the command's stdin, stdout and stderr (each now `/dev/null`), so whatever reads
-/// the command's output (a pipe, `$(…)`) is done when the command is, not when the task is.
-fn detach() {
-    use std::os::fd::AsRawFd as _;
-    let Ok(null) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/null")
-    else {
-        return;
-    };
-    for fd in 0..=2 {
-        // SAFETY: dup2(2) onto this process's own standard descriptors, from a file it holds;
-        // nothing else uses them from here on.
-        unsafe { libc::dup2(null.as_raw_fd(), fd) };
     }
 }

@@ -361,7 +361,9 @@ pub fn load(
                 io_words(&e)
             )
         })?;
-        let kind = if meta.is_file() && on_pseudo_fs(&real, statfs_type(&real)) {
+        let kind = if meta.is_file()
+            && a2a_mod_os::fsx::on_pseudo_fs(&real, a2a_mod_os::fsx::fs_type(&real))
+        {
             Kind::Pseudo
         } else if meta.is_file() {
             Kind::File
@@ -419,87 +421,6 @@ pub fn load(
     Ok(parts)
 }
 
-/// Whether a resolved path is on a pseudo file system ([`Kind::Pseudo`]): by the file system's
-/// magic number (`fs_type`, from `statfs`; `None` when it could not be read, and always elsewhere
-/// than Linux, whose numbers these are), and by the mount points, for devtmpfs reports tmpfs's
-/// number and a container may mount procfs elsewhere too (on macOS, only `/dev` is one).
-#[allow(
-    clippy::useless_conversion,
-    reason = "the magic numbers are `c_long`s: i64 on glibc x86_64, not on every target"
-)]
-fn on_pseudo_fs(real: &Path, fs_type: Option<i64>) -> bool {
-    #[cfg(target_os = "linux")]
-    let pseudo: [i64; 15] = [
-        i64::from(libc::PROC_SUPER_MAGIC),
-        i64::from(libc::SYSFS_MAGIC),
-        i64::from(libc::DEBUGFS_MAGIC),
-        i64::from(libc::TRACEFS_MAGIC),
-        i64::from(libc::SECURITYFS_MAGIC),
-        i64::from(libc::SELINUX_MAGIC),
-        i64::from(libc::CGROUP_SUPER_MAGIC),
-        i64::from(libc::CGROUP2_SUPER_MAGIC),
-        i64::from(libc::DEVPTS_SUPER_MAGIC),
-        i64::from(libc::BPF_FS_MAGIC),
-        i64::from(libc::NSFS_MAGIC),
-        i64::from(libc::USBDEVICE_SUPER_MAGIC),
-        i64::from(libc::XENFS_SUPER_MAGIC),
-        // efivarfs and configfs (linux/magic.h; not in libc).
-        0xde5e_81e4,
-        0x6265_6570,
-    ];
-    #[cfg(not(target_os = "linux"))]
-    let pseudo: [i64; 0] = [];
-    let under = ["/proc", "/sys", "/dev"];
-    fs_type.is_some_and(|t| pseudo.contains(&t)) || under.iter().any(|d| real.starts_with(d))
-}
-
-/// `f_type` as one integer type: glibc's is a `c_long`, musl's a `c_ulong` (the numbers fit both).
-#[cfg(target_os = "linux")]
-#[allow(
-    clippy::unnecessary_fallible_conversions,
-    clippy::useless_conversion,
-    reason = "glibc's `f_type` is a `c_long`, musl's a `c_ulong`: a conversion only on one"
-)]
-fn fs_type_of(s: &libc::statfs) -> Option<i64> {
-    i64::try_from(s.f_type).ok()
-}
-
-#[cfg(target_os = "linux")]
-fn statfs_type(p: &Path) -> Option<i64> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
-    let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: `c` is a NUL-terminated path and `s` a buffer of the size statfs writes.
-    let rc = unsafe { libc::statfs(c.as_ptr(), s.as_mut_ptr()) };
-    // SAFETY: statfs filled `s` when it returned 0.
-    (rc == 0)
-        .then(|| fs_type_of(&unsafe { s.assume_init() }))
-        .flatten()
-}
-
-#[cfg(target_os = "linux")]
-fn fstatfs_type(f: &std::fs::File) -> Option<i64> {
-    use std::os::fd::AsRawFd as _;
-    let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: the descriptor is open for the call, and `s` a buffer of the size fstatfs writes.
-    let rc = unsafe { libc::fstatfs(f.as_raw_fd(), s.as_mut_ptr()) };
-    // SAFETY: fstatfs filled `s` when it returned 0.
-    (rc == 0)
-        .then(|| fs_type_of(&unsafe { s.assume_init() }))
-        .flatten()
-}
-
-/// Elsewhere the magic numbers are not Linux's: the mount points alone tell.
-#[cfg(not(target_os = "linux"))]
-fn statfs_type(_: &Path) -> Option<i64> {
-    None
-}
-
-#[cfg(not(target_os = "linux"))]
-fn fstatfs_type(_: &std::fs::File) -> Option<i64> {
-    None
-}
-
 fn io_words(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
@@ -517,16 +438,15 @@ fn meta_id(m: &std::fs::Metadata) -> (u64, u64) {
 /// Opens the checked file without following a symlink or blocking (a fifo swapped in must not
 /// hang the send), checks the handle is the same regular file, reads at most `max + 1` bytes.
 fn read_checked(real: &Path, id: (u64, u64), max: u64) -> std::result::Result<Vec<u8>, String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(real)
+    let mut f = a2a_mod_os::fsx::open_read_nofollow(real)
         .map_err(|e| format!("cannot open it ({})", io_words(&e)))?;
     let meta = f
         .metadata()
         .map_err(|e| format!("cannot look at it ({})", io_words(&e)))?;
-    if !meta.is_file() || meta_id(&meta) != id || on_pseudo_fs(real, fstatfs_type(&f)) {
+    if !meta.is_file()
+        || meta_id(&meta) != id
+        || a2a_mod_os::fsx::on_pseudo_fs(real, a2a_mod_os::fsx::fs_type_of(&f))
+    {
         return Err("it changed between the checks and the read".to_string());
     }
     let mut bytes = Vec::with_capacity(meta.len().min(max) as usize);
@@ -646,20 +566,6 @@ mod tests {
         let cfg = [PathBuf::from("/p/config.toml")];
         let f = facts("/p/config.toml", "/p/config.toml", Kind::File, 1);
         assert_eq!(judge(&f, &roots, &cfg, 10), Err(Refusal::Private));
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn pseudo_file_systems_are_told_by_type_and_place() {
-        let environ = std::fs::canonicalize("/proc/self/environ").unwrap();
-        assert!(on_pseudo_fs(&environ, statfs_type(&environ)));
-        // PROC_SUPER_MAGIC is a c_long: i64 here.
-        assert_eq!(statfs_type(&environ), Some(0x9fa0));
-        // procfs mounted elsewhere (a container) is still procfs; /dev's tmpfs is told by place.
-        assert!(on_pseudo_fs(Path::new("/mnt/p/1/environ"), Some(0x9fa0)));
-        assert!(on_pseudo_fs(Path::new("/dev/shm/x"), Some(0x0102_1994)));
-        let here = std::fs::canonicalize(env!("CARGO_MANIFEST_DIR")).unwrap();
-        assert!(!on_pseudo_fs(&here, statfs_type(&here)));
     }
 
     #[test]

@@ -136,6 +136,41 @@ fn the_manifests_keep_the_layers() {
     );
 }
 
+/// Every call into the C library is the machine layer's: `libc` is in `crates/os`'s manifest
+/// alone, and every other crate root, the test binary and each bench forbids `unsafe` (so the
+/// compiler holds it, not a review).
+#[test]
+fn only_the_machine_layer_calls_the_c_library() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut manifests = vec![root.join("Cargo.toml")];
+    let mut roots = vec![root.join("src/main.rs"), root.join("src/lib.rs")];
+    roots.push(root.join("tests/it/main.rs"));
+    for e in std::fs::read_dir(root.join("benches")).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "rs") {
+            roots.push(e.path());
+        }
+    }
+    for c in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        if c.file_name() != "os" {
+            manifests.push(c.path().join("Cargo.toml"));
+            roots.push(c.path().join("src/lib.rs"));
+        }
+    }
+    let mut bad = Vec::new();
+    for m in &manifests {
+        if dependencies(&m.display().to_string()).contains(&"libc".to_string()) {
+            bad.push(format!("{} depends on libc", m.display()));
+        }
+    }
+    for r in &roots {
+        let text = std::fs::read_to_string(r).unwrap_or_else(|e| panic!("{}: {e}", r.display()));
+        if !text.contains("#![forbid(unsafe_code)]") {
+            bad.push(format!("{} lacks #![forbid(unsafe_code)]", r.display()));
+        }
+    }
+    assert_none("only crates/os calls the C library", bad);
+}
+
 /// The binary's manifest names only what `src/` uses (a crate named there but used only by the
 /// tests is a door the app could walk through around the layers: SQLite around the store, HTTP
 /// around the A2A client). A use is a path through the crate (`name::`) or a `use name`.

@@ -1102,10 +1102,7 @@ fn kill_monitor(rig: &Rig) {
             })
     });
     for pid in monitor_pids(rig) {
-        // SAFETY: kill(2) on a process of this test's Claude Code session.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGKILL);
-        }
+        a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
     }
     wait_until("the monitor to be gone", LONG, || {
         monitor_pids(rig).is_empty()

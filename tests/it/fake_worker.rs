@@ -67,8 +67,10 @@ async fn serves_until_sigterm() {
     assert!(line.contains(r#""method":"card""#), "{line}");
 
     let pid = i32::try_from(running.0.id()).unwrap();
-    // SAFETY: kill(2) on our own child's pid has no memory effects.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert!(a2a_mod_os::process::signal(
+        pid,
+        a2a_mod_os::process::Signal::Term
+    ));
     let status = wait_exit(&mut running.0, Duration::from_secs(10));
     assert_eq!(status.code(), Some(0));
 }

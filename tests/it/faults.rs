@@ -415,8 +415,7 @@ fn kill_point(home: &TempHome, k: usize, victim: Victim, after: std::time::Durat
         Victim::Poller => {
             let pids = crate::poller::pollers(&s);
             for pid in &pids {
-                // SAFETY: kill(2) on a pid this test's session started.
-                unsafe { libc::kill(*pid, libc::SIGKILL) };
+                a2a_mod_os::process::signal(*pid, a2a_mod_os::process::Signal::Kill);
             }
             !pids.is_empty()
         }
@@ -660,8 +659,7 @@ fn the_state_folder_stops_taking_writes(read_only: bool) {
     let mut watch = None;
     let why = if read_only {
         for pid in crate::poller::pollers(&s) {
-            // SAFETY: kill(2) of this test's own session's poller.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
         }
         wait_until("the poller to be gone", 10 * SECOND, || {
             crate::poller::pollers(&s).is_empty()

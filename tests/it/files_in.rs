@@ -279,56 +279,8 @@ fn cli_file_data_and_context_id() {
     );
 }
 
-/// Counts opens of one file by any process, through inotify: how the test sees that a refused
-/// send read nothing.
-struct Opens {
-    fd: i32,
-}
-
-impl Opens {
-    fn watch(p: &Path) -> Opens {
-        use std::os::unix::ffi::OsStrExt as _;
-        // SAFETY: plain syscalls on a fresh descriptor and a NUL-terminated path.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        assert!(fd >= 0, "inotify_init1");
-        let path = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-        let wd = unsafe { libc::inotify_add_watch(fd, path.as_ptr(), libc::IN_OPEN) };
-        assert!(wd >= 0, "inotify_add_watch");
-        Opens { fd }
-    }
-
-    /// Opens since the last call.
-    fn take(&self) -> usize {
-        let mut n = 0;
-        let mut buf = [0u8; 4096];
-        loop {
-            // SAFETY: reads into a buffer of the given length.
-            let got = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if got <= 0 {
-                return n;
-            }
-            let mut at = 0usize;
-            while at + 16 <= got as usize {
-                let len = u32::from_ne_bytes(buf[at + 12..at + 16].try_into().unwrap()) as usize;
-                n += 1;
-                at += 16 + len;
-            }
-        }
-    }
-}
-
-impl Drop for Opens {
-    fn drop(&mut self) {
-        // SAFETY: our own descriptor, closed once.
-        unsafe { libc::close(self.fd) };
-    }
-}
-
 fn mkfifo(p: &Path) {
-    use std::os::unix::ffi::OsStrExt as _;
-    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    a2a_mod_os::testing::mkfifo(p).expect("mkfifo");
 }
 
 /// Each rule refuses with a one-line tool error naming it, and no send reaches the worker.
@@ -429,7 +381,8 @@ async fn mcp_refusals_name_their_rule() {
 
     // Nothing is read before all paths pass: the good file first, a refused one after, and the
     // good file is never opened. Then, as the control, a send of it alone opens it.
-    let opens = Opens::watch(&p.file("notes.txt"));
+    // Counts opens of the file by any process: how the test sees that a refused send read nothing.
+    let opens = a2a_mod_os::testing::OpenWatch::new(&p.file("notes.txt")).expect("inotify");
     let r = m
         .call(
             "send",

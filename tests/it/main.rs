@@ -1,6 +1,7 @@
 //! The single integration-test binary (ripgrep's shape): every module drives the built `a2a-mod`
 //! the way Claude Code, users and workers do.
 
+#![forbid(unsafe_code)]
 #![expect(
     clippy::print_stderr,
     reason = "test output (a skipped peer, a timing) is for whoever runs the tests"

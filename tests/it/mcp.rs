@@ -580,8 +580,10 @@ async fn mcp_replaces_a_killed_poller() {
         assert!(Instant::now() < deadline, "no poller started");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    // SAFETY: plain kill(2) on a pid this test's server started.
-    assert_eq!(unsafe { libc::kill(first, libc::SIGKILL) }, 0);
+    assert!(a2a_mod_os::process::signal(
+        first,
+        a2a_mod_os::process::Signal::Kill
+    ));
     let deadline = Instant::now() + WAIT;
     let second = loop {
         if let Some(pid) = poller_pid().filter(|p| *p != first) {
@@ -594,8 +596,7 @@ async fn mcp_replaces_a_killed_poller() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     // Leave nothing running once the test ends.
-    // SAFETY: as above.
-    unsafe { libc::kill(second, libc::SIGKILL) };
+    a2a_mod_os::process::signal(second, a2a_mod_os::process::Signal::Kill);
     drop(m);
 }
 

@@ -12,6 +12,7 @@ use crate::util::{SECOND, TempHome, TestCommand, bin, hook_context, stderr, wait
 use crate::workers::{Event, Kind, Peer};
 use a2a_mod::testing::{Ctx, now_ms};
 use a2a_mod::testing::{Reader, session};
+use a2a_mod_os::process::Signal;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -149,9 +150,8 @@ fn pollers_exit(home: &TempHome, session: &str) {
     assert!(!a2a_mod::testing::is_running(&ctx, session));
 }
 
-fn kill(pid: i32, sig: i32) {
-    // SAFETY: kill(2) on a pid this test started (directly or through a2a-mod).
-    unsafe { libc::kill(pid, sig) };
+fn kill(pid: i32, sig: Signal) {
+    a2a_mod_os::process::signal(pid, sig);
 }
 
 /// Whether `pid` is stopped by a signal (state `T` in /proc/PID/stat).
@@ -169,7 +169,7 @@ impl Drop for NoOrphans {
     fn drop(&mut self) {
         for s in &self.0 {
             for pid in pollers(s) {
-                kill(pid, libc::SIGKILL);
+                kill(pid, Signal::Kill);
             }
         }
     }
@@ -477,7 +477,7 @@ fn killed_poller_replaced(kind: Kind, restart_with_watch: bool) {
     });
     let first = poller_pid(&home, &s).unwrap();
     assert_eq!(pollers(&s), [first]);
-    kill(first, libc::SIGKILL);
+    kill(first, Signal::Kill);
     wait_until("the killed poller to be gone", 10 * SECOND, || {
         !pollers(&s).contains(&first)
     });
@@ -529,7 +529,7 @@ fn killed_poller_replaced(kind: Kind, restart_with_watch: bool) {
             seen.push(line);
         }
         assert_eq!(woken, sent.len(), "{seen:?}");
-        kill(w.0.id() as i32, libc::SIGTERM);
+        kill(w.0.id() as i32, Signal::Term);
         let _ = w.0.wait();
     }
     pollers_exit(&home, &s);
@@ -641,7 +641,7 @@ fn two_sessions_no_cross_talk() {
     // Stop one poller; for a while every GetTask comes from the other, and names only its tasks.
     for k in 0..2 {
         let (stopped, running) = (pids[1 - k], &mine[k]);
-        kill(stopped, libc::SIGSTOP);
+        kill(stopped, Signal::Stop);
         wait_until("the poller to stop", 5 * SECOND, || is_stopped(stopped));
         // A request written just before the stop may still land at the worker a little later.
         let from = now_ms() + 300;
@@ -659,7 +659,7 @@ fn two_sessions_no_cross_talk() {
         );
         // Read before resuming: the resumed poller sends its overdue polls at once.
         let seen = polled();
-        kill(stopped, libc::SIGCONT);
+        kill(stopped, Signal::Cont);
         assert_eq!(&seen, running, "poller {k} polled another session's task");
     }
     wait_until("every task to complete", 45 * SECOND, || {

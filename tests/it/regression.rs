@@ -318,8 +318,7 @@ fn a_cli_send_keeps_its_stream_after_the_command_exits() {
     wait_until("the worker to get the send", 20 * SECOND, || {
         sends(&peer) == 2
     });
-    // SAFETY: kill(2) on the command this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    a2a_mod_os::process::signal(child.id() as i32, a2a_mod_os::process::Signal::Int);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), None, "ended by the signal: {o:?}");
     assert!(o.stdout.is_empty(), "{o:?}");

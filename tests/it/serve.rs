@@ -87,9 +87,7 @@ impl Serve {
 
     /// SIGTERM, as systemd or Ctrl-C stops it.
     pub(crate) fn terminate(&self) {
-        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
-        // SAFETY: kill(2) with a pid this test spawned and has not reaped.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        a2a_mod_os::process::signal(self.child.id(), a2a_mod_os::process::Signal::Term);
     }
 
     /// Its exit status once it has exited (`None` if it has not within `within`).

@@ -96,8 +96,7 @@ impl Drop for PollerGone<'_> {
         let ctx = Ctx::at(&self.0.a2a_home());
         if std::thread::panicking() {
             if let Some(pid) = crate::poller::recorded_poller_pid(&self.0.a2a_home(), &self.1) {
-                // SAFETY: kill(2) on the poller this test started.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
             }
             return;
         }

@@ -208,15 +208,8 @@ impl TestCommand {
     }
 
     /// Runs the child with this file-mode creation mask, as a shell's `umask` would.
-    pub fn umask(&mut self, mask: libc::mode_t) -> &mut TestCommand {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: umask(2) is async-signal-safe and touches only the child's own process state.
-        unsafe {
-            self.cmd.pre_exec(move || {
-                libc::umask(mask);
-                Ok(())
-            });
-        }
+    pub fn umask(&mut self, mask: u32) -> &mut TestCommand {
+        a2a_mod_os::testing::umask_in_child(&mut self.cmd, mask);
         self
     }
 
@@ -401,13 +394,24 @@ pub fn wait_until(what: &str, deadline: Duration, mut pred: impl FnMut() -> bool
     }
 }
 
+static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 /// The `a2a-mod` binary cargo built for this test run.
 pub fn bin() -> PathBuf {
     // A copy of this build's binary may be named instead: in a target dir shared by several
     // checkouts, `target/debug/a2a-mod` is whichever checkout linked last.
-    std::env::var_os("A2A_MOD_IT_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a-mod")))
+    BIN.get_or_init(|| {
+        std::env::var_os("A2A_MOD_IT_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a-mod")))
+    })
+    .clone()
+}
+
+/// Makes [`bin`] this copy of the binary from here on (before anything asked for it).
+#[allow(dead_code, reason = "the wake-latency bench's, not the tests'")]
+pub fn use_bin(copy: PathBuf) {
+    assert!(BIN.set(copy).is_ok(), "use_bin after bin()");
 }
 
 /// Reports a skipped peer test. Call as `return skip("...")`. With `A2A_MOD_REQUIRE_PEERS=1`

@@ -319,10 +319,7 @@ fn watch_exits_on_sigterm_and_when_claude_is_gone() {
     let mut child = watch(&home);
     // The pid is recorded once the signal handlers are in place.
     wait_until("watch to record the claude pid", LONG, || pid_file.exists());
-    // SAFETY: kill(2) on our own child.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
+    a2a_mod_os::process::signal(child.id(), a2a_mod_os::process::Signal::Term);
     let t = Instant::now();
     wait_until("watch to exit on SIGTERM", Duration::from_secs(2), || {
         matches!(child.try_wait(), Ok(Some(_)))
@@ -560,10 +557,7 @@ fn hook_wake_waits_then_exits_2_with_line_and_results() {
     wait_until("the third waiter to hold the lock", LONG, || {
         a2a_mod::testing::is_locked(&lock)
     });
-    // SAFETY: kill(2) on our own child.
-    unsafe {
-        libc::kill(third.id() as libc::pid_t, libc::SIGTERM);
-    }
+    a2a_mod_os::process::signal(third.id(), a2a_mod_os::process::Signal::Term);
     let out = third.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -377,12 +377,9 @@ struct Group(Option<u32>);
 
 impl Group {
     fn kill(&mut self) {
-        if let Some(id) = self.0.take().and_then(|id| libc::pid_t::try_from(id).ok()) {
-            // SAFETY: kill(2) takes plain integers; a negative pid names the process group,
-            // which `process_group(0)` made for this command alone.
-            unsafe {
-                libc::kill(-id, libc::SIGKILL);
-            }
+        // `process_group(0)` made the group for this command alone.
+        if let Some(id) = self.0.take() {
+            a2a_mod_os::process::signal_group(id, a2a_mod_os::process::Signal::Kill);
         }
     }
 }

@@ -5,6 +5,8 @@
 //! [`Worker`] with `card`/`send`/`get_task`/`cancel`, each cut off at a caller-given deadline,
 //! returning [`TaskView`] or a classified [`A2aError`].
 
+#![forbid(unsafe_code)]
+
 mod auth;
 mod aws;
 mod card;

@@ -11,6 +11,8 @@
 //! owns ([`settings`]) and the embedded plugin files ([`plugin`]), pure; [`error`] exit codes;
 //! [`log`] the log file.
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod hook;
 pub mod hook_input;

@@ -2,6 +2,8 @@
 //! hooks too, so no async runtime and no HTTP client here), written by `worker add`/`remove` and
 //! `serve`'s set-up. It must not read the environment (the machine layer's `env` does) or print.
 
+#![forbid(unsafe_code)]
+
 mod config;
 
 pub use config::*;

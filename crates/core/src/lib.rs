@@ -16,6 +16,8 @@
 //! use a2a_mod_a2a::Worker;
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod artifact;
 pub mod batch;
 pub mod bounds;

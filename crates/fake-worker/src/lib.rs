@@ -28,6 +28,8 @@
 //!   whole task and is refused (-32004) for an ended one. `subscribe_faults_only` keeps a fault
 //!   to subscriptions.
 
+#![forbid(unsafe_code)]
+
 mod echo;
 mod options;
 mod script;

@@ -279,6 +279,18 @@ pub fn raise_open_files(want: usize) {
     }
 }
 
+/// This machine's host name (`gethostname`), unless it has none or not in UTF-8.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname(2) writes at most `buf.len()` bytes into the buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    std::str::from_utf8(&buf[..end]).ok().map(str::to_string)
+}
+
 /// This boot's id, read once: what [`boot_ms`] counts from (Linux's
 /// `/proc/sys/kernel/random/boot_id`, macOS's `kern.bootsessionuuid`; empty where the kernel
 /// does not say).

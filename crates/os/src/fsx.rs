@@ -4,7 +4,6 @@
 
 use anyhow::{Context, Result};
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -54,18 +53,32 @@ fn tighten_to(path: &Path, m: &fs::Metadata) {
 /// a temp file in the same folder, `sync_all`, rename. `mode` sets the permissions (0600 for files
 /// that name secrets' sources); otherwise an existing file keeps its own. A missing folder for a
 /// private file (no group or other bits in `mode`) is created private too.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-    write_atomic_with(path, bytes, mode, true)
+pub fn write_atomic(path: &Path, mut bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    write_atomic_with(path, &mut bytes, mode, true)
+}
+
+/// [`write_atomic`] of a private file ([`PRIVATE_FILE`]) from what `from` reads, copied as it is
+/// read: a large answer is never held whole.
+pub fn write_atomic_from(path: &Path, from: &mut dyn std::io::Read) -> Result<()> {
+    write_atomic_with(path, from, Some(PRIVATE_FILE), true)
 }
 
 /// [`write_atomic`] without the `sync_all`, for derived data that the next write rebuilds anyway
 /// (the status snapshot): readers still never see half a file, but a crash may lose the update.
 /// Always [`PRIVATE_FILE`]: the only such file is state.
-pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, bytes, Some(PRIVATE_FILE), false)
+pub fn write_atomic_unsynced(path: &Path, mut bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, &mut bytes, Some(PRIVATE_FILE), false)
 }
 
-fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -> Result<()> {
+/// The temp file is new (`O_EXCL`) and no symlink is followed to it, so a link planted at its
+/// name is never written through; the rename replaces a link at `path` itself, not its target.
+/// Generic, so bytes in memory are written at once (`io::copy` of a `&[u8]`), not 8 KiB at a time.
+fn write_atomic_with<R: std::io::Read + ?Sized>(
+    path: &Path,
+    from: &mut R,
+    mode: Option<u32>,
+    sync: bool,
+) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -84,22 +97,22 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>, sync: bool) -
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // Unique per write, not just per process: two threads writing one file must not share a temp.
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{seq}.tmp", std::process::id()));
+    // Unique per write, not just per process (two threads writing one file must not share a
+    // temp), and random: a temp a crash left behind under a reused pid does not block the write.
+    let tmp = dir.join(format!(".{name}.{:016x}.tmp", crate::ids::random_u64()));
     let result = (|| -> Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(mode.unwrap_or(0o644))
-            .open(&tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut f = no_follow(
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode.unwrap_or(0o644)),
+        )
+        .open(&tmp)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
         if let Some(m) = mode {
             f.set_permissions(fs::Permissions::from_mode(m))?;
         }
-        f.write_all(bytes)?;
+        std::io::copy(from, &mut f).with_context(|| format!("cannot write {}", tmp.display()))?;
         if sync {
             f.sync_all()?;
         }
@@ -232,9 +245,120 @@ pub fn unwritable(dir: &Path) -> Option<Unwritable> {
     (st.f_bavail == 0).then_some(Unwritable::Full)
 }
 
+/// Opens `path` for reading without following a symlink at its end or blocking on it (a fifo
+/// swapped in does not hang the reader).
+pub fn open_read_nofollow(path: &Path) -> std::io::Result<File> {
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Makes `opts` refuse a symlink at the path's end (`O_NOFOLLOW`).
+pub fn no_follow(opts: &mut fs::OpenOptions) -> &mut fs::OpenOptions {
+    opts.custom_flags(libc::O_NOFOLLOW)
+}
+
+/// Whether a resolved path is on a pseudo file system (procfs, sysfs, devices: files whose reads have effects or show secrets): by the file system's
+/// magic number (`fs_type`, from `statfs`; `None` when it could not be read, and always elsewhere
+/// than Linux, whose numbers these are), and by the mount points, for devtmpfs reports tmpfs's
+/// number and a container may mount procfs elsewhere too (on macOS, only `/dev` is one).
+#[allow(
+    clippy::useless_conversion,
+    reason = "the magic numbers are `c_long`s: i64 on glibc x86_64, not on every target"
+)]
+pub fn on_pseudo_fs(real: &Path, fs_type: Option<i64>) -> bool {
+    #[cfg(target_os = "linux")]
+    let pseudo: [i64; 15] = [
+        i64::from(libc::PROC_SUPER_MAGIC),
+        i64::from(libc::SYSFS_MAGIC),
+        i64::from(libc::DEBUGFS_MAGIC),
+        i64::from(libc::TRACEFS_MAGIC),
+        i64::from(libc::SECURITYFS_MAGIC),
+        i64::from(libc::SELINUX_MAGIC),
+        i64::from(libc::CGROUP_SUPER_MAGIC),
+        i64::from(libc::CGROUP2_SUPER_MAGIC),
+        i64::from(libc::DEVPTS_SUPER_MAGIC),
+        i64::from(libc::BPF_FS_MAGIC),
+        i64::from(libc::NSFS_MAGIC),
+        i64::from(libc::USBDEVICE_SUPER_MAGIC),
+        i64::from(libc::XENFS_SUPER_MAGIC),
+        // efivarfs and configfs (linux/magic.h; not in libc).
+        0xde5e_81e4,
+        0x6265_6570,
+    ];
+    #[cfg(not(target_os = "linux"))]
+    let pseudo: [i64; 0] = [];
+    let under = ["/proc", "/sys", "/dev"];
+    fs_type.is_some_and(|t| pseudo.contains(&t)) || under.iter().any(|d| real.starts_with(d))
+}
+
+/// `f_type` as one integer type: glibc's is a `c_long`, musl's a `c_ulong` (the numbers fit both).
+#[cfg(target_os = "linux")]
+#[allow(
+    clippy::unnecessary_fallible_conversions,
+    clippy::useless_conversion,
+    reason = "glibc's `f_type` is a `c_long`, musl's a `c_ulong`: a conversion only on one"
+)]
+fn magic_of(s: &libc::statfs) -> Option<i64> {
+    i64::try_from(s.f_type).ok()
+}
+
+/// The magic number of the file system `p` is on (`statfs`), as [`on_pseudo_fs`] reads it.
+#[cfg(target_os = "linux")]
+pub fn fs_type(p: &Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+    let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `s` a buffer of the size statfs writes.
+    let rc = unsafe { libc::statfs(c.as_ptr(), s.as_mut_ptr()) };
+    // SAFETY: statfs filled `s` when it returned 0.
+    (rc == 0)
+        .then(|| magic_of(&unsafe { s.assume_init() }))
+        .flatten()
+}
+
+/// [`fs_type`] of an open file (`fstatfs`): the file itself, not whatever its path names now.
+#[cfg(target_os = "linux")]
+pub fn fs_type_of(f: &std::fs::File) -> Option<i64> {
+    use std::os::fd::AsRawFd as _;
+    let mut s = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: the descriptor is open for the call, and `s` a buffer of the size fstatfs writes.
+    let rc = unsafe { libc::fstatfs(f.as_raw_fd(), s.as_mut_ptr()) };
+    // SAFETY: fstatfs filled `s` when it returned 0.
+    (rc == 0)
+        .then(|| magic_of(&unsafe { s.assume_init() }))
+        .flatten()
+}
+
+/// Elsewhere the magic numbers are not Linux's: the mount points alone tell.
+#[cfg(not(target_os = "linux"))]
+pub fn fs_type(_: &Path) -> Option<i64> {
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn fs_type_of(_: &std::fs::File) -> Option<i64> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pseudo_file_systems_are_told_by_type_and_place() {
+        let environ = std::fs::canonicalize("/proc/self/environ").unwrap();
+        assert!(on_pseudo_fs(&environ, fs_type(&environ)));
+        // PROC_SUPER_MAGIC is a c_long: i64 here.
+        assert_eq!(fs_type(&environ), Some(0x9fa0));
+        // procfs mounted elsewhere (a container) is still procfs; /dev's tmpfs is told by place.
+        assert!(on_pseudo_fs(Path::new("/mnt/p/1/environ"), Some(0x9fa0)));
+        assert!(on_pseudo_fs(Path::new("/dev/shm/x"), Some(0x0102_1994)));
+        let here = std::fs::canonicalize(env!("CARGO_MANIFEST_DIR")).unwrap();
+        assert!(!on_pseudo_fs(&here, fs_type(&here)));
+    }
 
     #[test]
     fn atomic_write_keeps_mode_and_replaces() {

@@ -9,6 +9,8 @@
 //!
 //! Pure: values in, values out; no IO, no runtime (docs/a2a.md has the wire facts).
 
+#![forbid(unsafe_code)]
+
 pub mod answer;
 pub mod card;
 pub mod envelope;

@@ -19,7 +19,6 @@ use a2a_mod_core::lifecycle::TaskKey;
 use a2a_mod_os::env::Ctx;
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashSet;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -266,7 +265,7 @@ impl Saver<'_> {
             return k;
         }
         let path = self.dir.join(artifact::unique_name(&name, &mut self.taken));
-        match write_new_from(&path, &mut from) {
+        match a2a_mod_os::fsx::write_atomic_from(&path, &mut from) {
             Ok(()) => {
                 self.used += len;
                 k.path = Some(path.display().to_string());
@@ -417,37 +416,11 @@ fn own_dir(d: &Path) -> Result<bool> {
     }
 }
 
-/// Writes `bytes` to `path`, replacing what is there: a new temp file (`O_EXCL | O_NOFOLLOW`,
-/// 0600) in the same folder, renamed over the name. A rename replaces a symlink itself and never
-/// writes through it.
+/// Writes `bytes` to `path`, replacing what is there ([`a2a_mod_os::fsx::write_atomic_from`]: a
+/// new private temp file renamed over the name, which replaces a symlink itself and never writes
+/// through it).
 fn write_new(path: &Path, mut bytes: &[u8]) -> Result<()> {
-    write_new_from(path, &mut bytes)
-}
-
-/// [`write_new`] of what `from` reads, copied as it is read.
-fn write_new_from(path: &Path, from: &mut dyn std::io::Read) -> Result<()> {
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".tmp.{}.{seq}", std::process::id()));
-    let result = (|| -> Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(a2a_mod_os::fsx::PRIVATE_FILE)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::io::copy(from, &mut f).with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot replace {}", path.display()))?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    a2a_mod_os::fsx::write_atomic_from(path, &mut bytes)
 }
 
 /// One session's results folder as `tasks --prune` and `doctor` see it.

@@ -3,6 +3,8 @@
 //! Claude cut, with the whole saved beside it ([`overflow`]); and the one builder of what Claude
 //! reads about a task, in a tool result, a hook's context or the task list ([`note`]).
 
+#![forbid(unsafe_code)]
+
 pub mod artifacts;
 pub mod note;
 pub mod overflow;

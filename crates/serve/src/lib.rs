@@ -13,6 +13,8 @@
 //! - [`claude`]: the Claude Code executor; `exec.rs`, an agent's own command in its place;
 //!   [`ask`], its permission prompts and questions as the client's `input-required`.
 
+#![forbid(unsafe_code)]
+
 pub mod ask;
 pub mod changes;
 pub mod claude;
@@ -35,21 +37,14 @@ use std::sync::Arc;
 
 /// This machine's host name (`localhost` when it has none that fits a URL).
 fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname(2) writes at most `buf.len()` bytes into the buffer we own.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    let name = std::str::from_utf8(&buf[..end]).unwrap_or_default();
-    if rc == 0
-        && !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
-    {
-        name.to_string()
-    } else {
-        "localhost".into()
-    }
+    a2a_mod_os::env::host_name()
+        .filter(|name| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
+        })
+        .unwrap_or_else(|| "localhost".into())
 }
 
 /// How a server is reached and bounded (`[serve]` of config.toml).

@@ -31,25 +31,20 @@ pub(crate) fn command(
     job: &Job,
     scrub: &[String],
 ) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(program);
+    use std::os::unix::process::CommandExt as _;
+    let mut cmd = std::process::Command::new(program);
     cmd.current_dir(&job.agent.dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .process_group(0);
     for v in scrub.iter().map(String::as_str).chain(NOT_INHERITED) {
         cmd.env_remove(v);
     }
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl(2) with PR_SET_PDEATHSIG is async-signal-safe and touches no memory of
-    // the parent; it only asks the kernel to signal this child when serve dies.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
+    // A run must not outlive serve (killed with SIGKILL, nothing left to stop it).
+    a2a_mod_os::process::die_with_parent(&mut cmd);
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.kill_on_drop(true);
     cmd
 }
 
@@ -110,26 +105,19 @@ pub(crate) async fn stop_group(
     child: &mut tokio::process::Child,
     grace: Duration,
 ) {
-    let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
+    use a2a_mod_os::process::{Signal, signal_group};
+    let Some(pid) = pid else {
         let _ = child.kill().await;
         return;
     };
-    // SAFETY: kill(2) on our own child's process group (process_group(0) made it its leader).
-    unsafe {
-        libc::kill(-pid, libc::SIGTERM);
-    }
+    // process_group(0) made the run the leader of a group of its own.
+    signal_group(pid, Signal::Term);
     if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        // SAFETY: as above.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+        signal_group(pid, Signal::Kill);
         let _ = child.wait().await;
     } else {
         // The leader is gone; anything it left in the group goes too.
-        // SAFETY: as above.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+        signal_group(pid, Signal::Kill);
     }
 }
 

@@ -7,6 +7,8 @@
 //! path never writes. No secrets are ever stored here. Every write also publishes a small status
 //! snapshot (`<id>.status`, [`snapshot`]) that the status line reads instead of SQLite.
 
+#![forbid(unsafe_code)]
+
 pub mod notify;
 pub mod pids;
 mod schema;

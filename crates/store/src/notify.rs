@@ -17,7 +17,6 @@
 //! Hot path safe: std only, no runtime, no network.
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -161,14 +160,7 @@ impl Listener {
     /// Waits until a datagram comes, `timeout` passes or a signal interrupts; drains the queue.
     /// Whether it was woken by a datagram.
     pub fn wait(&self, timeout: Duration) -> bool {
-        let mut fd = libc::pollfd {
-            fd: self.sock.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: one valid pollfd on the stack; poll only writes `revents`.
-        unsafe { libc::poll(&mut fd, 1, ms) };
+        a2a_mod_os::process::wait_readable(&self.sock, timeout);
         self.drain()
     }
 }

@@ -320,10 +320,7 @@ impl ClaudeSession {
             );
         }
         for pid in left {
-            // SAFETY: kill(2) has no memory effects; the pid carries our unique tag, so it is ours.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGKILL);
-            }
+            a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
         }
         // No panic here: kill also runs from Drop while a failed test unwinds, where a second
         // panic would abort the whole test binary.
@@ -494,10 +491,7 @@ impl ClaudeEnv {
 impl Drop for ClaudeEnv {
     fn drop(&mut self) {
         for pid in tagged_pids(&self.tag) {
-            // SAFETY: kill(2) on processes carrying our unique tag.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGKILL);
-            }
+            a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
         }
     }
 }
@@ -640,10 +634,7 @@ pub fn run_headless(
         if started.elapsed() >= deadline {
             let left = tagged_pids(&p.tag);
             for pid in left {
-                // SAFETY: kill(2) on processes carrying our unique tag.
-                unsafe {
-                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
-                }
+                a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
             }
             let _ = child.wait();
             panic!("claude -p still running after {deadline:?}; stdout so far:\n{stdout}");
@@ -660,10 +651,7 @@ pub fn run_headless(
     let stderr = err_reader.join().unwrap_or_default();
     // Whatever it left behind (a poller still polling a task the run gave up on).
     for pid in tagged_pids(&p.tag) {
-        // SAFETY: kill(2) on processes carrying our unique tag.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGKILL);
-        }
+        a2a_mod_os::process::signal(pid, a2a_mod_os::process::Signal::Kill);
     }
     Some(HeadlessRun {
         home: p.home,

@@ -154,13 +154,8 @@ impl Then {
     }
 
     fn kill(&self) {
-        #[cfg(unix)]
-        if let Ok(pid) = i32::try_from(self.pid) {
-            // SAFETY: kill(2) on the process group we created for the child; no memory involved.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
+        // The group we created for the child: whatever it started goes too.
+        a2a_mod_os::process::signal_group(self.pid, a2a_mod_os::process::Signal::Kill);
     }
 }
 

@@ -7,7 +7,6 @@
 use crate::error::EXIT_OK;
 use a2a_mod_core::batch::{Batch, Look, Next, Rule};
 use a2a_mod_store::notify;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One waiter's side of the loop.
 pub trait Waiter {
@@ -25,21 +24,10 @@ pub trait Waiter {
     }
 }
 
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
-}
-
 /// From here on SIGTERM, SIGINT and SIGHUP (how Claude Code stops monitors and hooks) end the wait
 /// cleanly, on the rule's terms, instead of killing the process mid-claim.
 pub fn catch_stop_signals() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
-        }
-    }
+    a2a_mod_os::process::catch_stop_signals();
 }
 
 /// Waits on `rule`'s terms until the waiter is done; its exit code.
@@ -56,7 +44,7 @@ pub fn wait(w: &mut impl Waiter, rule: Rule) -> i32 {
         }
         let next = match w.look() {
             Ok(look) => {
-                let signalled = SIGNALLED.load(Ordering::SeqCst);
+                let signalled = a2a_mod_os::process::stop_asked();
                 batch.next(&Look { signalled, ..look }, now_ms(), tick)
             }
             Err(e) => {
@@ -65,7 +53,7 @@ pub fn wait(w: &mut impl Waiter, rule: Rule) -> i32 {
                 // the batch forming afresh.
                 tracing::warn!("waiting for tasks: {e:#}");
                 batch.forget();
-                if SIGNALLED.load(Ordering::SeqCst) {
+                if a2a_mod_os::process::stop_asked() {
                     return EXIT_OK;
                 }
                 Next::Wait(tick)

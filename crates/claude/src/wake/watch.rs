@@ -163,28 +163,9 @@ impl Waiter for Watcher {
     /// Claude Code normally stops us with SIGTERM; if it died instead (crash, `kill -9`) nobody
     /// will read our lines, and a stray monitor must not keep the poller alive for nothing.
     fn gone(&self) -> bool {
-        stdout_closed() || self.claude_pid.is_some_and(|p| !process_alive(p))
+        a2a_mod_os::process::stdout_hung_up()
+            || self
+                .claude_pid
+                .is_some_and(|p| !a2a_mod_os::process::is_alive(p))
     }
-}
-
-/// Whether the reader of our stdout is gone (a socket or pipe reports HUP/ERR on poll).
-fn stdout_closed() -> bool {
-    let mut fd = libc::pollfd {
-        fd: libc::STDOUT_FILENO,
-        events: 0,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd on the stack, zero timeout; poll only writes `revents`.
-    let n = unsafe { libc::poll(&mut fd, 1, 0) };
-    n > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR) != 0
-}
-
-/// Whether process `pid` exists (EPERM: it does, owned by someone else).
-fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return true;
-    };
-    // SAFETY: signal 0 only checks for existence and permission; it sends nothing.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
