@@ -6,7 +6,7 @@
 //! Every call into the C library is here, and so every `unsafe` block of a2a-mod: each other
 //! crate, the tests and the benchmarks have `#![forbid(unsafe_code)]`, and `libc` is in this
 //! crate's manifest alone (`tests/it/arch.rs` holds both). What only the tests and benchmarks ask
-//! of the kernel is in [`testing`], behind the `testing` feature.
+//! of the kernel is in `testing.rs`, behind the `testing` feature.
 
 pub mod env;
 pub mod fsx;
