@@ -238,7 +238,7 @@ fn main() {
     let secs: f64 = std::env::var("A2A_MOD_BENCH_SECS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(if full { 30.0 } else { 3.0 });
+        .unwrap_or(if full { 30.0 } else { 1.0 });
     let wall = Duration::from_secs_f64(secs.max(1.0));
     let vs = std::env::var("A2A_MOD_BENCH_VS").ok();
     let rt = tokio::runtime::Builder::new_multi_thread()
