@@ -1067,3 +1067,6 @@ fn row_of(t: &Task, owner: &str) -> ServedTask {
 fn task_of(r: &ServedTask) -> Result<Task> {
     Ok(serde_json::from_str(&r.body)?)
 }
+
+#[cfg(test)]
+mod tests;

@@ -173,4 +173,50 @@ mod tests {
         assert_eq!(line, b"last");
         assert!(!next_line(&mut r, &mut line).await.unwrap());
     }
+
+    /// A run that ignores SIGTERM is killed with its whole group once the grace is over, not
+    /// before (paused time: the grace passes in no time, and is measured on the clock the wait
+    /// reads).
+    #[tokio::test(start_paused = true)]
+    async fn a_run_that_ignores_sigterm_is_killed_with_its_group_after_the_grace() {
+        use std::os::unix::process::ExitStatusExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let grandchild = dir.path().join("grandchild.pid");
+        let script = format!("trap '' TERM; sleep 300 & echo $! > {grandchild:?}; wait");
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", &script])
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        // The shell has started its own child when it has written its pid.
+        let mut pid = None;
+        for _ in 0..2000 {
+            pid = std::fs::read_to_string(&grandchild)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            if pid.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pid = pid.expect("the shell started its child within 10 s");
+        let began = tokio::time::Instant::now();
+        stop_group(child.id(), &mut child, Duration::from_secs(20)).await;
+        assert_eq!(began.elapsed(), Duration::from_secs(20));
+        let status = child.wait().await.unwrap();
+        // SIGKILL (9 on every Unix): the one signal the run could not ignore.
+        assert_eq!(status.signal(), Some(9), "{status:?}");
+        // Its child went with the group (gone, or a zombie nobody has reaped yet).
+        let dead = || {
+            !a2a_mod_os::process::is_alive(pid)
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z"))
+        };
+        let gone = (0..2000).any(|_| {
+            std::thread::sleep(Duration::from_millis(5));
+            dead()
+        });
+        assert!(gone, "the run's own child outlived the group's kill");
+    }
 }
