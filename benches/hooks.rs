@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo bench --bench hooks` (release profile). Goal: ≤ 2× hello-world for
 //! every hook, Stop included. `A2A_MOD_BENCH_ROUNDS` sets the spawns per case (default 300).
+//! `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod` pairs that build with a copy of this one on the used
+//! session's hooks (the budget: this build within 3% of the last landed one).
 //! Cases are interleaved round by round; medians. Without `--bench` (`cargo test --all-targets`)
 //! it does a few rounds only and says so.
 
@@ -94,6 +96,24 @@ fn main() {
             });
         }
     }
+    // Another build against a copy of this one (each file run by its own cases alone, so neither
+    // is favoured by the page cache), on the used session.
+    if let Some(vs) = std::env::var_os("A2A_MOD_BENCH_VS") {
+        let copy = tmp.path().join("copied-a2a-mod");
+        std::fs::copy(&bin, &copy).unwrap();
+        for (which, program) in [("copy", copy), ("vs", PathBuf::from(vs))] {
+            for (hook, stdin) in &hooks {
+                cases.push(Case {
+                    name: format!("{hook} (used, {which})"),
+                    program: program.clone(),
+                    args: vec!["hook".into(), (*hook).into()],
+                    home: used.clone(),
+                    stdin: stdin.clone(),
+                    samples: vec![],
+                });
+            }
+        }
+    }
     cases.push(Case {
         name: "post-tool-use via launcher".into(),
         program: launcher,
@@ -132,11 +152,18 @@ fn main() {
         "", "wall med", "wall p90", "ratio"
     );
     let mut worst: f64 = 0.0;
+    let mut pairs: Vec<(String, Duration)> = Vec::new();
     for c in &mut cases {
         let med = median(&mut c.samples);
+        if c.name.ends_with(", copy)") || c.name.ends_with(", vs)") {
+            pairs.push((c.name.clone(), med));
+        }
         let p90 = c.samples[c.samples.len() * 9 / 10];
         let ratio = med.as_secs_f64() / base.as_secs_f64();
-        if c.args.first().is_some_and(|a| a == "hook") && !c.name.contains("launcher") {
+        if c.args.first().is_some_and(|a| a == "hook")
+            && !c.name.contains("launcher")
+            && !c.name.ends_with(", vs)")
+        {
             worst = worst.max(ratio);
         }
         println!(
@@ -148,6 +175,21 @@ fn main() {
         );
     }
     println!("worst installed hook: {worst:.2}× a bare spawn (goal ≤ 2×)");
+    let (copies, others) = pairs.split_at(pairs.len() / 2);
+    let ratios: Vec<String> = copies
+        .iter()
+        .zip(others)
+        .map(|((name, this), (_, that))| {
+            let hook = name.split(' ').next().unwrap_or("");
+            format!("{hook} {:.3}×", this.as_secs_f64() / that.as_secs_f64())
+        })
+        .collect();
+    if !ratios.is_empty() {
+        println!(
+            "this build / the other (used session, wall med): {}   (budget: within 1.03×)",
+            ratios.join(", ")
+        );
+    }
 }
 
 /// Claude Code's hook stdin for `event` (docs/claude-code.md "Hooks and hidden context"), plus `extra` string keys.

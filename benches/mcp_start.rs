@@ -108,7 +108,7 @@ fn main() {
     }
     if let [(b1, m1), (b2, m2)] = medians[..] {
         println!(
-            "this build / the other: --version {:.3}×, mcp initialize {:.3}×",
+            "this build / the other: --version {:.3}×, mcp initialize {:.3}×   (budget: within 1.03×)",
             b1.as_secs_f64() / b2.as_secs_f64(),
             m1.as_secs_f64() / m2.as_secs_f64()
         );

@@ -7,7 +7,9 @@
 //!
 //! Run: `cargo bench --bench statusline` (release profile: the binary Claude Code runs). Goals:
 //! ≤ 1.3× hello-world with 1 task, ≤ 1.5× with 500. `A2A_MOD_BENCH_ROUNDS` sets the
-//! number of spawns per case (default 400). Cases are interleaved round by round so a busy
+//! number of spawns per case (default 400); `A2A_MOD_BENCH_VS=/path/to/other/a2a-mod` adds that
+//! build on the 1-task store, paired with the copy (the budget: this build within 3% of the last
+//! landed one). Cases are interleaved round by round so a busy
 //! machine slows all of them alike; medians, not means, so one descheduled run does not count.
 //! Run without `--bench` (as `cargo test --all-targets` does, in debug) it does a few rounds only
 //! and says so: a smoke test, not a measurement.
@@ -129,6 +131,26 @@ fn main() {
     let copied = tmp.path().join("copied-a2a-mod");
     std::fs::copy(&bin, &copied).expect("copy the binary");
     after_one_task("1 task, copy", copied);
+    // Another build (`A2A_MOD_BENCH_VS`, the last landed one for a budget check), paired with the
+    // copy: the same store, the same place in every round, read back from disk alike, so
+    // "1 task, copy" over "1 task, vs" is this build's cost over that one's.
+    if let Some(vs) = std::env::var_os("A2A_MOD_BENCH_VS") {
+        let at = cases
+            .iter()
+            .position(|c| c.name == "1 task, copy")
+            .map_or(1, |i| i + 1);
+        cases.insert(
+            at,
+            Case {
+                name: "1 task, vs".into(),
+                program: PathBuf::from(vs),
+                args: vec!["statusline"],
+                home: tmp.path().join("1 tasks"),
+                samples: vec![],
+                cpu: vec![],
+            },
+        );
+    }
 
     // Every program read back from disk before it is timed, as after a reboot: a file just
     // written (by npm, by a copy) is otherwise run from the page cache pages its writer left,
@@ -191,10 +213,16 @@ fn main() {
             "CPU med",
             "ratio"
         );
+        let mut pair = [None, None];
         for c in &mut cases {
             let med = median(&mut c.samples);
             let p90 = c.samples[c.samples.len() * 9 / 10];
             let cpu = median(&mut c.cpu);
+            match c.name.as_str() {
+                "1 task, copy" => pair[0] = Some((med, cpu)),
+                "1 task, vs" => pair[1] = Some((med, cpu)),
+                _ => {}
+            }
             println!(
                 "  {:>12}  {:>7.0} µs  {:>7.0} µs  {:>5.2}×  {:>7.0} µs  {:>5.2}×",
                 c.name,
@@ -203,6 +231,13 @@ fn main() {
                 med.as_secs_f64() / base.as_secs_f64(),
                 cpu.as_secs_f64() * 1e6,
                 cpu.as_secs_f64() / base_cpu.as_secs_f64()
+            );
+        }
+        if let [Some((wall, cpu)), Some((vs_wall, vs_cpu))] = pair {
+            println!(
+                "  this build / the other (1 task, copy / 1 task, vs): wall {:.3}×, CPU {:.3}×   (budget: within 1.03×)",
+                wall.as_secs_f64() / vs_wall.as_secs_f64(),
+                cpu.as_secs_f64() / vs_cpu.as_secs_f64()
             );
         }
     }
