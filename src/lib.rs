@@ -7,10 +7,6 @@
 
 pub mod cli;
 pub mod cmd;
-mod log;
-mod mcp;
-mod poller;
-mod session;
 
 pub use a2a_mod_claude::error;
 
@@ -19,8 +15,8 @@ pub use a2a_mod_claude::error;
 /// hidden from the docs, and it changes with any commit.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::poller::{is_running, lock_path};
     pub use a2a_mod_a2a::{Outgoing, Started, Worker, http_client};
+    pub use a2a_mod_app::poller::{is_running, lock_path};
     pub use a2a_mod_claude::statusline::theme::{BUILTIN, Theme, load, parse as parse_theme};
     pub use a2a_mod_claude::statusline::{Env, HotConfig, line_for};
     pub use a2a_mod_claude::statusline_input::WireStatuslineInput;

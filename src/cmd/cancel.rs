@@ -1,10 +1,10 @@
 //! `a2a-mod cancel`: the `cancel` tool from the command line
-//! ([`session::Session`](crate::session::Session), as Claude's).
+//! ([`session::Session`](a2a_mod_app::session::Session), as Claude's).
 
 use super::Run;
 use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::CancelArgs;
-use crate::session::{Budget, DEFAULT_BUDGET};
+use a2a_mod_app::session::{Budget, DEFAULT_BUDGET};
 use anyhow::Result;
 
 impl Run for CancelArgs {

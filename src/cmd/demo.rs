@@ -1,6 +1,6 @@
 //! `a2a-mod demo`: the whole loop on a fresh machine, with no worker and no Claude Code. It starts
 //! the embedded fake worker, sends a slow task and an input-required task through the same code
-//! paths Claude's tools use ([`session::Session`](crate::session::Session)), the real background
+//! paths Claude's tools use ([`session::Session`](a2a_mod_app::session::Session)), the real background
 //! poller, draws the status line in place as it changes, then prints the wake line and the hidden
 //! context Claude would get. Its own temporary home keeps the user's config and sessions untouched.
 //! Plain output, one line per status change, when stdout is not a terminal.
@@ -8,7 +8,7 @@
 use super::Run;
 use super::shell::{runtime, user_command};
 use crate::cli::DemoArgs;
-use crate::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
+use a2a_mod_app::session::{Budget, DEFAULT_BUDGET, SendRequest, Session};
 use a2a_mod_claude::statusline::theme::Theme;
 use a2a_mod_config::Config;
 use a2a_mod_fake_worker::{FakeWorker, FakeWorkerOptions};
@@ -220,7 +220,7 @@ async fn send(
     session: &Session,
     message: &str,
     task_id: Option<&str>,
-) -> Result<crate::session::Outcome> {
+) -> Result<a2a_mod_app::session::Outcome> {
     let mut req = SendRequest::new("fake", message, Budget::new(DEFAULT_BUDGET));
     req.input.task_id = task_id.map(str::to_string);
     Ok(session.send(req).await?.0)

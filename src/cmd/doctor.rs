@@ -654,7 +654,7 @@ fn check_pollers(ctx: &Ctx) -> Vec<Check> {
         }
         live_sessions += 1;
         checks.push(check_wake_path(ctx, &id, &live));
-        if crate::poller::is_running(ctx, &id) {
+        if a2a_mod_app::poller::is_running(ctx, &id) {
             checks.push(pass(format!(
                 "poller alive for session {id} ({} live task(s))",
                 live.len()

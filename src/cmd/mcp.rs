@@ -1,4 +1,4 @@
-//! `a2a-mod mcp`: the stdio MCP server Claude Code starts at every session start ([`crate::mcp`]).
+//! `a2a-mod mcp`: the stdio MCP server Claude Code starts at every session start ([`a2a_mod_app::mcp`]).
 
 use super::Run;
 use super::shell::entry_point;
@@ -15,7 +15,7 @@ impl Run for McpArgs {
             .worker_threads(2)
             .enable_all()
             .build()?
-            .block_on(crate::mcp::serve_stdio(ctx))?;
+            .block_on(a2a_mod_app::mcp::serve_stdio(ctx))?;
         Ok(a2a_mod_claude::error::EXIT_OK)
     }
 }

@@ -2,7 +2,7 @@
 //! and the user's (`worker`, `send`, `task`, `cancel`, `approve`, `tasks`, `install`, `doctor`, `demo`,
 //! `fake-worker`, `serve`). Each file is the thin IO shell of its command: it implements [`Run`]
 //! for the command's clap type (`src/cli.rs`) and calls the logic where it lives
-//! ([`crate::session`], [`crate::mcp`], [`a2a_mod_claude::hook`], [`a2a_mod_claude::wake`], [`crate::poller`],
+//! ([`a2a_mod_app::session`], [`a2a_mod_app::mcp`], [`a2a_mod_claude::hook`], [`a2a_mod_claude::wake`], [`a2a_mod_app::poller`],
 //! [`a2a_mod_claude::statusline`], [`a2a_mod_claude::settings`], [`a2a_mod_core`]). What the shells share is in
 //! [`shell`].
 //!

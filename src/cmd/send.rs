@@ -1,5 +1,5 @@
 //! `a2a-mod send`: the `send` tool from the command line, on the same code path as Claude's
-//! ([`session::Session`](crate::session::Session)), so a user can reproduce exactly what Claude
+//! ([`session::Session`](a2a_mod_app::session::Session)), so a user can reproduce exactly what Claude
 //! saw. `--file`, `--data` and `--context-id` are the tool's `files`, `data` and `contextId`.
 //!
 //! The send runs in a child of the command (`send --keeper`, in a process group of its own), the
@@ -16,7 +16,7 @@
 use super::Run;
 use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::SendArgs;
-use crate::session::{Budget, DEFAULT_BUDGET, SendInput, SendRequest, Session};
+use a2a_mod_app::session::{Budget, DEFAULT_BUDGET, SendInput, SendRequest, Session};
 use anyhow::{Context as _, Result, anyhow};
 use std::io::{BufRead as _, Write as _};
 use std::os::fd::AsFd as _;

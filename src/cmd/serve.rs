@@ -20,7 +20,7 @@ use std::sync::Arc;
 impl Run for ServeArgs {
     fn run(self) -> Result<i32> {
         let ctx = a2a_mod_os::env::Ctx::from_env()?;
-        crate::log::init_serve();
+        a2a_mod_app::log::init_serve();
         let cfg = load(&ctx)?;
         let plan = plan(
             &self,

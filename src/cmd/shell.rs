@@ -2,7 +2,7 @@
 //! config, a runtime for one-shot async work, and printing to stdout. Never imported by the hot
 //! paths (`cmd/statusline.rs`, `cmd/hook.rs`): this file names tokio.
 
-use crate::session::Outcome;
+use a2a_mod_app::session::Outcome;
 use a2a_mod_config::Config;
 use a2a_mod_os::env::Ctx;
 use anyhow::{Context as _, Result};
@@ -12,7 +12,7 @@ use std::io::Write;
 /// fails here, before anything runs) and log to stderr.
 pub fn user_command() -> Result<Ctx> {
     let ctx = Ctx::from_env()?;
-    crate::log::init_stderr();
+    a2a_mod_app::log::init_stderr();
     Ok(ctx)
 }
 
@@ -20,7 +20,7 @@ pub fn user_command() -> Result<Ctx> {
 /// protocol, so logs go to the state log file only.
 pub fn entry_point(component: &'static str) -> Result<Ctx> {
     let ctx = Ctx::from_env()?;
-    crate::log::init_file(&ctx, component);
+    a2a_mod_app::log::init_file(&ctx, component);
     Ok(ctx)
 }
 
@@ -30,9 +30,9 @@ pub fn load(ctx: &Ctx) -> Result<Config> {
 }
 
 /// The session `send`, `task` and `cancel` work in: `--session`, else Claude Code's, else `cli`.
-pub fn user_session(session: Option<&str>) -> Result<crate::session::Session> {
+pub fn user_session(session: Option<&str>) -> Result<a2a_mod_app::session::Session> {
     let ctx = user_command()?;
-    crate::session::Session::open(&ctx, load(&ctx)?, &a2a_mod_os::env::cli_session(session)?)
+    a2a_mod_app::session::Session::open(&ctx, load(&ctx)?, &a2a_mod_os::env::cli_session(session)?)
 }
 
 /// A multi-thread-free runtime for one-shot commands.

@@ -1,10 +1,10 @@
 //! `a2a-mod task`: the `task` tool from the command line
-//! ([`session::Session`](crate::session::Session), as Claude's).
+//! ([`session::Session`](a2a_mod_app::session::Session), as Claude's).
 
 use super::Run;
 use super::shell::{print_outcome, runtime, user_session};
 use crate::cli::TaskArgs;
-use crate::session::{Budget, DEFAULT_BUDGET};
+use a2a_mod_app::session::{Budget, DEFAULT_BUDGET};
 use anyhow::Result;
 
 impl Run for TaskArgs {

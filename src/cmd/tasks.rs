@@ -52,7 +52,7 @@ fn remote(
     let deadline = tokio::time::Instant::now() + REMOTE_TIMEOUT;
     let listed = super::shell::runtime()?
         .block_on(worker.list_tasks(context_id, deadline))
-        .map_err(|e| crate::session::worker_error(alias, &w.url, &e))?;
+        .map_err(|e| a2a_mod_app::session::worker_error(alias, &w.url, &e))?;
     let Some(mut listed) = listed else {
         return out(&format!(
             "worker {alias:?} speaks A2A 0.3, which has no ListTasks: it lists no tasks of its own \
@@ -172,7 +172,7 @@ fn list(ctx: &a2a_mod_os::env::Ctx, a: TasksArgs) -> Result<()> {
     let now = a2a_mod_os::env::now_ms();
     let mut text = String::new();
     let (sessions, records): (Vec<String>, Vec<TaskRecord>) = rows.into_iter().unzip();
-    let listed = crate::session::task_list(records, now, crate::session::Listing::All);
+    let listed = a2a_mod_app::session::task_list(records, now, a2a_mod_app::session::Listing::All);
     for (s, l) in sessions.iter().zip(&listed) {
         let t = &l.task;
         let what = a2a_mod_core::text::one_line(&t.message, 41);

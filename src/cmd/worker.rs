@@ -5,7 +5,7 @@ use super::shell::{load, out, out_json, runtime, user_command};
 use crate::cli::{WorkerAddArgs, WorkerCmd};
 use a2a_mod_a2a::{CardSummary, Worker};
 // Card text is the worker's: no escapes or newlines reach the terminal.
-use crate::session::worker_error;
+use a2a_mod_app::session::worker_error;
 use a2a_mod_config::{self as config, AwsSigV4Config, GoogleConfig, OAuthConfig, WorkerConfig};
 use a2a_mod_os::env::{Ctx, now_ms};
 use a2a_mod_store::{SessionPaths, Store, session};

@@ -9,7 +9,7 @@
 //!
 //! v0.3 data parts hold a JSON object only (its schema and the Python SDK's pydantic model), so any
 //! other value goes to a v0.3 worker as `{"value": <it>}` (docs/commands-and-tools.md says so).
-//! Pure; the files were read and checked by `src/session/attach.rs`.
+//! Pure; the files were read and checked by `crates/app/src/session/attach.rs`.
 
 use super::card::{Binding, Dialect};
 use base64::Engine as _;

@@ -1,5 +1,5 @@
 //! Starting a session's poller, and knowing whether one runs: the synchronous half of the
-//! poller, re-exported by the binary's `poller` module, whose loop (`src/poller/mod.rs`) runs
+//! poller, re-exported by the binary's `poller` module, whose loop (`crates/app/src/poller/mod.rs`) runs
 //! in the process this starts. Hooks, the monitor, the MCP server and `send` call [`ensure`];
 //! the hooks run on every prompt, and this crate has no runtime to build.
 

@@ -2,7 +2,7 @@
 //! machine: GetTask 0.5, 1, 2 and 4 s apart (at 0.5, 1.5, 3.5 and 7.5 s after the send goes out),
 //! no poll the call's budget cannot wait for, every poll cut at the window's end, failures that do
 //! not count toward lost contact, and the hand-over to the background poller in its own rhythm.
-//! `Session::send` (`src/session/`) does the IO: it asks [`Window::next`] what to do, sleeps,
+//! `Session::send` (`crates/app/src/session/`) does the IO: it asks [`Window::next`] what to do, sleeps,
 //! polls, and feeds each outcome to [`Window::after`]. Pure: the clock is always a parameter.
 
 use super::schedule::{self, MAX_RETRY_AFTER, PollOutcome};
