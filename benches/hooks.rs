@@ -123,6 +123,14 @@ fn main() {
         samples: vec![],
     });
 
+    // Every program read back from disk before it is timed: a file just written (the copy, the
+    // other build) otherwise starts from its writer's pages, up to a tenth slower
+    // (benches/statusline.rs).
+    for c in &cases {
+        if let Ok(f) = std::fs::File::open(&c.program) {
+            a2a_mod_os::testing::evict_from_cache(&f);
+        }
+    }
     // Sanity: nothing to say means no output at all, and exit 0.
     for c in &cases[1..] {
         let (_, out, code) = spawn(c, &bin);

@@ -740,7 +740,11 @@ fn input_required_round_trip(kind: Kind) {
         alias,
         script,
         RigOpts {
-            timing: Some(("[]", 0.5, 6)),
+            // The first poll 3 s after the send: the question is then seen after the send's
+            // PostToolUse hook ran. Seen before it (a first poll at 0.5 s, a loaded machine
+            // starting the hook late), that hook gives Claude the question in the send's own
+            // turn, as it should, and the wake this test is about comes with nothing new.
+            timing: Some(("[]", 3.0, 6)),
             ..Default::default()
         },
     ) else {
