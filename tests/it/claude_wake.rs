@@ -761,7 +761,16 @@ fn input_required_round_trip(kind: Kind) {
         [format!("a2a: {alias} task {short}… input-required")]
     );
     let ctx = system_text(&question);
-    assert!(ctx.contains("Which colour?"), "{ctx}");
+    assert!(
+        ctx.contains("Which colour?"),
+        "no question in the wake's hidden context; each turn's new text and hidden context:\n{}",
+        rig.model
+            .turns()
+            .iter()
+            .map(|r| format!("- {:?}\n  {:?}", r.new_text(), system_text(r)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert!(
         ctx.contains(&format!(
             "call send with worker \"{alias}\", taskId \"{id}\""

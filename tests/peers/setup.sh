@@ -64,7 +64,11 @@ setup_venv() {
     rm -rf "$venv"
     "$python" -m venv "$venv" ||
         die "\"$python -m venv\" failed — on Debian/Ubuntu install python3-venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$req" ||
+    # --no-compile: byte-compiling every installed module (the frameworks bring thousands) took
+    # more CPU than the rest of the install, beside the test build; Python compiles the few
+    # modules a test imports the first time it imports them, and keeps them.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-compile \
+        -r "$req" ||
         die "pip install -r \"$req\" failed (network to PyPI needed on first run)"
     "$venv/bin/python" -c "import ${check_import[$name]}" ||
         die "venv-$name built but cannot import ${check_import[$name]}"
