@@ -277,6 +277,25 @@ pub(crate) fn numbered(n: usize) -> String {
         .join(" ")
 }
 
+/// A send's answer once its task has ended: the answer itself, or, when the run outlasted the
+/// inline window (a loaded machine starts Claude Code slowly) and the task was tracked, what
+/// `task` says of it once it has ended.
+fn ended(home: &TempHome, r: Value) -> Value {
+    if r["tracked"] != true {
+        return r;
+    }
+    let id = r["taskId"].as_str().expect("a taskId").to_string();
+    let mut last = Value::Null;
+    wait_until("the tracked task to end", Duration::from_secs(60), || {
+        last = serde_json::from_str(&ok(home, &["task", &id, "--json"])).unwrap_or_default();
+        matches!(
+            last["state"].as_str(),
+            Some("completed" | "failed" | "canceled" | "rejected")
+        )
+    });
+    last
+}
+
 #[test]
 fn own_client_gets_the_answer_inline_resumes_the_context_and_reads_a_failure() {
     let script = Script::new()
@@ -307,7 +326,7 @@ fn own_client_gets_the_answer_inline_resumes_the_context_and_reads_a_failure() {
     );
     let home = client(&serve);
 
-    let first = send_json(&home, "remote", "first question", &[]);
+    let first = ended(&home, send_json(&home, "remote", "first question", &[]));
     assert_eq!(first["state"], "completed", "{first}");
     assert!(
         first["text"].as_str().unwrap().contains("ANSWER-ONE"),
@@ -315,7 +334,10 @@ fn own_client_gets_the_answer_inline_resumes_the_context_and_reads_a_failure() {
     );
     let ctx = first["contextId"].as_str().unwrap().to_string();
 
-    let second = send_json(&home, "remote", "second question", &["--context-id", &ctx]);
+    let second = ended(
+        &home,
+        send_json(&home, "remote", "second question", &["--context-id", &ctx]),
+    );
     assert_eq!(second["state"], "completed", "{second}");
     assert!(
         second["text"]
@@ -329,7 +351,7 @@ fn own_client_gets_the_answer_inline_resumes_the_context_and_reads_a_failure() {
     assert!(all_text(&r).contains("ANSWER-ONE"), "{}", model.summary());
     assert_eq!(second["contextId"], ctx.as_str());
 
-    let failed = send_json(&home, "remote", "break please", &[]);
+    let failed = ended(&home, send_json(&home, "remote", "break please", &[]));
     assert_eq!(failed["state"], "failed", "{failed}");
     assert!(
         failed.to_string().contains("boom"),
