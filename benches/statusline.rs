@@ -128,29 +128,15 @@ fn main() {
         Some(native) => after_one_task("1 task, npm", native),
         None => println!("note: node or npm missing: no npm-installed case"),
     }
+    // Another build (`A2A_MOD_BENCH_VS`, the last landed one for a budget check), paired with the
+    // copy below: the same store, the same place in every round, read back from disk alike, so
+    // "1 task, copy" over "1 task, vs" is this build's cost over that one's.
+    if let Some(vs) = std::env::var_os("A2A_MOD_BENCH_VS") {
+        after_one_task("1 task, vs", PathBuf::from(vs));
+    }
     let copied = tmp.path().join("copied-a2a-mod");
     std::fs::copy(&bin, &copied).expect("copy the binary");
     after_one_task("1 task, copy", copied);
-    // Another build (`A2A_MOD_BENCH_VS`, the last landed one for a budget check), paired with the
-    // copy: the same store, the same place in every round, read back from disk alike, so
-    // "1 task, copy" over "1 task, vs" is this build's cost over that one's.
-    if let Some(vs) = std::env::var_os("A2A_MOD_BENCH_VS") {
-        let at = cases
-            .iter()
-            .position(|c| c.name == "1 task, copy")
-            .map_or(1, |i| i + 1);
-        cases.insert(
-            at,
-            Case {
-                name: "1 task, vs".into(),
-                program: PathBuf::from(vs),
-                args: vec!["statusline"],
-                home: tmp.path().join("1 tasks"),
-                samples: vec![],
-                cpu: vec![],
-            },
-        );
-    }
 
     // Every program read back from disk before it is timed, as after a reboot: a file just
     // written (by npm, by a copy) is otherwise run from the page cache pages its writer left,
