@@ -33,24 +33,20 @@ export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 
 # The core's doctests (`--all-targets` runs none): one shows the core cannot reach the A2A client.
 cargo test --doc -p a2a-mod-core
-# Every target built once; then the binary's tests (tests/it, which waits on peers, timers and
-# Claude Code) in front, and beside them at the lowest priority the crates' unit tests (in
-# process, seconds of CPU) and the benches' smoke runs (a few rounds each, figures that mean
-# nothing), their output shown after. Together they are `cargo test --all-targets`.
+# Every target built once; then the benches' smoke runs (a few rounds each, figures that mean
+# nothing, mostly waiting on timers) beside the tests at the lowest priority, their output shown
+# after the tests'. Together they are `cargo test --all-targets`.
 cargo test --all-targets --no-run "$@"
 benches_log="$(mktemp)"
-{
-    nice -n 19 cargo test --workspace --exclude a2a-mod --lib "$@" &&
-        nice -n 19 cargo test --bench '*' "$@"
-} >"$benches_log" 2>&1 &
+nice -n 19 cargo test --bench '*' "$@" >"$benches_log" 2>&1 &
 benches_pid=$!
 rc=0
-cargo test -p a2a-mod --lib --bins --tests "$@" || rc=$?
+cargo test --lib --bins --tests "$@" || rc=$?
 benches_rc=0
 wait "$benches_pid" || benches_rc=$?
 cat "$benches_log"
 rm -f "$benches_log"
 if ((benches_rc != 0)); then
-    echo "tests/run.sh: the crates' unit tests or the benches' smoke runs failed (above)" >&2
+    echo "tests/run.sh: the benches' smoke runs failed (above)" >&2
 fi
 exit $((rc != 0 ? rc : benches_rc))
