@@ -143,7 +143,7 @@ fn main() {
     // which can cost up to a tenth more per start than pages read back with readahead (the npm
     // case measured 1.08-1.10x before this, 1.00x with it). Clean pages only: synced first.
     for c in &cases {
-        evict(&c.program);
+        a2a_mod_os::testing::evict_from_cache(&c.program);
     }
 
     // Sanity: the 1-task case prints a line, the hello world its greeting.
@@ -561,12 +561,4 @@ fn npm_installed(dir: &Path, bin: &Path) -> Option<PathBuf> {
         .filter(|e| e.file_name().to_string_lossy().starts_with("a2a-mod-"))
         .map(|e| e.path().join("bin/a2a-mod"))
         .find(|p| p.is_file())
-}
-
-/// Drops `file`'s pages from the page cache (after writing them out), so its next start reads
-/// it from disk as a start after a reboot does.
-fn evict(file: &Path) {
-    if let Ok(f) = std::fs::File::open(file) {
-        a2a_mod_os::testing::evict_from_cache(&f);
-    }
 }

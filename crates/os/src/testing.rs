@@ -121,8 +121,12 @@ pub fn wait_usage(pid: u32) -> std::io::Result<Usage> {
 }
 
 #[cfg(target_os = "linux")]
-/// Drops `f`'s pages from the page cache, so its next read comes from the disk, as after a boot.
-pub fn evict_from_cache(f: &std::fs::File) {
+/// Drops the pages of the file at `path` from the page cache (written out first), so its next
+/// read comes from the disk, as after a boot. Quietly nothing when it cannot be opened.
+pub fn evict_from_cache(path: &Path) {
+    let Ok(f) = std::fs::File::open(path) else {
+        return;
+    };
     let _ = f.sync_all();
     // SAFETY: the descriptor is open for the call; the advice changes no memory of ours.
     unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
