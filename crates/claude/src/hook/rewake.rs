@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
         _ => return EXIT_OK,
     }
     // Before the lock: once it is held (and seen held), a stop signal must end the wait cleanly.
-    waiter::catch_stop_signals();
+    a2a_mod_os::process::catch_stop_signals();
     let lock = paths.lock(WAITER_LOCK);
     let Ok(Some(_lock)) = a2a_mod_os::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
     else {

@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, session_id: &str) -> i32 {
     }
     // Claude Code ends a hook with SIGTERM at its timeout (and drops its output): leave quietly
     // then, nothing claimed, so the results stay for whoever looks next.
-    waiter::catch_stop_signals();
+    a2a_mod_os::process::catch_stop_signals();
     let lock = paths.lock(STOP_LOCK);
     let Ok(Some(_lock)) = a2a_mod_os::fsx::try_lock_within(&lock, crate::poller::LOCK_PATIENCE)
     else {

@@ -24,12 +24,6 @@ pub trait Waiter {
     }
 }
 
-/// From here on SIGTERM, SIGINT and SIGHUP (how Claude Code stops monitors and hooks) end the wait
-/// cleanly, on the rule's terms, instead of killing the process mid-claim.
-pub fn catch_stop_signals() {
-    a2a_mod_os::process::catch_stop_signals();
-}
-
 /// Waits on `rule`'s terms until the waiter is done; its exit code.
 pub fn wait(w: &mut impl Waiter, rule: Rule) -> i32 {
     let tick = notify::fallback_tick();

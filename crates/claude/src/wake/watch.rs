@@ -28,7 +28,9 @@ const ENSURE_EVERY: Duration = Duration::from_secs(2);
 
 /// Watches the session until stopped; the exit code.
 pub fn run(ctx: Ctx, session_id: String) -> i32 {
-    waiter::catch_stop_signals();
+    // SIGTERM, SIGINT and SIGHUP (how Claude Code stops monitors and hooks) end the wait
+    // cleanly, on the rule's terms, instead of killing the process mid-claim.
+    a2a_mod_os::process::catch_stop_signals();
     // After the handlers: once the pid is recorded, a SIGTERM is a clean stop (tests rely on it).
     let claude_pid = pids::claude_pid_from_env();
     if let Some(pid) = claude_pid {
