@@ -22,14 +22,15 @@ else
     echo "tests/run.sh: \"$python\" not found; the a2a-sdk peer tests will skip" >&2
 fi
 
-# Four tests at a time (libtest's default is one per core): most integration tests wait on peers,
-# timers and the real Claude Code rather than compute. tests/it took 662 s with two and 357 s
-# with four; six took 271 s alone, but on the 2-core CI machine, with the benches and rustdoc
-# beside, they starved the timing-sensitive tests (a poll 321 ms late, a Claude Code run
-# outlasting the inline window) in three runs of four. Six first found a real race (a monitor
-# killed between printing and committing, tests/it/faults.rs), since handled.
-# RUST_TEST_THREADS set by the caller wins.
-export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
+# Six tests at a time (libtest's default is one per core): most integration tests wait on peers,
+# timers and the real Claude Code rather than compute. tests/it took 662 s with two, 357 s with
+# four and about 270 s with six. Six on the 2-core CI machine, with the benches and rustdoc
+# beside, starve the machine at times: what a test measures in real time must hold on a loaded
+# machine (a poll woken 321 ms late, a question told by the rewake waiter because the monitor was
+# not up yet: tests/it/poller.rs `cadence`, tests/it/claude_wake.rs `input_required_round_trip`).
+# Six first found a real race (a monitor killed between printing and committing,
+# tests/it/faults.rs), since handled. RUST_TEST_THREADS set by the caller wins.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}"
 
 # The core's doctests (`--all-targets` runs none): one shows the core cannot reach the A2A client.
 cargo test --doc -p a2a-mod-core

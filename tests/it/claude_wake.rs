@@ -708,23 +708,39 @@ fn native_task_stopped_in_the_task_panel_is_cancelled_at_the_worker() {
     });
 }
 
-/// A task asks a question: the wake says so, the hidden context says how to answer, the model
-/// answers with `send` and the same `taskId`, and gets the result: in the tool result when the
-/// worker says it finished (the fake and a2a-sdk 1.x), or by a second wake when its answer to the
-/// follow-up still shows the old waiting state (a2a-sdk 0.3). Never the old question again.
+/// What tells Claude of tasks in this request: our hooks' hidden context and, in a wake, the
+/// wake's own text (where the asyncRewake waiter puts the results, `hook/rewake.rs`).
+fn told_text(r: &Recorded) -> String {
+    let mut text = system_text(r);
+    if is_wake(r) {
+        text.push('\n');
+        text.push_str(&r.new_text());
+    }
+    text
+}
+
+/// A task asks a question: Claude is told it once, with how to answer; the model answers with
+/// `send` and the same `taskId`, and gets the result: in the tool result when the worker says it
+/// finished (the fake and a2a-sdk 1.x), or by a wake when its answer to the follow-up still shows
+/// the old waiting state (a2a-sdk 0.3). Never the old question again.
+///
+/// Three paths tell the question, each right, and the test says which it saw: the monitor's wake
+/// (the line, then the hook's hidden context), the asyncRewake waiter's wake (the line and the
+/// question in its text: the monitor had not taken its lock yet, or looked stuck, on a loaded
+/// machine; so 2 of 10 CI runs went), or the send's own turn (the poller's stream saw the
+/// question before Claude Code ran the send's PostToolUse hook).
 fn input_required_round_trip(kind: Kind) {
     let alias = alias_of(kind);
-    let asked = |r: &Recorded| is_wake(r) && r.new_text().contains("input-required");
+    let asked = |r: &Recorded| told_text(r).contains("Which colour?");
     let script = Script::new()
         .rule(
             Rule::when("answered", |r| {
-                send_completed_with(r, "you said: blue")
-                    || (is_wake(r) && system_text(r).contains("you said: blue"))
+                send_completed_with(r, "you said: blue") || told_text(r).contains("you said: blue")
             })
             .text("GOT-THE-ANSWER"),
         )
         .rule(Rule::when("asked", asked).reply_with(move |r| {
-            let id = task_id_in(&system_text(r)).unwrap_or_default();
+            let id = task_id_in(&told_text(r)).unwrap_or_default();
             Reply::tool_use(
                 SEND,
                 json!({"worker": alias, "message": "blue", "taskId": id}),
@@ -740,11 +756,7 @@ fn input_required_round_trip(kind: Kind) {
         alias,
         script,
         RigOpts {
-            // The first poll 3 s after the send: the question is then seen after the send's
-            // PostToolUse hook ran. Seen before it (a first poll at 0.5 s, a loaded machine
-            // starting the hook late), that hook gives Claude the question in the send's own
-            // turn, as it should, and the wake this test is about comes with nothing new.
-            timing: Some(("[]", 3.0, 6)),
+            timing: Some(("[]", 0.5, 6)),
             ..Default::default()
         },
     ) else {
@@ -753,29 +765,41 @@ fn input_required_round_trip(kind: Kind) {
     rig.prompt("ASK");
     let question = rig
         .model
-        .wait_for_request("the input-required wake", LONG, asked);
+        .wait_for_request("the question told to Claude", LONG, asked);
     let id = rig.task_ids().pop().expect("task");
     let short: String = id.chars().take(4).collect();
-    assert_eq!(
-        events(&question),
-        [format!("a2a: {alias} task {short}… input-required")]
-    );
-    let ctx = system_text(&question);
+    let by_wake = is_wake(&question);
+    let path = if !by_wake {
+        assert!(
+            question
+                .tool_results()
+                .iter()
+                .any(|t| t.tool_name.as_deref() == Some(SEND)),
+            "the question came neither by a wake nor with the send's turn:\n{}",
+            rig.model.summary()
+        );
+        "with the send's turn"
+    } else if events(&question).is_empty() {
+        "by the waiter's wake"
+    } else {
+        assert_eq!(
+            events(&question),
+            [format!("a2a: {alias} task {short}… input-required")]
+        );
+        "by the monitor's wake"
+    };
+    let told = told_text(&question);
+    if by_wake {
+        assert!(
+            told.contains(&format!("a2a: {alias} task {short}… input-required")),
+            "{told}"
+        );
+    }
     assert!(
-        ctx.contains("Which colour?"),
-        "no question in the wake's hidden context; each turn's new text and hidden context:\n{}",
-        rig.model
-            .turns()
-            .iter()
-            .map(|r| format!("- {:?}\n  {:?}", r.new_text(), system_text(r)))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    assert!(
-        ctx.contains(&format!(
+        told.contains(&format!(
             "call send with worker \"{alias}\", taskId \"{id}\""
         )),
-        "{ctx}"
+        "{told}"
     );
     // The model's answer goes out; what comes back must not be the old question.
     let replied = rig
@@ -803,14 +827,15 @@ fn input_required_round_trip(kind: Kind) {
         // Not in a tool result that says the task still runs (told once), but by a wake: the
         // completion of the same task.
         assert!(!reply.contains("you said: blue"), "told twice: {reply}");
-        assert_wake(
-            &answered,
-            &format!("a2a: {alias} task {short}… completed"),
-            "you said: blue",
+        assert!(is_wake(&answered), "{}", rig.model.summary());
+        let told = told_text(&answered);
+        assert!(
+            told.contains(&format!("a2a: {alias} task {short}… completed")),
+            "{told}"
         );
     }
     eprintln!(
-        "INPUT-REQUIRED {kind:?}: the result came {}",
+        "INPUT-REQUIRED {kind:?}: the question came {path}, the result {}",
         if inline {
             "in the tool result"
         } else {
@@ -823,20 +848,27 @@ fn input_required_round_trip(kind: Kind) {
         r.is_main_loop() && r.last_user_text().contains("AFTER")
     });
     assert!(!system_text(&after).contains("a2a-mod notice"));
-    assert_eq!(
-        rig.wakes().len(),
-        if inline { 1 } else { 2 },
-        "{}",
+    // A wake for each thing a wake told; when the question came with the send's turn, the
+    // wake line may already have been out (a wake with nothing new, never one telling the
+    // question again).
+    let wakes = rig.wakes().iter().filter(|r| is_a2a_wake(r)).count();
+    let told_by_wakes = usize::from(by_wake) + usize::from(!inline);
+    assert!(
+        wakes == told_by_wakes || (!by_wake && wakes == told_by_wakes + 1),
+        "{wakes} wakes:\n{}",
         rig.model.summary()
     );
-    assert!(
+    let times_told = |what: &str| {
         rig.model
             .turns()
             .iter()
-            .filter(|r| r.answered_by == "asked")
+            .filter(|r| told_text(r).contains(what))
             .count()
-            == 1,
-        "the question was asked again:\n{}",
+    };
+    assert_eq!(
+        (times_told("Which colour?"), times_told("you said: blue")),
+        (1, usize::from(!inline)),
+        "the question or the result was told twice:\n{}",
         rig.model.summary()
     );
     assert_eq!(rig.task_ids(), [id], "the answer went to the same task");

@@ -227,8 +227,16 @@ fn is_done(home: &TempHome, session: &str, id: &str, state: &str) -> bool {
 
 // ---------------------------------------------------------------------------------------------
 
-/// The seed's 5 s cadence as the worker saw it: after a shortened inline window, every GetTask of
-/// a tracked task comes 5 s (±300 ms) after the one before, until the task ends.
+/// The seed's 5 s cadence as the worker saw it: after a shortened inline window, the GetTasks of
+/// a tracked task come 5 s apart (the median gap within ±300 ms, each within a second), until the
+/// task ends.
+///
+/// One gap may stray: a 2-core machine running the whole suite once woke the poller 321 ms late
+/// (gaps 5008, 5321, 5001 ms: the poll after the late one came 5001 ms after it, so the delay was
+/// in waking the poller, not on the wire; a poll is due an interval after the last one began). A
+/// late wake is the scheduler's; a cadence of the wrong length moves the median, and a poll sent
+/// twice or skipped makes a gap a second or more off. The rule itself, to the millisecond, is
+/// `core::schedule`'s.
 fn cadence(kind: Kind) {
     let Some(peer) = Peer::start(kind, &[]) else {
         return;
@@ -249,9 +257,13 @@ fn cadence(kind: Kind) {
     // One inline GetTask (0.2 s), then the poller's at about 5.2, 10.2 and 15.2 s.
     assert!(gets.len() >= 4, "GetTask times {gets:?}: {events:?}");
     let g = gaps(&gets);
+    let mut sorted = g.clone();
+    sorted.sort_unstable();
+    let median = sorted[sorted.len() / 2];
     assert!(
-        g.iter().all(|d| (d - 5000).abs() <= 300),
-        "GetTask gaps {g:?}, want 5000 ±300 ms: {events:?}"
+        (median - 5000).abs() <= 300 && g.iter().all(|d| (d - 5000).abs() < 1000),
+        "GetTask gaps {g:?}: want a median of 5000 ±300 ms and each within a second of it: \
+         {events:?}"
     );
     pollers_exit(&home, &s);
 }
