@@ -165,7 +165,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
             )),
             Err(e) => fail(
                 format!(
-                    "serve: A2A_MOD_CLAUDE_BIN={} does not run: {e}",
+                    "serve: A2A_MOD_CLAUDE_BIN=\"{}\" does not run: {e}",
                     bin.display()
                 ),
                 "point it at a Claude Code binary, or unset it to use `claude` on PATH",
@@ -190,7 +190,7 @@ fn check_serve(ctx: &Ctx) -> Vec<Check> {
         }
         checks.push(match &dir {
             Some(d) if !d.is_dir() => fail(
-                format!("serve: agent {name}: {} is not a folder", d.display()),
+                format!("serve: agent {name}: \"{}\" is not a folder", d.display()),
                 &format!("create it, or fix serve.agents.{name}.dir"),
             ),
             Some(d) => pass(format!("serve: agent {name}: {} ({runs})", d.display())),
@@ -274,7 +274,7 @@ fn check_install() -> Vec<Check> {
         ))),
         Some((scope, p, _)) => checks.push(fail(
             format!(
-                "plugin {PLUGIN_ID} is disabled in {} ({scope})",
+                "plugin {PLUGIN_ID} is disabled in \"{}\" ({scope})",
                 p.display()
             ),
             "run `a2a-mod install` or `claude plugin enable a2a-mod@a2a-mod`",
@@ -358,7 +358,7 @@ fn check_plugin_files(dir: &Path) -> Check {
     if !dir.join(".claude-plugin/plugin.json").is_file() {
         return fail(
             format!(
-                "plugin folder {} has no .claude-plugin/plugin.json",
+                "plugin folder \"{}\" has no .claude-plugin/plugin.json",
                 dir.display()
             ),
             fix,
@@ -440,7 +440,7 @@ fn check_launcher(dir: &Path, bin_env: Option<&str>) -> Check {
     match run_timed(&mut cmd, b"", Duration::from_secs(10)) {
         Err(e) => fail(
             format!(
-                "the plugin's launcher {} cannot run a2a-mod: {e}",
+                "the plugin's launcher \"{}\" cannot run a2a-mod: {e}",
                 launcher.display()
             ),
             "run `a2a-mod install` with the binary Claude Code should use",
@@ -616,7 +616,7 @@ fn check_state_dir(ctx: &Ctx) -> Check {
     match r {
         Ok(()) => pass(format!("state folder writable ({})", dir.display())),
         Err(e) => fail(
-            format!("state folder {} not writable: {e}", dir.display()),
+            format!("state folder \"{}\" not writable: {e}", dir.display()),
             "fix its permissions, or set A2A_MOD_HOME to a writable folder",
         ),
     }

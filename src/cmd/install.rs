@@ -37,7 +37,7 @@ fn this_exe() -> Result<String> {
         .context("cannot find the running a2a-mod binary")?;
     exe.to_str().map(str::to_string).ok_or_else(|| {
         anyhow!(
-            "the binary's path {} is not UTF-8 — move a2a-mod to a plain path",
+            "the binary's path \"{}\" is not UTF-8 — move a2a-mod to a plain path",
             exe.display()
         )
     })
@@ -69,7 +69,7 @@ fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
             continue;
         }
         a2a_mod_os::fsx::write_atomic(&p, text.as_bytes(), Some(mode))
-            .with_context(|| format!("cannot write the plugin file {}", p.display()))?;
+            .with_context(|| format!("cannot write the plugin file \"{}\"", p.display()))?;
     }
     Ok(())
 }
@@ -77,7 +77,7 @@ fn write_plugin_files(dir: &Path, exe: &str) -> Result<()> {
 /// Runs `claude <args>`; its last output line on success, else why not.
 fn run_claude(claude: &Path, args: &[&str]) -> Result<String> {
     let (out, _) = run_with_deadline(Command::new(claude).args(args), &[], CLAUDE_CLI_DEADLINE)
-        .map_err(|e| anyhow!("cannot run {}: {e}", claude.display()))?;
+        .map_err(|e| anyhow!("cannot run \"{}\": {e}", claude.display()))?;
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -121,7 +121,7 @@ fn save_record(ctx: &Ctx, record: &Map<String, Value>) -> Result<()> {
         // In the state folder, private like the rest of it.
         Some(a2a_mod_os::fsx::PRIVATE_FILE),
     )
-    .with_context(|| format!("cannot write {}", path.display()))
+    .with_context(|| format!("cannot write \"{}\"", path.display()))
 }
 
 fn backup(path: &Path) -> Result<Option<PathBuf>> {
@@ -131,9 +131,10 @@ fn backup(path: &Path) -> Result<Option<PathBuf>> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".a2a-mod.bak");
     let bak = path.with_file_name(name);
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read \"{}\"", path.display()))?;
     a2a_mod_os::fsx::write_atomic(&bak, &bytes, None)
-        .with_context(|| format!("cannot write the backup {}", bak.display()))?;
+        .with_context(|| format!("cannot write the backup \"{}\"", bak.display()))?;
     Ok(Some(bak))
 }
 
@@ -172,14 +173,14 @@ impl Target {
     /// A settings key we must write but cannot (a wrong type): nothing is changed.
     fn refuse(&self, e: settings::Refused) -> anyhow::Error {
         anyhow!(
-            "cannot edit {}: {e} — fix that key by hand, then run again; nothing was changed",
+            "cannot edit \"{}\": {e} — fix that key by hand, then run again; nothing was changed",
             self.path.display()
         )
     }
 
     fn write(&self, settings: &Value) -> Result<()> {
         a2a_mod_os::fsx::write_atomic(&self.path, pretty(settings).as_bytes(), None)
-            .with_context(|| format!("cannot write {}", self.path.display()))
+            .with_context(|| format!("cannot write \"{}\"", self.path.display()))
     }
 }
 
@@ -264,7 +265,7 @@ fn settings_exe(ctx: &Ctx, real: &str) -> Result<String> {
     let link = ctx.bin_link();
     link.to_str().map(str::to_owned).ok_or_else(|| {
         anyhow!(
-            "the link's path {} is not UTF-8 — set A2A_MOD_HOME or XDG_DATA_HOME to a plain path",
+            "the link's path \"{}\" is not UTF-8 — set A2A_MOD_HOME or XDG_DATA_HOME to a plain path",
             link.display()
         )
     })
@@ -277,7 +278,7 @@ fn install_into(ctx: &Ctx, args: &InstallArgs, t: &Target) -> Result<()> {
     let plugin_dir = ctx.plugin_dir();
     let plugin_dir_s = plugin_dir
         .to_str()
-        .ok_or_else(|| anyhow!("the plugin folder {} is not UTF-8 — set A2A_MOD_HOME or XDG_DATA_HOME to a plain path", plugin_dir.display()))?
+        .ok_or_else(|| anyhow!("the plugin folder \"{}\" is not UTF-8 — set A2A_MOD_HOME or XDG_DATA_HOME to a plain path", plugin_dir.display()))?
         .to_string();
     let opts = InstallOpts {
         exe: exe.clone(),

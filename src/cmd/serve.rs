@@ -36,7 +36,7 @@ impl Run for ServeArgs {
         };
         let dir = ctx.state_dir.join("serve");
         a2a_mod_os::fsx::create_private_dir(&dir)
-            .with_context(|| format!("serve: cannot create {}", dir.display()))?;
+            .with_context(|| format!("serve: cannot create \"{}\"", dir.display()))?;
         let first = &plan.agents[0].name;
         // One server per first agent: a second would end the first one's live tasks as
         // "restarted" when it opens the same store.

@@ -39,20 +39,20 @@ pub fn read_settings(path: &Path) -> Result<Option<Value>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => return Err(e).with_context(|| format!("cannot read \"{}\"", path.display())),
     };
     if text.trim().is_empty() {
         return Ok(Some(Value::Object(Map::new())));
     }
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         anyhow!(
-            "{} is not valid JSON ({e}) — fix it or move it away, then run again; nothing was changed",
+            "\"{}\" is not valid JSON ({e}) — fix it or move it away, then run again; nothing was changed",
             path.display()
         )
     })?;
     if !value.is_object() {
         bail!(
-            "{} is not a JSON object — fix it or move it away, then run again; nothing was changed",
+            "\"{}\" is not a JSON object — fix it or move it away, then run again; nothing was changed",
             path.display()
         );
     }

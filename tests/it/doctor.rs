@@ -250,7 +250,7 @@ fn doctor_checks_the_serve_config() {
     let out = String::from_utf8_lossy(&o.stdout);
     for want in [
         format!("✓ serve: agent build: {} (permission mode acceptEdits)", dir.display()),
-        "✕ serve: agent gone: /nonexistent/a2a-mod-serve is not a folder — create it, or fix serve.agents.gone.dir".to_string(),
+        "✕ serve: agent gone: \"/nonexistent/a2a-mod-serve\" is not a folder — create it, or fix serve.agents.gone.dir".to_string(),
         format!("✓ serve: agent script: {} (runs /bin/sh triage.sh)", dir.display()),
         "✕ serve: agent nocli: a2a-mod-no-such-cli is not on PATH — install it, or name it by its path in serve.agents.nocli.exec".to_string(),
         "✓ serve: token variable SERVE_SET is set".to_string(),

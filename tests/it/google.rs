@@ -686,7 +686,7 @@ fn wrong_keys_and_missing_credentials_are_one_line_each() {
     );
     assert!(
         err.contains(
-            "GOOGLE_APPLICATION_CREDENTIALS names /nonexistent/key.json, which is not a file"
+            "GOOGLE_APPLICATION_CREDENTIALS names \"/nonexistent/key.json\", which is not a file"
         ),
         "{err}"
     );

@@ -7,8 +7,10 @@
 //! hand), never a timing loop that hopes to hit it. It runs the binary through `crate::util`
 //! like every other module.
 
+use crate::poller;
 use crate::util::{SECOND, TempHome, ok, wait_until};
 use crate::workers::{Kind, Peer};
+use a2a_mod::testing::now_ms;
 use serde_json::Value;
 
 /// The states a reader can meet while a writer creates a store, each set up exactly: an empty
@@ -373,4 +375,55 @@ fn a_hook_that_holds_results_back_says_they_come_next() {
         .ok();
     assert!(second.contains("t-13"), "{second}");
     assert!(!second.contains("more delegated tasks"), "{second}");
+}
+
+/// The background poller, while a poll hangs (a `silent` worker): it must sleep. The task's row
+/// still looks due until the answer comes, and the poller's loop slept until "the next due poll",
+/// so it spun for the whole poll timeout, waking every millisecond: 27% of a core in a debug
+/// build, seen in `top` beside a hung worker (0 now).
+#[test]
+fn poller_idles_while_a_poll_hangs() {
+    let Some(peer) = Peer::start(Kind::Fake, &[]) else {
+        return;
+    };
+    let home = TempHome::new();
+    let s = poller::sid("idle");
+    let _guard = poller::NoOrphans(vec![s.clone()]);
+    poller::ok(&home, &s, &["worker", "add", "w", &peer.url]);
+    poller::timing(
+        &home,
+        "inline_polls_s = [0.1]\npoll_interval_s = 0.2\npoll_timeout_s = 4\nmax_failed_polls = 1",
+    );
+    let id = poller::send_tracked(&home, &s, "w", "silent");
+    let returned = now_ms();
+    wait_until("the poller's poll to hang", 10 * SECOND, || {
+        peer.events()
+            .iter()
+            .any(|e| e.is_get() && e.task_id.as_deref() == Some(id.as_str()) && e.at_ms > returned)
+    });
+    let pid = poller::poller_pid(&home, &s).expect("the poller runs");
+    let (t0, c0) = (std::time::Instant::now(), cpu_ticks(pid));
+    // A measurement window, not a wait for something to happen.
+    wait_until("a 2 s measurement window", 3 * SECOND, || {
+        t0.elapsed() >= 2 * SECOND
+    });
+    let used_ms = (cpu_ticks(pid) - c0) * 10;
+    let wall_ms = t0.elapsed().as_millis() as u64;
+    assert!(
+        used_ms * 10 < wall_ms,
+        "the poller used {used_ms} ms of CPU in {wall_ms} ms while its poll hung"
+    );
+    wait_until("the task to end as lost", 10 * SECOND, || {
+        poller::task(&home, &s, &id)["end_reason"] == "lost"
+    });
+    poller::pollers_exit(&home, &s);
+}
+
+/// CPU time (utime + stime) a process has used, in clock ticks of 10 ms.
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let at = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    at(11) + at(12)
 }

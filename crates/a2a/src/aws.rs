@@ -236,7 +236,7 @@ fn section(
         Err(ini::Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         // The parser's message quotes no value, only where it stopped.
         Err(e) => Err(A2aError::Credentials(format!(
-            "cannot read {}: {e}",
+            "cannot read \"{}\": {e}",
             path.display()
         ))),
     }

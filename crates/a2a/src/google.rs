@@ -96,7 +96,7 @@ fn adc_file() -> Result<Option<PathBuf>, A2aError> {
     if let Some(p) = a2a_mod_os::env::os_path("GOOGLE_APPLICATION_CREDENTIALS") {
         if !p.is_file() {
             return Err(A2aError::Credentials(format!(
-                "GOOGLE_APPLICATION_CREDENTIALS names {}, which is not a file: point it at a key \
+                "GOOGLE_APPLICATION_CREDENTIALS names \"{}\", which is not a file: point it at a key \
                  file, or unset it to use gcloud's credentials",
                 p.display()
             )));
@@ -113,7 +113,7 @@ fn adc_file() -> Result<Option<PathBuf>, A2aError> {
 fn read_file(path: &Path) -> Result<Value, A2aError> {
     use std::io::Read;
     let cant = |e: &dyn std::fmt::Display| {
-        A2aError::Credentials(format!("cannot read {}: {e}", path.display()))
+        A2aError::Credentials(format!("cannot read \"{}\": {e}", path.display()))
     };
     let mut text = String::new();
     std::fs::File::open(path)
@@ -129,7 +129,7 @@ fn field<'a>(v: &'a Value, key: &str, path: &Path) -> Result<&'a str, A2aError> 
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
             A2aError::Credentials(format!(
-                "{} has no {key:?}: it is not a Google credentials file",
+                "\"{}\" has no {key:?}: it is not a Google credentials file",
                 path.display()
             ))
         })
@@ -168,7 +168,7 @@ async fn from_file(
         }
         "impersonated_service_account" => impersonated(&v, path, want, http, budget).await,
         other => Err(A2aError::Credentials(format!(
-            "{} holds {} credentials, which a2a-mod cannot use: give a service account key or \
+            "\"{}\" holds {} credentials, which a2a-mod cannot use: give a service account key or \
              user credentials, or use `--token-cmd` with gcloud",
             path.display(),
             if other.is_empty() {
@@ -214,7 +214,7 @@ async fn service_account(
     }
     let assertion = sign_rs256(&header, &claims, pem).map_err(|why| {
         A2aError::Credentials(format!(
-            "the private_key of {} cannot sign: {why}",
+            "the private_key of \"{}\" cannot sign: {why}",
             path.display()
         ))
     })?;
@@ -289,7 +289,7 @@ async fn impersonated(
         Some("service_account") => service_account(&src, path, &Want::Access, http, budget).await?,
         _ => {
             return Err(A2aError::Credentials(format!(
-                "{}: source_credentials must be user credentials or a service account key",
+                "\"{}\": source_credentials must be user credentials or a service account key",
                 path.display()
             )));
         }

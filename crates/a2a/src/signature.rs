@@ -98,7 +98,7 @@ pub fn load_card_keys(path: &Path) -> Result<Vec<CardKey>, String> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(KEY_MAX).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| format!("cannot read \"{}\": {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     if text.contains("-----BEGIN") {
         use rustls::pki_types::SubjectPublicKeyInfoDer;
@@ -110,14 +110,18 @@ pub fn load_card_keys(path: &Path) -> Result<Vec<CardKey>, String> {
                 path.display()
             )
         })?;
-        let key = from_spki(&der).map_err(|why| format!("{}: {why}", path.display()))?;
+        let key = from_spki(&der).map_err(|why| format!("\"{}\": {why}", path.display()))?;
         return Ok(vec![CardKey { kid: None, key }]);
     }
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|_| format!("{} is neither a PEM public key nor a JWK", path.display()))?;
-    let keys = jwks(&v).map_err(|why| format!("{}: {why}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|_| {
+        format!(
+            "\"{}\" is neither a PEM public key nor a JWK",
+            path.display()
+        )
+    })?;
+    let keys = jwks(&v).map_err(|why| format!("\"{}\": {why}", path.display()))?;
     if keys.is_empty() {
-        return Err(format!("{} holds no usable public key", path.display()));
+        return Err(format!("\"{}\" holds no usable public key", path.display()));
     }
     Ok(keys)
 }

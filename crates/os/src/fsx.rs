@@ -87,7 +87,7 @@ fn write_atomic_with<R: std::io::Read + ?Sized>(
         Some(m) if m & 0o077 == 0 => create_private_dir(dir),
         _ => fs::create_dir_all(dir),
     };
-    created.with_context(|| format!("cannot create {}", dir.display()))?;
+    created.with_context(|| format!("cannot create \"{}\"", dir.display()))?;
     let mode = mode.or_else(|| {
         fs::metadata(path)
             .ok()
@@ -108,15 +108,16 @@ fn write_atomic_with<R: std::io::Read + ?Sized>(
                 .mode(mode.unwrap_or(0o644)),
         )
         .open(&tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
+        .with_context(|| format!("cannot write \"{}\"", tmp.display()))?;
         if let Some(m) = mode {
             f.set_permissions(fs::Permissions::from_mode(m))?;
         }
-        std::io::copy(from, &mut f).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::io::copy(from, &mut f)
+            .with_context(|| format!("cannot write \"{}\"", tmp.display()))?;
         if sync {
             f.sync_all()?;
         }
-        fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("cannot replace \"{}\"", path.display()))?;
         Ok(())
     })();
     if result.is_err() {
@@ -132,7 +133,7 @@ pub fn link_atomic(path: &Path, target: &Path) -> Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    fs::create_dir_all(dir).with_context(|| format!("cannot create \"{}\"", dir.display()))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -144,7 +145,13 @@ pub fn link_atomic(path: &Path, target: &Path) -> Result<()> {
         .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
         })
-        .with_context(|| format!("cannot link {} to {}", path.display(), target.display()))
+        .with_context(|| {
+            format!(
+                "cannot link \"{}\" to \"{}\"",
+                path.display(),
+                target.display()
+            )
+        })
 }
 
 /// An exclusive advisory lock held for the life of the returned file. The OS drops it when the
@@ -152,15 +159,15 @@ pub fn link_atomic(path: &Path, target: &Path) -> Result<()> {
 /// Lock files live in the state folder: created 0600 (and tightened if an older one is looser).
 pub fn try_lock(path: &Path) -> Result<Option<File>> {
     if let Some(dir) = path.parent() {
-        create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        create_private_dir(dir).with_context(|| format!("cannot create \"{}\"", dir.display()))?;
     }
-    let f =
-        open_private(path).with_context(|| format!("cannot open lock file {}", path.display()))?;
+    let f = open_private(path)
+        .with_context(|| format!("cannot open lock file \"{}\"", path.display()))?;
     match f.try_lock() {
         Ok(()) => Ok(Some(f)),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+            Err(e).with_context(|| format!("cannot lock \"{}\"", path.display()))
         }
     }
 }

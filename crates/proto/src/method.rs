@@ -1,7 +1,7 @@
 //! The A2A methods, one enum for every side: each with its JSON-RPC name in each dialect (v1
 //! `SendMessage`, v0.3 `message/send`), read back by [`Method::from_rpc`].
 
-use super::Dialect;
+use crate::wire::Dialect;
 
 /// One A2A operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,10 +3,10 @@
 //! the wrong type reads as absent, or (the ids) as [`Field::NotText`] for a server that must
 //! refuse it. And the strict check of a message's dialect that the SDKs make.
 
-use crate::Dialect;
 use crate::error::{INVALID_PARAMS, RpcError};
 use crate::lenient::{Flag, List, Obj, Present, Str, from_object};
 use crate::read::Field;
+use crate::wire::Dialect;
 use a2a_mod_core::task::TaskState;
 use serde::Deserialize;
 use serde_json::Value;

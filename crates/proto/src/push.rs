@@ -14,7 +14,7 @@
 
 use crate::lenient::{List, Obj, Str, from_object};
 use crate::read::Field;
-use crate::{Binding, Dialect, Wire};
+use crate::wire::{Binding, Dialect, Wire};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

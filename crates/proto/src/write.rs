@@ -4,7 +4,7 @@
 //! `TASK_STATE_CANCELLED`, `fileWithBytes`, the status message as `update`). Shared by `serve`
 //! and the fake worker, so both servers answer in one spelling.
 
-use super::{Dialect, Wire};
+use crate::wire::{Dialect, Wire};
 use a2a_mod_core::task::TaskState;
 use serde_json::{Map, Value, json};
 

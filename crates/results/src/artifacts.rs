@@ -396,7 +396,7 @@ fn make_private_dir(d: &Path) -> Result<()> {
         Ok(())
     } else {
         a2a_mod_os::fsx::create_private_dir(d)
-            .with_context(|| format!("cannot create {}", d.display()))
+            .with_context(|| format!("cannot create \"{}\"", d.display()))
     }
 }
 
@@ -405,11 +405,11 @@ fn own_dir(d: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(d) {
         Ok(m) if m.file_type().is_dir() => Ok(true),
         Ok(m) if m.file_type().is_symlink() => Err(anyhow!(
-            "{} is a symlink, not a folder of a2a-mod's — remove the link (a2a-mod makes the folder again)",
+            "\"{}\" is a symlink, not a folder of a2a-mod's — remove the link (a2a-mod makes the folder again)",
             d.display()
         )),
         Ok(_) => Err(anyhow!(
-            "{} is not a folder — move it away (a2a-mod makes the folder again)",
+            "\"{}\" is not a folder — move it away (a2a-mod makes the folder again)",
             d.display()
         )),
         Err(_) => Ok(false),
@@ -536,7 +536,7 @@ pub fn prune(ctx: &Ctx, keep: Duration, now: SystemTime) -> Result<Vec<SessionRe
     for s in &gone {
         // remove_dir_all removes a symlink inside, never what it points to.
         std::fs::remove_dir_all(&s.path)
-            .with_context(|| format!("cannot remove {}", s.path.display()))?;
+            .with_context(|| format!("cannot remove \"{}\"", s.path.display()))?;
     }
     Ok(gone)
 }

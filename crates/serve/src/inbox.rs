@@ -18,7 +18,7 @@ pub fn save(dir: &Path, task_id: &str, files: &[InFile]) -> anyhow::Result<Strin
     let inbox = dir.join(INBOX);
     for d in [&inbox, &inbox.join(task_id)] {
         if std::fs::symlink_metadata(d).is_ok_and(|m| !m.is_dir()) {
-            anyhow::bail!("{} is not a folder", d.display());
+            anyhow::bail!("\"{}\" is not a folder", d.display());
         }
     }
     let here = inbox.join(task_id);

@@ -79,6 +79,7 @@ fn schema() -> ElicitationSchema {
         },
         "required": ["answer"]
     });
+    // invariant: the literal above is a valid elicitation schema; a unit test builds it.
     serde_json::from_value(v).expect("the approval form is a valid elicitation schema")
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Claude Code defers MCP tools behind ToolSearch, so each name and description tells the model
 //! the whole flow on its own. Claude Code hands the model `JSON.stringify(structuredContent)` and
-//! drops `content` when both are present (anthropics/claude-code#55677, #79944), so everything the
+//! drops `content` when both are present (docs/claude-code.md "MCP server"), so everything the
 //! model must read, the note above all, is in the structured result; `content` carries the same
 //! note as text for other hosts. Bad input is an `isError` result with one line saying what to do.
 

@@ -208,7 +208,7 @@ pub fn load(name: &str, config_dir: &Path) -> (Theme, Option<String>) {
         None => {
             let path = config_dir.join("themes").join(format!("{name}.toml"));
             match std::fs::read_to_string(&path) {
-                Ok(text) => parse(&text).map_err(|e| format!("{}: {e}", path.display())),
+                Ok(text) => parse(&text).map_err(|e| format!("\"{}\": {e}", path.display())),
                 Err(_) => Err(format!(
                     "no built-in theme of that name ({}) and no readable \"{}\"",
                     BUILTIN
