@@ -726,9 +726,10 @@ fn told_text(r: &Recorded) -> String {
 ///
 /// Three paths tell the question, each right, and the test says which it saw: the monitor's wake
 /// (the line, then the hook's hidden context), the asyncRewake waiter's wake (the line and the
-/// question in its text: the monitor had not taken its lock yet, or looked stuck, on a loaded
-/// machine; so 2 of 10 CI runs went), or the send's own turn (the poller's stream saw the
-/// question before Claude Code ran the send's PostToolUse hook).
+/// question in its own text, no hidden context: the monitor had not taken its lock yet, or looked
+/// stuck; that is the failure 2 of 10 loaded CI runs showed while the test knew only the first
+/// path), or the send's own turn (the poller's stream saw the question before Claude Code ran the
+/// send's PostToolUse hook, which then hands it over).
 fn input_required_round_trip(kind: Kind) {
     let alias = alias_of(kind);
     let asked = |r: &Recorded| told_text(r).contains("Which colour?");
