@@ -709,12 +709,14 @@ fn native_task_stopped_in_the_task_panel_is_cancelled_at_the_worker() {
 }
 
 /// What tells Claude of tasks in this request: our hooks' hidden context and, in a wake, the
-/// wake's own text (where the asyncRewake waiter puts the results, `hook/rewake.rs`).
+/// wake's own text (where the asyncRewake waiter puts the results, `hook/rewake.rs`). Not a tool
+/// result: Claude Code folds a wake that comes while the model works into the turn that carries
+/// the tool's result, which says what it says on its own.
 fn told_text(r: &Recorded) -> String {
     let mut text = system_text(r);
     if is_wake(r) {
         text.push('\n');
-        text.push_str(&r.new_text());
+        text.push_str(&r.new_text_without_tool_results());
     }
     text
 }
@@ -729,7 +731,8 @@ fn told_text(r: &Recorded) -> String {
 /// question in its own text, no hidden context: the monitor had not taken its lock yet, or looked
 /// stuck; that is the failure 2 of 10 loaded CI runs showed while the test knew only the first
 /// path), or the send's own turn (the poller's stream saw the question before Claude Code ran the
-/// send's PostToolUse hook, which then hands it over).
+/// send's PostToolUse hook, which then hands it over; a loaded CI run did so, and a hook delayed
+/// 400 ms does so every time, the monitor's line then folded into the answer's turn).
 fn input_required_round_trip(kind: Kind) {
     let alias = alias_of(kind);
     let asked = |r: &Recorded| told_text(r).contains("Which colour?");
@@ -869,8 +872,23 @@ fn input_required_round_trip(kind: Kind) {
     assert_eq!(
         (times_told("Which colour?"), times_told("you said: blue")),
         (1, usize::from(!inline)),
-        "the question or the result was told twice:\n{}",
-        rig.model.summary()
+        "the question or the result was told twice:\n{}\nin each turn (wake, question, result):\n{}",
+        rig.model.summary(),
+        rig.model
+            .turns()
+            .iter()
+            .map(|r| {
+                let told = told_text(r);
+                format!(
+                    "#{}: {} {} {}",
+                    r.seq,
+                    is_wake(r),
+                    told.contains("Which colour?"),
+                    told.contains("you said: blue")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert_eq!(rig.task_ids(), [id], "the answer went to the same task");
 }

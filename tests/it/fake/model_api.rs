@@ -143,6 +143,15 @@ impl Recorded {
         out.join("\n")
     }
 
+    /// The text in `new_messages` outside tool results: a prompt, a wake-up notification.
+    pub fn new_text_without_tool_results(&self) -> String {
+        let mut out = Vec::new();
+        for m in self.new_messages() {
+            collect_text(m.get("content").unwrap_or(&Value::Null), false, &mut out);
+        }
+        out.join("\n")
+    }
+
     /// Tool results in `new_messages`.
     pub fn tool_results(&self) -> Vec<ToolResult> {
         let mut out = Vec::new();
