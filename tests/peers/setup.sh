@@ -66,7 +66,8 @@ setup_venv() {
         die "\"$python -m venv\" failed — on Debian/Ubuntu install python3-venv"
     # --no-compile: byte-compiling every installed module (the frameworks bring thousands) took
     # more CPU than the rest of the install, beside the test build; Python compiles the few
-    # modules a test imports the first time it imports them, and keeps them.
+    # modules a test imports the first time it imports them, and keeps them (tests/run.sh lets
+    # it write them).
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-compile \
         -r "$req" ||
         die "pip install -r \"$req\" failed (network to PyPI needed on first run)"
