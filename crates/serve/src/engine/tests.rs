@@ -223,6 +223,11 @@ async fn shutdown_waits_the_grace_then_stops_what_still_runs() {
     let r = rig(limits(2, 4), ServeAgentConfig::default());
     let slow = r.send("slow").unwrap();
     let held = r.send("hold").unwrap();
+    // Both runs started before the grace's clock does: a run's start waits on a real process
+    // (`git`, to see whether the folder is a repository), and the paused clock jumps ahead
+    // while nothing else is ready, so the grace could be over before "slow" ever ran (seen in
+    // about 1 run in 15).
+    reaches(&slow, TaskState::Working).await;
     reaches(&held, TaskState::Working).await;
     let began = Instant::now();
     r.engine.shutdown(Duration::from_secs(30)).await;
