@@ -676,7 +676,7 @@ impl Config {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(e) => return Err(e).with_context(|| format!("cannot read \"{}\"", path.display())),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", quote_path(path))),
         };
         let cfg = Config::parse(&text).map_err(|e| {
             anyhow!(
@@ -924,7 +924,7 @@ fn load_doc(path: &Path) -> Result<toml_edit::DocumentMut> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read \"{}\"", path.display())),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", quote_path(path))),
     };
     text.parse::<toml_edit::DocumentMut>().map_err(|e| {
         anyhow!(
